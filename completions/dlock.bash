@@ -1,0 +1,1 @@
+# dlock bash completion (placeholder)

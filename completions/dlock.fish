@@ -1,0 +1,1 @@
+# dlock fish completion (placeholder)

@@ -1,0 +1,1 @@
+# dlock zsh completion (placeholder)

@@ -1,0 +1,105 @@
+// The child: resolve it like a shell would, spawn it without a shell, hand it the lock's
+// environment, and make sure it cannot outlive dlock (parent-death signal on Linux).
+
+import { accessSync, constants, statSync } from 'node:fs';
+import { constants as os } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { CommandError, EXIT } from './errors.js';
+
+export interface ChildHandle {
+  pid: number | undefined;
+  /** Resolves to the exit status dlock should pass on: the code, or 128+N for signal N. */
+  exited: Promise<number>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/** Find the executable as a shell would; throws CommandError with 127 or 126 like sh. */
+export function resolveCommand(name: string, path: string | undefined): string {
+  if (name.includes('/')) {
+    checkExecutable(name, name);
+    return name;
+  }
+  let denied: string | undefined;
+  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
+    const candidate = join(dir || '.', name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+    } catch {
+      continue;
+    }
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      denied ??= candidate;
+    }
+  }
+  if (denied) throw new CommandError(`${name}: permission denied`, EXIT.notExecutable);
+  throw new CommandError(`${name}: command not found`, EXIT.notFound);
+}
+
+function checkExecutable(shown: string, file: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch {
+    throw new CommandError(`${shown}: no such file or directory`, EXIT.notFound);
+  }
+  if (!isFile) throw new CommandError(`${shown}: is a directory`, EXIT.notExecutable);
+  try {
+    accessSync(file, constants.X_OK);
+  } catch {
+    throw new CommandError(`${shown}: permission denied`, EXIT.notExecutable);
+  }
+}
+
+/** Does this system let us set the parent-death signal (util-linux setpriv on Linux)? */
+function hasSetpriv(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    accessSync(SETPRIV, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Exit status of a finished child as a shell reports it. */
+export function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
+  if (signal) return 128 + (os.signals[signal as NodeJS.Signals] ?? 0);
+  return code ?? EXIT.internal;
+}
+
+/** Spawn `file` with `args`, stdio inherited; if dlock dies, the kernel sends the child SIGKILL. */
+export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
+  const { execa } = await import('execa');
+  const [command, commandArgs] = hasSetpriv() ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, args];
+  const subprocess = execa(command, commandArgs, {
+    stdio: 'inherit',
+    env,
+    extendEnv: false,
+    reject: false,
+    cleanup: false,
+    forceKillAfterDelay: false,
+    stripFinalNewline: false,
+  });
+  const exited = subprocess.then((result) => {
+    const failure = result as { code?: string };
+    if (failure.code === 'ENOENT') throw new CommandError(`${file}: command not found`, EXIT.notFound);
+    if (failure.code === 'EACCES') throw new CommandError(`${file}: permission denied`, EXIT.notExecutable);
+    return exitStatus(result.exitCode, result.signal);
+  });
+  return {
+    pid: subprocess.pid,
+    exited,
+    kill(signal) {
+      try {
+        subprocess.kill(signal);
+      } catch {
+        // Already gone: nothing to signal.
+      }
+    },
+  };
+}

@@ -1,0 +1,12 @@
+// Nested `dlock run` on the key its parent holds: run under the parent's lock, no deadlock.
+
+import { inspectOn } from '../lock/inspect.js';
+import type { LockSet } from '../redlock/lockset.js';
+import { tally } from '../redlock/quorum.js';
+
+/** true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock. */
+export async function isHeldBy(set: LockSet, owner: string): Promise<boolean> {
+  const states = await Promise.allSettled(set.instances.map((i) => inspectOn(i, set.keys, set.timeoutMs)));
+  const outcomes = states.map((s) => (s.status === 'rejected' ? 'error' : s.value.holder?.owner === owner ? 'yes' : 'no'));
+  return tally(outcomes, set.total) === 'won';
+}

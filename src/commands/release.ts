@@ -1,0 +1,33 @@
+// dlock release --force <key>: the operator's escape hatch. Deletes the lock whoever holds
+// it (the fence counter stays, so tokens keep increasing) and says whom it removed.
+
+import type { ConnectionConfig } from '../config.js';
+import { UsageError } from '../errors.js';
+import { forceReleaseOn } from '../lock/inspect.js';
+import { disconnectAll } from '../redis/client.js';
+import { openLockSet, unavailable } from '../redlock/open.js';
+import { describeHolder } from './holder-text.js';
+
+export async function release(config: ConnectionConfig, key: string, options: { force: boolean }, out = process.stdout): Promise<number> {
+  if (!options.force) {
+    throw new UsageError(`release breaks a lock someone else holds; to do that, run: dlock release --force ${key}`);
+  }
+  const set = await openLockSet(config, key);
+  try {
+    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs)));
+    const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${(r.reason as Error).message}`] : []));
+    if (removed.length === 0 && failed.length + set.unreachable.length > 0 && set.total === 1) throw unavailable(set.total, [...failed, ...set.unreachable]);
+    if (removed.length === 0) {
+      out.write(`${key}: not held; nothing released\n`);
+      return 1;
+    }
+    const owners = new Map(removed.map((holder) => [holder.owner, holder]));
+    for (const holder of owners.values()) {
+      out.write(`${key}: released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${holder.cmd})` : ''}\n`);
+    }
+    return 0;
+  } finally {
+    disconnectAll(set.instances);
+  }
+}

@@ -1,0 +1,130 @@
+// dlock run: acquire, run the child while the lease renews, release; exit with the child's status.
+
+import { constants as os, hostname } from 'node:os';
+import { resolveCommand, spawnChild, type ChildHandle } from '../child.js';
+import type { Env, RunConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { LockLostError } from '../errors.js';
+import { Lease, type LossReason } from '../lease.js';
+import type { HolderMeta } from '../lock/acquire.js';
+import { Logger } from '../log.js';
+import { disconnectAll } from '../redis/client.js';
+import type { LockSet } from '../redlock/lockset.js';
+import { obtain } from '../redlock/obtain.js';
+import { openLockSet, unavailable } from '../redlock/open.js';
+import { releaseAll } from '../redlock/release.js';
+import { SignalRelay } from '../signals.js';
+import { now } from '../timeout.js';
+import { isHeldBy } from './reentrant.js';
+import { syncReplicas } from './sync-replicas.js';
+import { WaitDisplay } from './wait-display.js';
+
+/** Longest command line stored in the holder metadata. */
+const MAX_CMD_METADATA = 256;
+
+export async function run(config: RunConfig, env: Env): Promise<number> {
+  const log = new Logger(config.verbosity, config.logFormat);
+  const [file, ...args] = config.command;
+  resolveCommand(file, env.PATH); // 127/126 before any lock is taken
+  const signals = new SignalRelay();
+  let set: LockSet | undefined;
+  try {
+    const reentrant = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
+    set = await openLockSet(config, config.key, config.ttlMs);
+    if (reentrant && (await isHeldBy(set, reentrant))) {
+      log.event('acquired', { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true }, `${config.key} is already held by the calling dlock; running under it`);
+      const child = await spawnChild(file, args, process.env);
+      signals.forwardTo((signal) => child.kill(signal));
+      return await child.exited;
+    }
+    return await runLocked(config, set, file, args, signals, log);
+  } finally {
+    signals.dispose();
+    if (set) disconnectAll(set.instances);
+  }
+}
+
+async function runLocked(config: RunConfig, set: LockSet, file: string, args: string[], signals: SignalRelay, log: Logger): Promise<number> {
+  const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.command.join(' ').slice(0, MAX_CMD_METADATA) };
+  const display = new WaitDisplay(config, set, log);
+  const result = await obtain(set, meta, {
+    waitMs: config.waitMs,
+    signal: signals.interrupted,
+    onWait: (waitedMs) => display.waiting(waitedMs),
+  }).finally(() => display.stop());
+
+  if (result.kind === 'unavailable') throw unavailable(set.total, result.errors);
+  if (result.kind === 'busy') throw await display.notObtained();
+  if (result.kind === 'aborted') return interruptedStatus(signals.interrupted);
+
+  const { fence } = result;
+  let lease: Lease | undefined;
+  try {
+    if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
+    log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
+    if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
+
+    lease = new Lease(set, result.startedAt, config.killAfterMs, {
+      renewed: () => log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`),
+      renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
+    });
+    const child = await spawnChild(file, args, {
+      ...process.env,
+      DLOCK_KEY: config.key,
+      DLOCK_FENCING_TOKEN: fence,
+      DLOCK_TOKEN: set.owner,
+      DLOCK_TTL_MS: String(config.ttlMs),
+    });
+    const stopChild = terminator(child, config.killAfterMs);
+    signals.forwardTo((signal, terminating) => {
+      child.kill(signal);
+      if (terminating) stopChild.killLater(config.killAfterMs);
+    });
+    lease.lost.addEventListener('abort', () => {
+      const reason = lease!.lost.reason as LossReason;
+      log.event('lost', { key: config.key, fence, reason: reason.kind }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${onLostText(config.onLost)}`);
+      if (config.onLost === 'kill') child.kill('SIGKILL');
+      if (config.onLost === 'term') {
+        child.kill('SIGTERM');
+        stopChild.killLater(reason.deadline - now());
+      }
+    });
+
+    const status = await child.exited.finally(() => stopChild.cancel());
+    if (lease.lost.aborted) {
+      throw new LockLostError(`lost the lock ${config.key} while the child ran: ${(lease.lost.reason as LossReason).message}`);
+    }
+    return status;
+  } finally {
+    await lease?.stop();
+    const released = await releaseAll(set);
+    log.event('released', { key: config.key, fence, released: released > 0 }, released > 0 ? `released ${config.key} (fence ${fence})` : `${config.key} was no longer ours to release`);
+  }
+}
+
+/** SIGKILL the child after a delay (the earliest one asked for wins). */
+function terminator(child: ChildHandle, maxDelayMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  let due = Infinity;
+  return {
+    killLater(delayMs: number) {
+      const at = now() + Math.max(0, Math.min(delayMs, maxDelayMs));
+      if (at >= due) return;
+      due = at;
+      clearTimeout(timer);
+      timer = setTimeout(() => child.kill('SIGKILL'), at - now());
+    },
+    cancel() {
+      clearTimeout(timer);
+    },
+  };
+}
+
+function onLostText(onLost: RunConfig['onLost']): string {
+  return onLost === 'ignore' ? 'the child keeps running unprotected (--on-lost ignore)' : onLost === 'kill' ? 'killing the child' : 'terminating the child';
+}
+
+function interruptedStatus(interrupted: AbortSignal): number {
+  return 128 + (os.signals[interrupted.reason as NodeJS.Signals] ?? 0);
+}
+

@@ -1,0 +1,48 @@
+// What a waiting `dlock run` shows: a spinner on a terminal, a verbose/json "waiting"
+// event otherwise, and the one-line message when the lock was not obtained.
+
+import { spinnerWanted, Spinner } from '../spinner.js';
+import type { RunConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { NotObtainedError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { LockSet } from '../redlock/lockset.js';
+import { currentHolder } from './holder-text.js';
+
+export class WaitDisplay {
+  private readonly spinner: Spinner | undefined;
+  private announced = false;
+
+  constructor(
+    private readonly config: RunConfig,
+    private readonly set: LockSet,
+    private readonly log: Logger,
+  ) {
+    const quiet = config.verbosity === 'quiet' || config.logFormat === 'json';
+    this.spinner = spinnerWanted(process.env, quiet) ? new Spinner() : undefined;
+  }
+
+  async waiting(waitedMs: number): Promise<void> {
+    if (!this.announced) {
+      this.announced = true;
+      this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs }, `waiting for ${this.config.key}`);
+    }
+    if (!this.spinner) return;
+    const holder = await currentHolder(this.set);
+    const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
+    await this.spinner.update(`waiting for ${this.config.key} (${holder ?? 'held'}; waited ${formatDuration(waitedMs)}${limit})`);
+  }
+
+  stop(): void {
+    this.spinner?.stop();
+  }
+
+  /** The busy error; -E 0 means "skip quietly", so it then prints nothing unless --verbose. */
+  async notObtained(): Promise<NotObtainedError> {
+    const holder = this.config.verbosity === 'quiet' ? undefined : await currentHolder(this.set);
+    const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
+    const error = new NotObtainedError(`${this.config.key} is busy (${holder ?? 'held by another owner'}); not acquired${when}`, this.config.conflictExitCode);
+    if (this.config.conflictExitCode === 0 && this.config.verbosity !== 'verbose') error.silent = true;
+    return error;
+  }
+}

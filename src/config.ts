@@ -1,0 +1,155 @@
+// Defaults, environment variables and validation: everything between argv and a command.
+
+import { parseDuration } from './duration.js';
+import { badOption, UsageError } from './errors.js';
+import { parseRedisUrl, type RedisTarget } from './redis/url.js';
+
+export const DEFAULTS = {
+  redis: 'redis://127.0.0.1:6379',
+  ttl: '30s',
+  conflictExitCode: 75,
+  onLost: 'term',
+  killAfter: '10s',
+  connectTimeout: '5s',
+  prefix: 'dlock:',
+  logFormat: 'text',
+} as const;
+
+export const MIN_TTL_MS = 100;
+export const MAX_KEY_BYTES = 256;
+export const ON_LOST = ['term', 'kill', 'ignore'] as const;
+export const LOG_FORMATS = ['text', 'json'] as const;
+
+export type OnLost = (typeof ON_LOST)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
+export type Verbosity = 'quiet' | 'normal' | 'verbose';
+export type Env = Record<string, string | undefined>;
+
+/** What every command needs to reach the lock. */
+export interface ConnectionConfig {
+  targets: RedisTarget[];
+  prefix: string;
+  connectTimeoutMs: number;
+  verbosity: Verbosity;
+  logFormat: LogFormat;
+}
+
+export interface RunConfig extends ConnectionConfig {
+  key: string;
+  command: string[];
+  ttlMs: number;
+  /** undefined: wait forever; 0: --no-wait. */
+  waitMs: number | undefined;
+  conflictExitCode: number;
+  onLost: OnLost;
+  killAfterMs: number;
+  syncReplicas: number;
+}
+
+/** Options as commander hands them over: raw strings, before any validation. */
+export interface RawOptions {
+  redis?: string[];
+  ttl?: string;
+  wait?: string | boolean;
+  conflictExitCode?: string;
+  onLost?: string;
+  killAfter?: string;
+  connectTimeout?: string;
+  prefix?: string;
+  syncReplicas?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  logFormat?: string;
+}
+
+export function duration(option: string, value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h or a number of seconds');
+  }
+  return ms;
+}
+
+function positiveDuration(option: string, value: string): number {
+  const ms = duration(option, value);
+  if (ms <= 0) throw badOption(option, value, 'must be greater than zero');
+  return ms;
+}
+
+function integer(option: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw badOption(option, value, `expected an integer from ${min} to ${max}`);
+  }
+  return Number(value);
+}
+
+function oneOf<T extends string>(option: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw badOption(option, value, `expected one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+/** Keys: 1-256 bytes of printable UTF-8, no whitespace, no braces (they would break the hash tag). */
+export function validateKey(key: string | undefined): string {
+  if (key === undefined || key === '') throw new UsageError('a lock key is required');
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_KEY_BYTES) throw badOption('key', key.slice(0, 40) + '...', `longer than ${MAX_KEY_BYTES} bytes (${bytes})`);
+  if (/[\s\p{C}\p{Z}]/u.test(key)) throw badOption('key', key, 'must be printable, without whitespace or control characters');
+  if (/[{}]/.test(key)) throw badOption('key', key, 'must not contain { or }');
+  return key;
+}
+
+export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
+  if (raw.quiet && raw.verbose) throw new UsageError('--quiet and --verbose: choose one');
+  const fromEnv = env.DLOCK_REDIS_URL?.split(',').filter((url) => url.trim() !== '');
+  const urls = raw.redis?.length ? { list: raw.redis, option: '--redis' } : fromEnv?.length ? { list: fromEnv, option: 'DLOCK_REDIS_URL' } : { list: [DEFAULTS.redis], option: '--redis' };
+  const prefix = raw.prefix ?? env.DLOCK_PREFIX ?? DEFAULTS.prefix;
+  if (/[\s{}]/.test(prefix) || Buffer.byteLength(prefix) > 128) {
+    throw badOption(raw.prefix !== undefined ? '--prefix' : 'DLOCK_PREFIX', prefix, 'must be at most 128 bytes, without whitespace or braces');
+  }
+  const logFormatOption = raw.logFormat !== undefined ? '--log-format' : 'DLOCK_LOG_FORMAT';
+  return {
+    targets: urls.list.map((url) => parseRedisUrl(url, urls.option)),
+    prefix,
+    connectTimeoutMs: positiveDuration('--connect-timeout', raw.connectTimeout ?? DEFAULTS.connectTimeout),
+    verbosity: raw.quiet ? 'quiet' : raw.verbose ? 'verbose' : 'normal',
+    logFormat: oneOf(logFormatOption, raw.logFormat ?? env.DLOCK_LOG_FORMAT ?? DEFAULTS.logFormat, LOG_FORMATS),
+  };
+}
+
+export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
+  const connection = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  if (command.length === 0 || command[0] === '') {
+    throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
+  }
+
+  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
+  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
+  const ttlMs = duration(ttlOption, ttlText);
+  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+
+  let waitMs: number | undefined;
+  if (raw.wait === false) {
+    waitMs = 0;
+  } else if (typeof raw.wait === 'string') {
+    waitMs = duration('--wait', raw.wait);
+  } else if (env.DLOCK_WAIT !== undefined && env.DLOCK_WAIT !== '') {
+    waitMs = duration('DLOCK_WAIT', env.DLOCK_WAIT);
+  }
+
+  const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
+  return {
+    ...connection,
+    key: validKey,
+    command,
+    ttlMs,
+    waitMs,
+    conflictExitCode: integer('--conflict-exit-code', raw.conflictExitCode ?? String(DEFAULTS.conflictExitCode), 0, 255),
+    onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
+    // The grace must fit inside the lease, or a lost lock would outlive its expiry.
+    killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
+    syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
+  };
+}

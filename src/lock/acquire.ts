@@ -1,0 +1,28 @@
+// Single-instance acquire: one ACQUIRE script call on one Redis.
+
+import type { Instance } from '../redis/client.js';
+import { withTimeout } from '../timeout.js';
+import type { LockKeys } from './keys.js';
+import { runScript } from './script.js';
+import { ACQUIRE } from './scripts.js';
+
+export interface HolderMeta {
+  host: string;
+  pid: number;
+  cmd: string;
+}
+
+export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number };
+
+export async function acquireOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  meta: HolderMeta,
+  timeoutMs: number,
+): Promise<AcquireReply> {
+  const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now()];
+  const reply = (await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs)) as [number, string | number];
+  return reply[0] === 1 ? { acquired: true, fence: String(reply[1]) } : { acquired: false, pttlMs: Number(reply[1]) };
+}

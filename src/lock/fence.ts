@@ -1,0 +1,17 @@
+// Redlock round 2: raise one instance's fence counter to at least T while we hold it there.
+
+import type { Instance } from '../redis/client.js';
+import { withTimeout } from '../timeout.js';
+import type { LockKeys } from './keys.js';
+import { runScript } from './script.js';
+import { RAISE_FENCE } from './scripts.js';
+
+export async function raiseFenceOn(instance: Instance, keys: LockKeys, owner: string, fence: string, timeoutMs: number): Promise<boolean> {
+  return (await withTimeout(runScript(instance.client, RAISE_FENCE, [keys.lock, keys.fence], [owner, fence]), timeoutMs)) === 1;
+}
+
+/** The larger of two non-negative decimal strings (exact past 2^53). */
+export function maxFence(a: string, b: string): string {
+  if (a.length !== b.length) return a.length > b.length ? a : b;
+  return a >= b ? a : b;
+}

@@ -1,0 +1,27 @@
+// What a lock hash says about its holder, as status, release --force and the spinner show it.
+
+export interface Holder {
+  owner: string;
+  fence: string;
+  host: string;
+  pid: string;
+  cmd: string;
+  sinceMs: number;
+  ttlMs: number;
+}
+
+/** Turn a flat HGETALL reply into a Holder, or undefined when the hash was empty. */
+export function holderFromReply(flat: unknown): Holder | undefined {
+  if (!Array.isArray(flat) || flat.length === 0) return undefined;
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
+  return {
+    owner: fields.owner ?? '',
+    fence: fields.fence ?? '',
+    host: fields.host ?? '',
+    pid: fields.pid ?? '',
+    cmd: fields.cmd ?? '',
+    sinceMs: Number(fields.since_ms ?? 0),
+    ttlMs: Number(fields.ttl_ms ?? 0),
+  };
+}

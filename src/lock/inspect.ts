@@ -1,0 +1,25 @@
+// Read a lock's state on one instance without changing it (status, spinner, reentrancy).
+
+import type { Instance } from '../redis/client.js';
+import { withTimeout } from '../timeout.js';
+import { holderFromReply, type Holder } from './holder.js';
+import type { LockKeys } from './keys.js';
+import { runScript } from './script.js';
+import { FORCE_RELEASE, INSPECT } from './scripts.js';
+
+export interface LockState {
+  holder: Holder | undefined;
+  pttlMs: number;
+  /** The fence counter's value (the last token issued here), "0" if none yet. */
+  counter: string;
+}
+
+export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
+  const [pttl, counter, flat] = (await withTimeout(runScript(instance.client, INSPECT, [keys.lock, keys.fence], []), timeoutMs)) as [number, string | null, unknown];
+  return { holder: holderFromReply(flat), pttlMs: Number(pttl), counter: counter ?? '0' };
+}
+
+/** Delete the lock whoever holds it; returns whom it removed. */
+export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<Holder | undefined> {
+  return holderFromReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], []), timeoutMs));
+}

@@ -1,0 +1,12 @@
+// Single-instance release: compare-and-delete, then tell the waiters. Never retried.
+
+import type { Instance } from '../redis/client.js';
+import { withTimeout } from '../timeout.js';
+import type { LockKeys } from './keys.js';
+import { runScript } from './script.js';
+import { RELEASE } from './scripts.js';
+
+/** true: it was ours and is deleted; false: it was not ours (any more). Throws on errors. */
+export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number): Promise<boolean> {
+  return (await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner]), timeoutMs)) === 1;
+}

@@ -1,0 +1,24 @@
+// Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
+
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+const shas = new Map<string, string>();
+
+function sha1(lua: string): string {
+  let sha = shas.get(lua);
+  if (!sha) {
+    sha = createHash('sha1').update(lua).digest('hex');
+    shas.set(lua, sha);
+  }
+  return sha;
+}
+
+export async function runScript(client: Redis, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+  try {
+    return await client.evalsha(sha1(lua), keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+    return client.eval(lua, keys.length, ...keys, ...args);
+  }
+}

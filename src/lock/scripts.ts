@@ -1,0 +1,94 @@
+// The Lua scripts. Each takes every key it touches in KEYS (Cluster-safe), compares the
+// owner token before it writes, and returns counters as strings (64-bit safe).
+
+/**
+ * ACQUIRE
+ * KEYS[1] lock hash, KEYS[2] fence counter
+ * ARGV[1] owner token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid, ARGV[5] cmd, ARGV[6] since ms
+ * Returns {1, fence} when acquired (or already ours: a retried request that landed late),
+ * else {0, remaining PTTL in ms}.
+ */
+export const ACQUIRE = `
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, redis.call('HGET', KEYS[1], 'fence')}
+end
+if owner or redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+redis.call('INCR', KEYS[2])
+local fence = redis.call('GET', KEYS[2])
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
+  'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {1, fence}
+`;
+
+/**
+ * EXTEND
+ * KEYS[1] lock hash; ARGV[1] owner token, ARGV[2] ttl ms
+ * Returns 1 when the owner matched and the lease was renewed, else 0. Never re-creates a lock.
+ */
+export const EXTEND = `
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/**
+ * RELEASE
+ * KEYS[1] lock hash, KEYS[2] release channel; ARGV[1] owner token
+ * Returns 1 when the owner matched, the lock was deleted and waiters were told; else 0.
+ */
+export const RELEASE = `
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+`;
+
+/**
+ * RAISE_FENCE (Redlock round 2: the counter becomes max(counter, T))
+ * KEYS[1] lock hash, KEYS[2] fence counter; ARGV[1] owner token, ARGV[2] T (decimal string)
+ * Returns 1 when the owner still matched (counter and the hash's fence are now >= T), else 0.
+ * Compares decimal strings by length then digits, so counters past 2^53 stay exact.
+ */
+export const RAISE_FENCE = `
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
+  return 0
+end
+local current = redis.call('GET', KEYS[2]) or '0'
+if #current < #ARGV[2] or (#current == #ARGV[2] and current < ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+redis.call('HSET', KEYS[1], 'fence', ARGV[2])
+return 1
+`;
+
+/**
+ * INSPECT
+ * KEYS[1] lock hash, KEYS[2] fence counter
+ * Returns {PTTL, fence counter or false, flat HGETALL of the holder}.
+ */
+export const INSPECT = `
+return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[1])}
+`;
+
+/**
+ * FORCE_RELEASE (operator escape hatch: no owner check)
+ * KEYS[1] lock hash, KEYS[2] release channel
+ * Returns the flat HGETALL of the holder it deleted (empty when the lock was free).
+ */
+export const FORCE_RELEASE = `
+local holder = redis.call('HGETALL', KEYS[1])
+if #holder > 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[2], 'force')
+end
+return holder
+`;

@@ -1,0 +1,22 @@
+// One renewal across the lock set: success only with a quorum, within validity.
+
+import { extendOn } from '../lock/extend.js';
+import { now } from '../timeout.js';
+import { fanOut, type LockSet } from './lockset.js';
+import { tally, validityMs } from './quorum.js';
+
+export type Renewal =
+  | { kind: 'extended'; startedAt: number }
+  /** A quorum answered that the lock is not ours: it is lost now. */
+  | { kind: 'refused' }
+  /** Errors or timeouts: retry until the local deadline. */
+  | { kind: 'failed'; errors: string[] };
+
+export async function extendAll(set: LockSet): Promise<Renewal> {
+  const startedAt = now();
+  const round = await fanOut(set, (i) => extendOn(i, set.keys, set.owner, set.ttlMs, set.timeoutMs), (ok) => ok);
+  const verdict = tally(round.outcomes, set.total);
+  if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'extended', startedAt };
+  if (verdict === 'refused') return { kind: 'refused' };
+  return { kind: 'failed', errors: round.errors.length ? round.errors : ['no quorum renewed in time'] };
+}

@@ -1,0 +1,46 @@
+// One lock across N >= 1 independent instances. N = 1 is the single-instance lock; every
+// step below is the Redlock algorithm, which for one instance reduces to the plain one.
+
+import type { LockKeys } from '../lock/keys.js';
+import { describeError, type Instance } from '../redis/client.js';
+import type { Outcome } from './quorum.js';
+
+export interface LockSet {
+  /** The instances we are connected to (unreachable ones are missing: they count as "no"). */
+  instances: Instance[];
+  /** How many instances are configured, reachable or not: the quorum is counted over these. */
+  total: number;
+  /** "label: reason" for each instance that could not be connected to. */
+  unreachable: string[];
+  keys: LockKeys;
+  /** One owner token for all instances and every retry of one acquire. */
+  owner: string;
+  ttlMs: number;
+  /** Per-instance timeout for one script call. */
+  timeoutMs: number;
+}
+
+export interface FanOut<T> {
+  outcomes: Outcome[];
+  values: (T | undefined)[];
+  /** "label: reason" for every instance that failed, unreachable ones included. */
+  errors: string[];
+}
+
+/** Run `op` on every instance in parallel and classify each answer with `yes`. */
+export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean): Promise<FanOut<T>> {
+  const settled = await Promise.allSettled(set.instances.map(op));
+  const result: FanOut<T> = { outcomes: [], values: [], errors: [] };
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') {
+      result.outcomes.push(yes(s.value) ? 'yes' : 'no');
+      result.values.push(s.value);
+    } else {
+      result.outcomes.push('error');
+      result.values.push(undefined);
+      result.errors.push(`${set.instances[i].target.label}: ${describeError(s.reason)}`);
+    }
+  });
+  result.errors.push(...set.unreachable);
+  return result;
+}

@@ -1,0 +1,66 @@
+// Waiting for a busy lock: subscribe to its release channel on every instance and
+// re-poll when the holder's lease would run out, so a release hands over in about one
+// round trip and an expiry is noticed when it happens, without polling storms.
+
+import type { Redis } from 'ioredis';
+import { withTimeout } from '../timeout.js';
+import type { LockSet } from './lockset.js';
+
+/** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
+export const POLL_CAP_MS = 5_000;
+
+/** Sleep before the next poll: the holder's remaining TTL, capped, plus jitter so waiters spread out. */
+export function pollDelayMs(retryInMs: number, random: number = Math.random()): number {
+  const base = Math.min(retryInMs, POLL_CAP_MS);
+  return Math.max(1, Math.round(base + 1 + random * Math.min(base * 0.05, 50)));
+}
+
+export class ReleaseWatcher {
+  private wake: (() => void) | undefined;
+  private released = false;
+
+  private constructor(private readonly subscribers: Redis[]) {}
+
+  /** Subscribe on every instance that answers within `timeoutMs`; the others are only polled. */
+  static async start(set: LockSet, timeoutMs: number): Promise<ReleaseWatcher> {
+    const subscribers = set.instances.map(({ client }) => client.duplicate({ lazyConnect: true }));
+    const watcher = new ReleaseWatcher(subscribers);
+    await Promise.allSettled(
+      subscribers.map(async (subscriber) => {
+        subscriber.on('error', () => {});
+        subscriber.on('message', () => watcher.notify());
+        await withTimeout(subscriber.connect().then(() => subscriber.subscribe(set.keys.released)), timeoutMs);
+      }),
+    );
+    return watcher;
+  }
+
+  private notify(): void {
+    this.released = true;
+    this.wake?.();
+  }
+
+  /** Resolve on a release message, after `ms`, or when `signal` aborts. */
+  next(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.released || signal.aborted) {
+      this.released = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wake = undefined;
+        this.released = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  stop(): void {
+    for (const subscriber of this.subscribers) subscriber.disconnect();
+  }
+}

@@ -1,0 +1,68 @@
+// Run bin/dlock as a user would: a real process, real argv and env, exit code and stderr.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const DLOCK = process.env.DLOCK_BIN ?? fileURLToPath(new URL('../../bin/dlock', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+
+export interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Running {
+  process: ChildProcess;
+  /** stderr so far (lock events, errors). */
+  stderr(): string;
+  stdout(): string;
+  result: Promise<Result>;
+  /** Resolves when stderr (or stdout) contains `text`; rejects if the process exits first. */
+  waitFor(text: string | RegExp, stream?: 'stderr' | 'stdout'): Promise<void>;
+}
+
+/** Environment without the caller's DLOCK_* settings, so tests state what they use. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
+  return { ...env, ...extra };
+}
+
+export function start(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Running {
+  const child = spawn(DLOCK, args, { env: options.env ?? cleanEnv(), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  child.stdout!.on('data', (d) => ((stdout += d), listeners.forEach((l) => l())));
+  child.stderr!.on('data', (d) => ((stderr += d), listeners.forEach((l) => l())));
+  const result = new Promise<Result>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return {
+    process: child,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    result,
+    waitFor(text, stream = 'stderr') {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const seen = stream === 'stderr' ? stderr : stdout;
+          if (typeof text === 'string' ? seen.includes(text) : text.test(seen)) {
+            listeners.delete(check);
+            resolve();
+          }
+        };
+        listeners.add(check);
+        check();
+        void result.then(() => {
+          check();
+          if (listeners.has(check)) reject(new Error(`exited before printing ${text}; stderr: ${stderr}`));
+        });
+      });
+    },
+  };
+}
+
+export function dlock(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Result> {
+  return start(args, options).result;
+}
