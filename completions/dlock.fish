@@ -1,1 +1,124 @@
-# dlock fish completion (placeholder)
+# fish completion for dlock
+#
+# Install one of:
+#   dlock completion fish > ~/.config/fish/completions/dlock.fish
+#   dlock completion fish | source
+#
+# Pure fish: pressing Tab never starts dlock or node.
+
+# The dlock command being completed (run, status, ...), or nothing yet.
+function __dlock_command
+    for token in (commandline -opc)[2..-1]
+        switch $token
+            case '-*'
+                continue
+            case '*'
+                echo $token
+                return 0
+        end
+    end
+    return 1
+end
+
+# True when no command is given yet, or it is one of the arguments.
+function __dlock_using
+    set -l command (__dlock_command)
+    if test -z "$command"
+        test (count $argv) -eq 0
+        return
+    end
+    contains -- $command $argv
+    and not __dlock_child_line
+end
+
+# Where the child's command line starts in (commandline -opc), once `dlock run` has one:
+# after `<key> --`, or for `-- <key> [--] <command>` (a key starting with "-") after the key.
+function __dlock_child_start
+    test "$(__dlock_command)" = run
+    or return 1
+    set -l tokens (commandline -opc)
+    set -l value_options --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format \
+        -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas
+    set -l i (math (contains -i -- run $tokens) + 1)
+    set -l operands 0
+    while test $i -le (count $tokens)
+        switch $tokens[$i]
+            case --
+                set -l start (math $i + 1)
+                if test $operands -eq 0
+                    # The key comes first, then an optional second --.
+                    set start (math $start + 1)
+                    if test $start -le (count $tokens); and test $tokens[$start] = --
+                        set start (math $start + 1)
+                    end
+                end
+                echo $start
+                return 0
+            case '-*'
+                contains -- $tokens[$i] $value_options
+                and set i (math $i + 1)
+            case '*'
+                set operands (math $operands + 1)
+        end
+        set i (math $i + 1)
+    end
+    return 1
+end
+
+# True once the cursor is on the child's command line.
+function __dlock_child_line
+    set -l start (__dlock_child_start)
+    or return 1
+    test $start -le (math (count (commandline -opc)) + 1)
+end
+
+# Complete the child's command line as if it were typed on its own.
+function __dlock_complete_child
+    set -l start (__dlock_child_start)
+    set -l tokens (commandline -opc)
+    set -l line (string join ' ' -- (string escape -- $tokens[$start..-1]) (commandline -ct))
+    complete --do-complete="$line"
+end
+
+complete -c dlock -f
+
+# dlock [-V|--version] [-h|--help] <command>
+complete -c dlock -n '__dlock_using' -s V -l version -d 'print the version'
+complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
+complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding a lock'
+complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
+complete -c dlock -n '__dlock_using' -a release -d 'break a lock held by someone else'
+complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
+complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
+
+# Options of run, status and release.
+set -l connection run status release
+complete -c dlock -n "__dlock_using $connection" -l redis -x -d 'Redis URL; repeat for a Redlock quorum'
+complete -c dlock -n "__dlock_using $connection" -l prefix -x -d 'key namespace'
+complete -c dlock -n "__dlock_using $connection" -l connect-timeout -x -d 'per-instance connect/command timeout'
+complete -c dlock -n "__dlock_using $connection" -l tls-ca -r -F -d 'PEM CA certificate(s) to trust for rediss://'
+complete -c dlock -n "__dlock_using $connection" -l tls-cert -r -F -d 'PEM client certificate for rediss://'
+complete -c dlock -n "__dlock_using $connection" -l tls-key -r -F -d 'PEM private key of --tls-cert'
+complete -c dlock -n "__dlock_using $connection" -s q -l quiet -d 'print errors only'
+complete -c dlock -n "__dlock_using $connection" -s v -l verbose -d 'print one line per lock event'
+complete -c dlock -n "__dlock_using $connection" -l log-format -x -a 'text json' -d 'stderr format'
+complete -c dlock -n "__dlock_using $connection completion" -s h -l help -d 'show help'
+
+# run
+complete -c dlock -n '__dlock_using run' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using run' -s n -l no-wait -d 'fail at once if the lock is held'
+complete -c dlock -n '__dlock_using run' -s w -l wait -x -d 'give up after this long'
+complete -c dlock -n '__dlock_using run' -s E -l conflict-exit-code -x -d 'exit code when not acquired'
+complete -c dlock -n '__dlock_using run' -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
+complete -c dlock -n '__dlock_using run' -l kill-after -x -d 'grace between SIGTERM and SIGKILL'
+complete -c dlock -n '__dlock_using run' -l sync-replicas -x -d 'WAIT until n replicas have the lock'
+complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
+
+# status, release
+complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
+complete -c dlock -n '__dlock_using release' -l force -d 'really delete the lock, whoever holds it'
+
+# completion <shell>, help <command>
+complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'
+complete -c dlock -n '__dlock_using help' -a 'run status release completion'

@@ -1,0 +1,159 @@
+// Shell completions: each script is loaded into the real shell and asked what it offers,
+// the way a Tab press would (bash-completion, fish `complete -C`, zsh's compinit over zpty).
+
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dlock } from './helpers/cli.js';
+
+type Shell = 'bash' | 'zsh' | 'fish';
+const SHELLS: Shell[] = ['bash', 'zsh', 'fish'];
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const script = (shell: Shell) => join(ROOT, 'completions', `dlock.${shell}`);
+
+// A `dlock` and a `node` first on PATH that leave a mark if a Tab press ever runs them.
+const sandbox = mkdtempSync(join(tmpdir(), 'dlock-completions-'));
+const spawnedMark = join(sandbox, 'spawned');
+const stubs = join(sandbox, 'bin');
+mkdirSync(stubs);
+for (const name of ['dlock', 'node']) {
+  writeFileSync(join(stubs, name), `#!/bin/sh\necho "${name} $*" >> '${spawnedMark}'\n`);
+  chmodSync(join(stubs, name), 0o755);
+}
+const files = join(sandbox, 'files');
+mkdirSync(files);
+writeFileSync(join(files, 'input-file.txt'), '');
+afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
+
+const BASH_DRIVER = `
+[[ $1 == with-bash-completion ]] && source /usr/share/bash-completion/bash_completion
+source "$2"
+shift 2
+compopt() { :; }  # only meaningful inside a real completion
+for line in "$@"; do
+  read -ra COMP_WORDS <<<"$line"
+  [[ $line == *' ' ]] && COMP_WORDS+=('')
+  COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)) COMP_LINE=$line COMP_POINT=\${#line}
+  COMPREPLY=()
+  _dlock dlock "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
+  printf '%s\\n' "\${COMPREPLY[@]}" --end--
+done`;
+
+const FISH_DRIVER = `
+source $argv[1]
+for line in $argv[2..-1]
+  complete -C "$line" | string split -f1 \\t
+  echo -- --end--
+end`;
+
+/** What the shell offers for the last word of each command line. */
+function complete(shell: Shell, lines: string[], options: { plainBash?: boolean; zshFpath?: string } = {}): string[][] {
+  const run = {
+    bash: () => ['bash', ['--norc', '-c', BASH_DRIVER, 'driver', options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
+    fish: () => ['fish', ['-c', FISH_DRIVER, script('fish'), ...lines]],
+    zsh: () => ['zsh', ['-f', join(ROOT, 'test/helpers/zsh-capture.zsh'), options.zshFpath ?? script('zsh'), ...lines]],
+  }[shell]() as [string, string[]];
+  const result = spawnSync(...run, {
+    cwd: files,
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { ...process.env, PATH: `${stubs}:${process.env.PATH}`, HOME: sandbox, XDG_CONFIG_HOME: sandbox, XDG_DATA_HOME: sandbox },
+  });
+  if (result.status !== 0) throw new Error(`${shell} completion driver failed (${result.status ?? result.signal}): ${result.stderr}`);
+  const spawned = existsSync(spawnedMark) ? readFileSync(spawnedMark, 'utf8') : '';
+  rmSync(spawnedMark, { force: true });
+  expect(spawned, 'a Tab press ran a program').toBe('');
+  const groups = result.stdout.split('--end--\n').slice(0, -1);
+  expect(groups).toHaveLength(lines.length);
+  return groups.map((group) => [...new Set(group.split('\n').filter(Boolean))]);
+}
+
+/** The options `dlock [command] --help` lists, short and long. */
+async function helpOptions(command?: string): Promise<string[]> {
+  const { stdout, code } = await dlock(command ? ['help', command] : ['--help']);
+  expect(code).toBe(0);
+  const section = stdout.split(/^Options:\n/m)[1]!.split(/^\S/m)[0]!;
+  return [...section.matchAll(/^ {2}(?:(-\w), )?(--[\w-]+)/gm)].flatMap(([, short, long]) => (short ? [short, long!] : [long!]));
+}
+
+const sorted = (values: string[]) => [...values].sort();
+const options = (values: string[]) => sorted(values.filter((value) => value.startsWith('-') && value !== '--'));
+
+// Command line -> what must be offered (exactly, or at least `includes`), and what must not.
+const CASES: { line: string; exactly?: string[]; includes?: string[]; excludes?: string[] }[] = [
+  { line: 'dlock ', exactly: ['completion', 'help', 'release', 'run', 'status'] },
+  { line: 'dlock re', exactly: ['release'] },
+  { line: 'dlock run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
+  { line: 'dlock run -v --on-lost k', exactly: ['kill'] },
+  { line: 'dlock status --log-format ', exactly: ['json', 'text'] },
+  { line: 'dlock release --log-format j', exactly: ['json'] },
+  { line: 'dlock completion ', exactly: ['bash', 'fish', 'zsh'] },
+  { line: 'dlock help ', includes: ['completion', 'release', 'run', 'status'] },
+  { line: 'dlock release --f', exactly: ['--force'] },
+  { line: 'dlock status --j', exactly: ['--json'] },
+  { line: 'dlock run --redis ', excludes: ['--prefix', 'run'] },
+  // After --: the child's command line, completed as a command of its own.
+  { line: 'dlock run k -- ech', includes: ['echo'], excludes: ['--redis'] },
+  { line: 'dlock run -t 5s --on-lost kill k -- ech', includes: ['echo'] },
+  { line: 'dlock run -q -- -odd-key -- ech', includes: ['echo'] },
+  { line: 'dlock run -- -odd-key ech', includes: ['echo'] },
+  { line: 'dlock run k -- ls --', includes: ['--all'], excludes: ['--redis', '--ttl'] },
+  { line: 'dlock run k -- cat input-f', includes: ['input-file.txt'] },
+  { line: 'dlock run k -- dlock run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
+  { line: 'dlock status --tls-ca input-f', includes: ['input-file.txt'] },
+];
+
+describe.each(SHELLS)('%s', (shell) => {
+  let results: Map<string, string[]>;
+  beforeAll(() => {
+    const lines = CASES.map((c) => c.line);
+    results = new Map(complete(shell, lines).map((offered, index) => [lines[index]!, offered]));
+  });
+
+  test('`dlock completion` prints the script in completions/, byte for byte', async () => {
+    const { code, stdout } = await dlock(['completion', shell]);
+    expect(code).toBe(0);
+    expect(stdout).toBe(readFileSync(script(shell), 'utf8'));
+  });
+
+  test('the script parses', () => {
+    const check = { bash: ['bash', '-n'], zsh: ['zsh', '-n'], fish: ['fish', '--no-execute'] }[shell];
+    const result = spawnSync(check[0]!, [check[1]!, script(shell)], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  test.each(CASES)('$line', ({ line, exactly, includes, excludes }) => {
+    const offered = results.get(line)!;
+    if (exactly) expect(sorted(offered)).toEqual(sorted(exactly));
+    for (const value of includes ?? []) expect(offered).toContain(value);
+    for (const value of excludes ?? []) expect(offered).not.toContain(value);
+  });
+
+  test('offers every option of every command that --help lists, and no other', async () => {
+    const commands = [undefined, 'run', 'status', 'release', 'completion'];
+    const offered = complete(shell, commands.map((command) => (command ? `dlock ${command} -` : 'dlock -')));
+    for (const [index, command] of commands.entries()) {
+      expect(options(offered[index]!), `dlock ${command ?? ''} -<Tab>`).toEqual(sorted(await helpOptions(command)));
+    }
+  });
+});
+
+test('bash works without bash-completion too', () => {
+  const [onLost, child, operands] = complete('bash', ['dlock run --on-lost ', 'dlock run k -- ech', 'dlock run -w 1m k '], { plainBash: true });
+  expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
+  expect(child).toContain('echo');
+  expect(operands).toEqual(['--']);
+});
+
+test('zsh works autoloaded from $fpath as _dlock', () => {
+  const fpath = join(sandbox, 'fpath');
+  mkdirSync(fpath);
+  copyFileSync(script('zsh'), join(fpath, '_dlock'));
+  const [commands, onLost] = complete('zsh', ['dlock ', 'dlock run --on-lost '], { zshFpath: fpath });
+  expect(sorted(commands!)).toEqual(['completion', 'help', 'release', 'run', 'status']);
+  expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
+});
