@@ -1,77 +1,48 @@
 // dlock status [key]: who holds a lock (exit 0 held, 1 free), or every held lock under the prefix.
+// With several instances a lock is held only when one owner holds a majority of them; when the
+// instances that did not answer could complete such a majority, status cannot tell (69).
 
 import type { ConnectionConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError } from '../errors.js';
 import type { Holder } from '../lock/holder.js';
-import { inspectOn, type LockState } from '../lock/inspect.js';
 import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
-import { disconnectAll, describeError, type Instance } from '../redis/client.js';
-import { openLockSet } from '../redlock/open.js';
+import { describeError, disconnectAll, type Instance } from '../redis/client.js';
+import type { LockSet } from '../redlock/lockset.js';
+import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
 import { withTimeout } from '../timeout.js';
+import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
 
 export interface StatusOptions {
   json: boolean;
 }
 
-interface InstanceView {
-  redis: string;
-  held: boolean;
-  holder?: Holder;
-  ttl_ms?: number;
-  fence_counter?: string;
-  error?: string;
-}
-
 export async function status(config: ConnectionConfig, key: string | undefined, options: StatusOptions, out = process.stdout): Promise<number> {
   const set = await openLockSet(config, key ?? '');
   try {
-    if (key === undefined) return await listHeld(set.instances, config, options, out);
-    const views: InstanceView[] = await Promise.all(
-      set.instances.map(async (instance) => {
-        try {
-          return view(instance, await inspectOn(instance, lockKeys(config.prefix, key), set.timeoutMs));
-        } catch (error) {
-          return { redis: instance.target.label, held: false, error: describeError(error) };
-        }
-      }),
-    );
-    for (const unreachable of set.unreachable) views.push({ redis: unreachable.split(': ')[0], held: false, error: unreachable.split(': ').slice(1).join(': ') });
-    const agreed = majorityHolder(views, set.total);
-    if (options.json) {
-      out.write(`${JSON.stringify({ key, held: agreed !== undefined, holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null, quorum: quorumSize(set.total), instances: views.map(publicView) })}\n`);
-    } else {
-      out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: free\n`);
-      if (set.total > 1) out.write(describeInstances(views, set.total, agreed !== undefined));
-    }
-    return agreed ? 0 : 1;
+    return key === undefined ? await listHeld(set, config, options, out) : await showKey(set, config, key, options, out);
   } finally {
     disconnectAll(set.instances);
   }
 }
 
-function view(instance: Instance, state: LockState): InstanceView {
-  return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs, fence_counter: state.counter };
-}
-
-/** The view whose owner holds a quorum of instances, if any. */
-function majorityHolder(views: InstanceView[], total: number): InstanceView | undefined {
-  const counts = new Map<string, number>();
-  for (const v of views) if (v.holder) counts.set(v.holder.owner, (counts.get(v.holder.owner) ?? 0) + 1);
-  for (const [owner, count] of counts) {
-    if (count >= quorumSize(total)) return views.find((v) => v.holder?.owner === owner);
+async function showKey(set: LockSet, config: ConnectionConfig, key: string, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
+  const views = await inspectAll(set, set.keys, config.targets.map((target) => target.label));
+  const { verdict, agreed } = majority(views, set.total);
+  const failures = views.flatMap((v) => (v.error ? [`${v.redis}: ${v.error}`] : []));
+  if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
+  if (options.json) {
+    const held = verdict === 'unknown' ? null : verdict === 'held';
+    out.write(`${JSON.stringify({ key, held, holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null, quorum: quorumSize(set.total), instances: views.map(publicView) })}\n`);
+  } else {
+    out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
+    if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
   }
-  return undefined;
-}
-
-/** What status shows of a holder: everything but the owner token (a capability to release). */
-function publicHolder(holder: Holder, ttlMs: number | undefined) {
-  return { host: holder.host, pid: Number(holder.pid) || holder.pid, cmd: holder.cmd, since: new Date(holder.sinceMs).toISOString(), since_ms: holder.sinceMs, ttl_ms: holder.ttlMs, ttl_left_ms: ttlMs, fence: holder.fence };
-}
-
-function publicView(v: InstanceView) {
-  return { redis: v.redis, held: v.held, ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}), ...(v.error ? { error: v.error } : {}) };
+  if (verdict === 'unknown') {
+    throw new UnavailableError(`cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
+  }
+  return verdict === 'held' ? 0 : 1;
 }
 
 function describe(key: string, holder: Holder, pttlMs: number): string {
@@ -87,30 +58,31 @@ function describe(key: string, holder: Holder, pttlMs: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-function describeInstances(views: InstanceView[], total: number, agreed: boolean): string {
+function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
   const lines = views.map((v) => `  ${v.redis}  ${v.error ? `error: ${v.error}` : v.holder ? `held by ${v.holder.host} pid ${v.holder.pid} (fence ${v.holder.fence})` : 'free'}`);
-  const majority = agreed ? 'a majority agrees' : 'no majority holds it';
-  return `instances (${quorumSize(total)} of ${total} needed; ${majority}):\n${lines.join('\n')}\n`;
+  const summary = verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
+  return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
 }
 
-/** Every held lock under the prefix, found with SCAN (never KEYS) on each instance. */
-async function listHeld(instances: Instance[], config: ConnectionConfig, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
-  const held = new Map<string, { holder: Holder; ttlMs: number }>();
-  let failures = 0;
-  for (const instance of instances) {
-    try {
-      for (const name of await scanLocks(instance, config)) {
-        const key = keyFromLockName(config.prefix, name);
-        if (key === undefined || held.has(key)) continue;
-        const state = await inspectOn(instance, lockKeys(config.prefix, key), config.connectTimeoutMs);
-        if (state.holder) held.set(key, { holder: state.holder, ttlMs: state.pttlMs });
-      }
-    } catch (error) {
-      failures++;
-      if (failures === instances.length) throw new UnavailableError(`cannot list locks on ${instance.target.label}: ${describeError(error)}`);
-    }
+/**
+ * Every lock under the prefix that a majority holds, found with SCAN (never KEYS) on each
+ * instance. A lock held by a majority is on at least one instance that answered, unless a
+ * quorum of instances failed: then the list could miss one (69).
+ */
+async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
+  const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
+  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])), ...set.unreachable];
+  if (failures.length >= quorumSize(set.total)) {
+    throw new UnavailableError(`cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
   }
-  const rows = [...held].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const names = new Set(scans.flatMap((s) => (s.status === 'fulfilled' ? s.value : [])));
+  const keys = [...names].flatMap((name) => keyFromLockName(config.prefix, name) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const order = config.targets.map((target) => target.label);
+  const rows: [string, { holder: Holder; ttlMs: number }][] = [];
+  for (const key of keys) {
+    const { agreed } = majority(await inspectAll(set, lockKeys(config.prefix, key), order), set.total);
+    if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1 }]);
+  }
   if (options.json) {
     out.write(`${JSON.stringify(rows.map(([key, { holder, ttlMs }]) => ({ key, ...publicHolder(holder, ttlMs) })))}\n`);
   } else if (rows.length === 0) {

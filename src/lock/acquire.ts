@@ -12,7 +12,8 @@ export interface HolderMeta {
   cmd: string;
 }
 
-export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number };
+/** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
+export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number; owner: string };
 
 export async function acquireOn(
   instance: Instance,
@@ -23,6 +24,6 @@ export async function acquireOn(
   timeoutMs: number,
 ): Promise<AcquireReply> {
   const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now()];
-  const reply = (await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs)) as [number, string | number];
-  return reply[0] === 1 ? { acquired: true, fence: String(reply[1]) } : { acquired: false, pttlMs: Number(reply[1]) };
+  const reply = (await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs)) as [number, string | number, string?];
+  return reply[0] === 1 ? { acquired: true, fence: String(reply[1]) } : { acquired: false, pttlMs: Number(reply[1]), owner: String(reply[2] ?? '') };
 }

@@ -6,7 +6,10 @@ import type { LockKeys } from './keys.js';
 import { runScript } from './script.js';
 import { RELEASE } from './scripts.js';
 
-/** true: it was ours and is deleted; false: it was not ours (any more). Throws on errors. */
-export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number): Promise<boolean> {
-  return (await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner]), timeoutMs)) === 1;
+/**
+ * true: it was ours and is deleted; false: it was not ours (any more). Throws on errors.
+ * `notify: false` leaves the waiters asleep (undoing a partial hold that turned nobody away).
+ */
+export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true): Promise<boolean> {
+  return (await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs)) === 1;
 }

@@ -6,7 +6,7 @@
  * KEYS[1] lock hash, KEYS[2] fence counter
  * ARGV[1] owner token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid, ARGV[5] cmd, ARGV[6] since ms
  * Returns {1, fence} when acquired (or already ours: a retried request that landed late),
- * else {0, remaining PTTL in ms}.
+ * else {0, remaining PTTL in ms, holder's owner token or ""}.
  */
 export const ACQUIRE = `
 local owner = redis.call('HGET', KEYS[1], 'owner')
@@ -15,7 +15,7 @@ if owner == ARGV[1] then
   return {1, redis.call('HGET', KEYS[1], 'fence')}
 end
 if owner or redis.call('EXISTS', KEYS[1]) == 1 then
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, redis.call('PTTL', KEYS[1]), owner or ''}
 end
 redis.call('INCR', KEYS[2])
 local fence = redis.call('GET', KEYS[2])
@@ -40,13 +40,16 @@ return 0
 
 /**
  * RELEASE
- * KEYS[1] lock hash, KEYS[2] release channel; ARGV[1] owner token
- * Returns 1 when the owner matched, the lock was deleted and waiters were told; else 0.
+ * KEYS[1] lock hash, KEYS[2] release channel; ARGV[1] owner token, ARGV[2] "0" to delete
+ * without telling the waiters (undoing a Redlock attempt that never held a quorum)
+ * Returns 1 when the owner matched and the lock was deleted (waiters told unless ARGV[2] is "0"); else 0.
  */
 export const RELEASE = `
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', KEYS[2], ARGV[1])
+  if ARGV[2] ~= '0' then
+    redis.call('PUBLISH', KEYS[2], ARGV[1])
+  end
   return 1
 end
 return 0

@@ -4,12 +4,12 @@ import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.j
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
 import { now } from '../timeout.js';
 import { fanOut, type LockSet } from './lockset.js';
-import { driftMs, tally, validityMs } from './quorum.js';
+import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
 import { releaseAll } from './release.js';
 
 export type Attempt =
   | { kind: 'acquired'; fence: string; startedAt: number }
-  /** Held by someone else (or a split vote): try again in about `retryInMs`. */
+  /** Held by someone else, or a split vote: try again in about `retryInMs`. */
   | { kind: 'busy'; retryInMs: number }
   /** Too few instances answered to ever reach a quorum. */
   | { kind: 'unavailable'; errors: string[] };
@@ -29,13 +29,28 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   }
 
   // Not ours: undo every partial hold (errored instances too: the request may have landed).
-  await releaseAll(set, round1.outcomes.map((o) => o !== 'no'));
-  if (tally(round1.outcomes, set.total) === 'unavailable') return { kind: 'unavailable', errors: round1.errors };
-  const pttls = round1.values.flatMap((r) => (r && !r.acquired && r.pttlMs > 0 ? [r.pttlMs] : []));
-  // A split vote (no one has a quorum) resolves after a short random back-off.
-  // A lock without a TTL (not one of ours) is only ever released: wait for that.
-  const retryInMs = verdict !== 'refused' ? splitVoteBackoff(set.ttlMs) : pttls.length > 0 ? Math.min(...pttls) : Infinity;
-  return { kind: 'busy', retryInMs };
+  // Only a quorum of ours can have turned waiters away, so only then are they woken.
+  await releaseAll(set, round1.outcomes.map((o) => o !== 'no'), verdict === 'won');
+  if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.errors };
+  return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values) };
+}
+
+/**
+ * When to try again. Someone holds a quorum: when its lease runs out (its release wakes us
+ * sooner); a lock without a TTL (not one of ours) is only ever released, so wait for that.
+ * Nobody does (a split vote between contenders): after a short random back-off.
+ */
+function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): number {
+  const pttlsByOwner = new Map<string, number[]>();
+  for (const reply of replies) {
+    if (reply && !reply.acquired) pttlsByOwner.set(reply.owner, [...(pttlsByOwner.get(reply.owner) ?? []), reply.pttlMs]);
+  }
+  for (const pttls of pttlsByOwner.values()) {
+    if (pttls.length < quorumSize(set.total)) continue;
+    const expiring = pttls.filter((pttl) => pttl > 0);
+    return expiring.length > 0 ? Math.min(...expiring) : Infinity;
+  }
+  return splitVoteBackoff(set.ttlMs);
 }
 
 /** Round 2: counter = max(counter, T) on every instance we hold; true if a quorum did. */

@@ -18,6 +18,8 @@ export interface LockSet {
   ttlMs: number;
   /** Per-instance timeout for one script call. */
   timeoutMs: number;
+  /** --connect-timeout: how long an outage may last before it is an error (69). */
+  connectTimeoutMs: number;
 }
 
 export interface FanOut<T> {

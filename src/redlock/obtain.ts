@@ -1,7 +1,7 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
-import { now } from '../timeout.js';
+import { now, sleep } from '../timeout.js';
 import { tryAcquire } from './acquire.js';
 import type { LockSet } from './lockset.js';
 import { pollDelayMs, ReleaseWatcher } from './waiter.js';
@@ -24,13 +24,21 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const start = now();
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
   let watcher: ReleaseWatcher | undefined;
+  let unavailableSince: number | undefined;
   try {
     for (;;) {
       const attempt = await tryAcquire(set, meta);
       const waitedMs = Math.round(now() - start);
       if (attempt.kind === 'acquired') return { ...attempt, waitedMs };
-      if (attempt.kind === 'unavailable') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
+      if (attempt.kind === 'unavailable') {
+        // A wait rides out an outage of up to --connect-timeout (a restart, a blip); then it is 69.
+        unavailableSince ??= now();
+        if (now() >= deadline || now() - unavailableSince >= set.connectTimeoutMs) return { ...attempt, waitedMs };
+        await sleep(Math.min(outageRetryMs(set), deadline - now()), options.signal);
+        continue;
+      }
+      unavailableSince = undefined;
       if (now() >= deadline) return { kind: 'busy', waitedMs };
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
@@ -44,4 +52,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   } finally {
     watcher?.stop();
   }
+}
+
+/** Pause between attempts while too few instances answer: short, jittered, never a storm. */
+function outageRetryMs(set: LockSet): number {
+  return Math.max(10, Math.min(set.timeoutMs, 250)) * (0.5 + Math.random());
 }

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import { connectAll, disconnectAll } from '../redis/client.js';
+import { disconnectAll } from '../redis/client.js';
+import { connectQuorum } from './connect.js';
 import type { LockSet } from './lockset.js';
 import { instanceTimeoutMs, quorumSize } from './quorum.js';
 
@@ -13,11 +14,14 @@ export function newOwnerToken(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** Connect in parallel; fail with 69 (naming each failure) when too few answer for a quorum. */
-/** `ttlMs` is the lease length for run; status and release leave it out. */
+/**
+ * Connect in parallel; fail with 69 (naming each failure) when too few answer for a quorum.
+ * `ttlMs` is the lease length for run; status and release leave it out (and wait longer).
+ */
 export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?: number, owner = newOwnerToken()): Promise<LockSet> {
-  const { instances, errors } = await connectAll(config.targets, config.connectTimeoutMs);
   const total = config.targets.length;
+  const timeoutMs = ttlMs ? instanceTimeoutMs(config.connectTimeoutMs, ttlMs, total) : config.connectTimeoutMs;
+  const { instances, errors } = await connectQuorum(config.targets, config.connectTimeoutMs, ttlMs ? timeoutMs : undefined);
   if (instances.length < quorumSize(total)) {
     disconnectAll(instances);
     throw unavailable(total, errors);
@@ -29,7 +33,8 @@ export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?:
     keys: lockKeys(config.prefix, key),
     owner,
     ttlMs: ttlMs ?? 0,
-    timeoutMs: ttlMs ? instanceTimeoutMs(config.connectTimeoutMs, ttlMs, total) : config.connectTimeoutMs,
+    timeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
   };
 }
 

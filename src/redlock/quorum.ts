@@ -5,9 +5,9 @@ export function quorumSize(instances: number): number {
   return Math.floor(instances / 2) + 1;
 }
 
-/** Allowance for clock drift between processes: ttl*0.01 + 2ms. */
+/** Allowance for clock drift between processes: ttl*0.01 + 2ms, rounded up (never less margin). */
 export function driftMs(ttlMs: number): number {
-  return Math.floor(ttlMs * 0.01) + 2;
+  return Math.ceil(ttlMs / 100) + 2;
 }
 
 /** How long a lock taken at `startedAt` (monotonic ms) stays valid for us, as of `now`. */

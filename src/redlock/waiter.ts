@@ -28,7 +28,8 @@ export class ReleaseWatcher {
     await Promise.allSettled(
       subscribers.map(async (subscriber) => {
         subscriber.on('error', () => {});
-        subscriber.on('message', () => watcher.notify());
+        // Our own releases (undoing an attempt) are no news to us.
+        subscriber.on('message', (_channel: string, message: string) => message !== set.owner && watcher.notify());
         await withTimeout(subscriber.connect().then(() => subscriber.subscribe(set.keys.released)), timeoutMs);
       }),
     );

@@ -1,0 +1,60 @@
+// What each instance says about one lock, and what a majority of them says (status).
+
+import type { Holder } from '../lock/holder.js';
+import { inspectOn } from '../lock/inspect.js';
+import type { LockKeys } from '../lock/keys.js';
+import { describeError } from '../redis/client.js';
+import type { LockSet } from '../redlock/lockset.js';
+import { quorumSize } from '../redlock/quorum.js';
+
+export interface InstanceView {
+  redis: string;
+  held: boolean;
+  holder?: Holder;
+  ttl_ms?: number;
+  fence_counter?: string;
+  error?: string;
+}
+
+/** held: one owner has a quorum; free: nobody can have one; unknown: the failed instances could complete one. */
+export type Verdict = 'held' | 'free' | 'unknown';
+
+/** Every configured instance's view of the lock at `keys`, in the order the URLs were given. */
+export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]): Promise<InstanceView[]> {
+  const views: InstanceView[] = await Promise.all(
+    set.instances.map(async (instance) => {
+      try {
+        const state = await inspectOn(instance, keys, set.timeoutMs);
+        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs, fence_counter: state.counter };
+      } catch (error) {
+        return { redis: instance.target.label, held: false, error: describeError(error) };
+      }
+    }),
+  );
+  for (const unreachable of set.unreachable) {
+    const [redis, ...why] = unreachable.split(': ');
+    views.push({ redis, held: false, error: why.join(': ') });
+  }
+  return views.sort((a, b) => order.indexOf(a.redis) - order.indexOf(b.redis));
+}
+
+/** The view of the owner that holds a quorum of instances, if one does, and the verdict. */
+export function majority(views: InstanceView[], total: number): { verdict: Verdict; agreed?: InstanceView } {
+  const counts = new Map<string, number>();
+  for (const v of views) if (v.holder) counts.set(v.holder.owner, (counts.get(v.holder.owner) ?? 0) + 1);
+  for (const [owner, count] of counts) {
+    if (count >= quorumSize(total)) return { verdict: 'held', agreed: views.find((v) => v.holder?.owner === owner) };
+  }
+  const failed = views.filter((v) => v.error).length;
+  const couldHide = failed > 0 && Math.max(0, ...counts.values()) + failed >= quorumSize(total);
+  return { verdict: couldHide ? 'unknown' : 'free' };
+}
+
+/** What status shows of a holder: everything but the owner token (a capability to release). */
+export function publicHolder(holder: Holder, ttlMs: number | undefined) {
+  return { host: holder.host, pid: Number(holder.pid) || holder.pid, cmd: holder.cmd, since: new Date(holder.sinceMs).toISOString(), since_ms: holder.sinceMs, ttl_ms: holder.ttlMs, ttl_left_ms: ttlMs, fence: holder.fence };
+}
+
+export function publicView(v: InstanceView) {
+  return { redis: v.redis, held: v.held, ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}), ...(v.error ? { error: v.error } : {}) };
+}

@@ -1,0 +1,94 @@
+// Instances failing while the child runs: a Redlock lease lives on while a majority renews it,
+// and is lost (76, child terminated before the lease runs out) when no majority can.
+
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { quorumSize } from '../src/redlock/quorum.js';
+import { childPid, events, HOLD, isAlive, killLeftovers, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { startServers, type RedisServer } from './helpers/redis.js';
+import { fail, heal, redisFlags, waitForEvents, waitForMoreEvents, type Fault } from './helpers/redlock.js';
+
+const TTL_MS = 1_000;
+
+let servers: RedisServer[];
+let clients: Redis[];
+
+beforeAll(async () => {
+  servers = await startServers(5);
+  clients = servers.map((server) => server.client());
+});
+afterEach(async () => {
+  killLeftovers();
+  await heal(servers);
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+function hold(set: RedisServer[], key: string, dir: string) {
+  return spawnDlock(['run', ...redisFlags(set), '-t', `${TTL_MS}ms`, '--kill-after', '200ms', '--log-format', 'json', key, '--', HOLD, dir]);
+}
+
+describe.each<Fault>(['stop', 'pause'])('instances failing one by one while the child runs (%s)', (fault) => {
+  test.each([5, 3])('%i instances: the lock survives while a majority is up, and is lost with it', async (n) => {
+    const set = servers.slice(0, n);
+    const dir = tempDir();
+    const holder = hold(set, `one-by-one-${n}-${fault}`, dir);
+    await holder.waitFor('"event":"acquired"');
+    const pid = await childPid(dir);
+
+    const survivable = n - quorumSize(n);
+    for (let down = 0; down < survivable; down++) {
+      await fail(set[down], fault);
+      // Two whole renewals after the failure, each one by a majority.
+      await waitForMoreEvents(holder, 'renewed', 2);
+      expect(events(holder.stderr(), 'lost')).toEqual([]);
+      expect(isAlive(pid)).toBe(true);
+    }
+
+    await fail(set[survivable], fault);
+    await waitForEvents(holder, 'lost', 1);
+    const diedAt = await waitForDeath(pid);
+    const result = await holder.result;
+    expect(result.code, result.stderr).toBe(76);
+    expect(signalsSeen(dir)).toEqual(['TERM']);
+    expect(events(result.stderr, 'renew-failed').length).toBeGreaterThan(0);
+    expect(events(result.stderr, 'lost')[0]).toMatchObject({ reason: 'expiring' });
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^dlock: lost the lock one-by-one-\d-\w+ while the child ran: /);
+
+    // The child is gone before the lease could run out on the instances still up: it was last
+    // renewed (by a quorum) at most at the "renewed" event, and lasts TTL from when it was sent.
+    const lastRenewed = Date.parse(events(result.stderr, 'renewed').at(-1)!.ts);
+    const lostAt = Date.parse(events(result.stderr, 'lost')[0].ts);
+    console.log(`${n} instances, ${fault}: lost ${lostAt - lastRenewed}ms and child gone ${diedAt - lastRenewed}ms after the last renewal (ttl ${TTL_MS}ms)`);
+    expect(diedAt - lastRenewed).toBeLessThan(TTL_MS);
+  });
+});
+
+test('a renewal refused by a majority is an immediate loss; by a minority it is not', async () => {
+  const key = 'taken';
+  const lock = `dlock:{${key}}`;
+  const dir = tempDir();
+  const holder = hold(servers, key, dir);
+  await holder.waitFor('"event":"acquired"');
+  const pid = await childPid(dir);
+
+  // Two instances forget the lock (an operator DEL, a restart without persistence).
+  for (const i of [0, 1]) await clients[i].del(lock);
+  await waitForMoreEvents(holder, 'renewed', 2);
+  expect(events(holder.stderr(), 'lost')).toEqual([]);
+  // A renewal never re-creates a lock that is gone.
+  expect(await Promise.all([0, 1].map((i) => clients[i].exists(lock)))).toEqual([0, 0]);
+
+  await clients[2].del(lock);
+  await waitForEvents(holder, 'lost', 1);
+  await waitForDeath(pid);
+  const result = await holder.result;
+  expect(result.code, result.stderr).toBe(76);
+  expect(events(result.stderr, 'lost')[0]).toMatchObject({ reason: 'refused' });
+  // Lost at the first renewal that found it gone, not at the deadline: no failed renewals first.
+  expect(events(result.stderr, 'renew-failed')).toEqual([]);
+  expect(signalsSeen(dir)).toEqual(['TERM']);
+  // Its release touched nobody else's lock: the two instances that still had it are cleared.
+  expect(await Promise.all(clients.map((client) => client.exists(lock)))).toEqual([0, 0, 0, 0, 0]);
+});
