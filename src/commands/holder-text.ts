@@ -2,8 +2,8 @@
 
 import { formatDuration } from '../duration.js';
 import type { Holder } from '../lock/holder.js';
-import { inspectOn } from '../lock/inspect.js';
 import type { LockSet } from '../redlock/lockset.js';
+import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const parts = [`held by ${holder.host || 'unknown host'} pid ${holder.pid || '?'}`];
@@ -13,15 +13,16 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
   return parts.join(', ');
 }
 
-/** The holder as the first instance that knows one reports it; undefined if none does. */
+/** The holder seen on the most instances (a majority's, in Redlock mode); undefined if none. */
 export async function currentHolder(set: LockSet): Promise<string | undefined> {
-  for (const instance of set.instances) {
-    try {
-      const state = await inspectOn(instance, set.keys, set.timeoutMs);
-      if (state.holder) return describeHolder(state.holder, state.pttlMs);
-    } catch {
-      // Try the next instance; this is only for display.
-    }
+  const views = await inspectAll(set, set.keys, []);
+  const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number }>();
+  for (const view of views) {
+    if (!view.holder) continue;
+    const entry = seen.get(view.holder.owner) ?? { count: 0, holder: view.holder, pttlMs: view.ttl_ms };
+    entry.count++;
+    seen.set(view.holder.owner, entry);
   }
-  return undefined;
+  const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
+  return best ? describeHolder(best.holder, best.pttlMs) : undefined;
 }

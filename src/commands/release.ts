@@ -4,7 +4,7 @@
 import type { ConnectionConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
-import { disconnectAll } from '../redis/client.js';
+import { describeError, disconnectAll } from '../redis/client.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { describeHolder } from './holder-text.js';
 
@@ -16,8 +16,13 @@ export async function release(config: ConnectionConfig, key: string, options: { 
   try {
     const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs)));
     const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
-    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${(r.reason as Error).message}`] : []));
-    if (removed.length === 0 && failed.length + set.unreachable.length > 0 && set.total === 1) throw unavailable(set.total, [...failed, ...set.unreachable]);
+    const failed = [
+      ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
+      ...set.unreachable,
+    ];
+    // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
+    for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
+    if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
       return 1;

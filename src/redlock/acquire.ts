@@ -29,8 +29,11 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   }
 
   // Not ours: undo every partial hold (errored instances too: the request may have landed).
-  // Only a quorum of ours can have turned waiters away, so only then are they woken.
-  await releaseAll(set, round1.outcomes.map((o) => o !== 'no'), verdict === 'won');
+  // Only a quorum of ours can have turned waiters away, so only then are they woken. Errored
+  // instances are sent their release without waiting: a hung one must not double the bound.
+  const notify = verdict === 'won';
+  void releaseAll(set, round1.outcomes.map((o) => o === 'error'), notify);
+  await releaseAll(set, round1.outcomes.map((o) => o === 'yes'), notify);
   if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.errors };
   return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values) };
 }

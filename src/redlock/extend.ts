@@ -14,7 +14,9 @@ export type Renewal =
 
 export async function extendAll(set: LockSet): Promise<Renewal> {
   const startedAt = now();
-  const round = await fanOut(set, (i) => extendOn(i, set.keys, set.owner, set.ttlMs, set.timeoutMs), (ok) => ok);
+  // A renewal that hangs must leave time to retry before the local deadline: ttl/10 at most.
+  const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(set.ttlMs / 10)));
+  const round = await fanOut(set, (i) => extendOn(i, set.keys, set.owner, set.ttlMs, timeoutMs), (ok) => ok);
   const verdict = tally(round.outcomes, set.total);
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'extended', startedAt };
   if (verdict === 'refused') return { kind: 'refused' };
