@@ -36,6 +36,9 @@ function connectionOptions(command: Command): Command {
     .option('--redis <url>', `Redis URL; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect, [])
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
+    .option('--tls-ca <file>', 'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
+    .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)')
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
     .addOption(new Option('--log-format <format>', `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS));
@@ -67,12 +70,15 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
     .addOption(new Option('--on-lost <action>', `what to do to the command if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--sync-replicas <n>', 'after acquiring, WAIT until n replicas have the lock (default 0)')
+    .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
     .addHelpText('after', RUN_EXAMPLES)
     .on('option:wait', () => (waitGiven = true))
     .on('option:no-wait', () => (noWaitGiven = true))
     .action((key: string, command: string[], options: RawOptions) => {
       if (waitGiven && noWaitGiven) throw new UsageError('--wait and --no-wait: choose one');
-      const config = runConfig(key, command, { ...options, wait: noWaitGiven ? false : options.wait }, env);
+      // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--".
+      const argv = command[0] === '--' ? command.slice(1) : command;
+      const config = runConfig(key, argv, { ...options, wait: noWaitGiven ? false : options.wait }, env);
       decide({ run: async () => (await import('./commands/run.js')).run(config, env) });
     });
 

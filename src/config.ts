@@ -2,6 +2,7 @@
 
 import { parseDuration } from './duration.js';
 import { badOption, UsageError } from './errors.js';
+import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import { parseRedisUrl, type RedisTarget } from './redis/url.js';
 
 export const DEFAULTS = {
@@ -17,6 +18,10 @@ export const DEFAULTS = {
 
 export const MIN_TTL_MS = 100;
 export const MAX_KEY_BYTES = 256;
+/** Longest duration any option takes (24 days): longer ones would overflow Node's timers. */
+export const MAX_DURATION_MS = 576 * 3_600_000;
+/** Longest command line stored in the holder metadata (`cmd`). */
+export const MAX_CMD_METADATA = 256;
 export const ON_LOST = ['term', 'kill', 'ignore'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 
@@ -44,6 +49,8 @@ export interface RunConfig extends ConnectionConfig {
   onLost: OnLost;
   killAfterMs: number;
   syncReplicas: number;
+  /** The holder metadata's `cmd`: the command line, truncated, passwords masked; '' with --no-cmd-metadata. */
+  holderCmd: string;
 }
 
 /** Options as commander hands them over: raw strings, before any validation. */
@@ -60,6 +67,11 @@ export interface RawOptions {
   quiet?: boolean;
   verbose?: boolean;
   logFormat?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  /** false with --no-cmd-metadata. */
+  cmdMetadata?: boolean;
 }
 
 export function duration(option: string, value: string): number {
@@ -67,6 +79,7 @@ export function duration(option: string, value: string): number {
   if (ms === undefined) {
     throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h or a number of seconds');
   }
+  if (ms > MAX_DURATION_MS) throw badOption(option, value, 'must be at most 576h (24 days)');
   return ms;
 }
 
@@ -105,17 +118,46 @@ export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
   const fromEnv = env.DLOCK_REDIS_URL?.split(',').filter((url) => url.trim() !== '');
   const urls = raw.redis?.length ? { list: raw.redis, option: '--redis' } : fromEnv?.length ? { list: fromEnv, option: 'DLOCK_REDIS_URL' } : { list: [DEFAULTS.redis], option: '--redis' };
   const prefix = raw.prefix ?? env.DLOCK_PREFIX ?? DEFAULTS.prefix;
-  if (/[\s{}]/.test(prefix) || Buffer.byteLength(prefix) > 128) {
-    throw badOption(raw.prefix !== undefined ? '--prefix' : 'DLOCK_PREFIX', prefix, 'must be at most 128 bytes, without whitespace or braces');
+  if (/[\s\p{C}\p{Z}{}]/u.test(prefix) || Buffer.byteLength(prefix) > 128) {
+    throw badOption(raw.prefix !== undefined ? '--prefix' : 'DLOCK_PREFIX', prefix, 'must be at most 128 bytes of printable text, without whitespace or braces');
   }
   const logFormatOption = raw.logFormat !== undefined ? '--log-format' : 'DLOCK_LOG_FORMAT';
   return {
-    targets: urls.list.map((url) => parseRedisUrl(url, urls.option)),
+    targets: redisTargets(urls.list, urls.option, raw, env),
     prefix,
     connectTimeoutMs: positiveDuration('--connect-timeout', raw.connectTimeout ?? DEFAULTS.connectTimeout),
     verbosity: raw.quiet ? 'quiet' : raw.verbose ? 'verbose' : 'normal',
     logFormat: oneOf(logFormatOption, raw.logFormat ?? env.DLOCK_LOG_FORMAT ?? DEFAULTS.logFormat, LOG_FORMATS),
   };
+}
+
+/** The URLs parsed, with DLOCK_REDIS_PASSWORD where a URL has none and the TLS files read. */
+function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env): RedisTarget[] {
+  const targets = urls.map((url) => parseRedisUrl(url, option));
+  const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
+  const paths: TlsPaths = {};
+  for (const [name, flag, variable] of [['ca', 'tlsCa', 'DLOCK_TLS_CA'], ['cert', 'tlsCert', 'DLOCK_TLS_CERT'], ['key', 'tlsKey', 'DLOCK_TLS_KEY']] as const) {
+    const path = raw[flag] ?? (env[variable] || undefined);
+    if (path !== undefined) paths[name] = { option: raw[flag] !== undefined ? `--tls-${name}` : variable, path };
+  }
+  const firstTls = paths.ca ?? paths.cert ?? paths.key;
+  // TLS options never turn a redis:// URL into TLS, nor are they dropped silently.
+  const plain = targets.find((target) => !target.tls);
+  if (firstTls && plain) throw badOption(firstTls.option, firstTls.path, `TLS options need rediss:// URLs, but ${option} has ${plain.label}`);
+  const tlsFiles = firstTls ? readTlsFiles(paths) : undefined;
+  return targets.map((target) => ({ ...target, password: target.password ?? envPassword, ...(tlsFiles ? { tlsFiles } : {}) }));
+}
+
+/** The holder metadata's `cmd`: the command line with known passwords masked, cut to MAX_CMD_METADATA. */
+function holderCmd(command: string[], targets: RedisTarget[]): string {
+  // Control and format characters would reach the terminal of whoever runs `dlock status`.
+  let text = command.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  const passwords = targets.flatMap(({ password }) => (password ? [password] : []));
+  // Mask until none is left: a "***" could rebuild a password holding "*", so those are cut out.
+  for (let found = passwords.find((p) => text.includes(p)); found; found = passwords.find((p) => text.includes(p))) {
+    text = text.split(found).join(found.includes('*') ? '' : '***');
+  }
+  return Array.from(text).slice(0, MAX_CMD_METADATA).join('');
 }
 
 export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
@@ -151,5 +193,6 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     // The grace must fit inside the lease, or a lost lock would outlive its expiry.
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
+    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets),
   };
 }

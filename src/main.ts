@@ -3,6 +3,7 @@
 import { CommanderError } from 'commander';
 import { buildProgram, type Invocation } from './cli.js';
 import { DlockError, EXIT } from './errors.js';
+import { redactUrlsIn } from './redis/url.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
   const verbose = argv.includes('-v') || argv.includes('--verbose');
@@ -10,7 +11,7 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
     const decision: { invocation: Invocation } = { invocation: { exitCode: 0 } };
     const program = buildProgram(env, (decided) => (decision.invocation = decided))
       .exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`dlock: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n`) });
+      .configureOutput({ outputError: (text, write) => write(`dlock: ${redactUrlsIn(text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' '))}\n`) });
     for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
     if (argv.length === 0) {
       program.outputHelp({ error: true });

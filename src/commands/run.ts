@@ -19,9 +19,6 @@ import { isHeldBy } from './reentrant.js';
 import { syncReplicas } from './sync-replicas.js';
 import { WaitDisplay } from './wait-display.js';
 
-/** Longest command line stored in the holder metadata. */
-const MAX_CMD_METADATA = 256;
-
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   const [file, ...args] = config.command;
@@ -45,7 +42,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 }
 
 async function runLocked(config: RunConfig, set: LockSet, file: string, args: string[], signals: SignalRelay, log: Logger): Promise<number> {
-  const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.command.join(' ').slice(0, MAX_CMD_METADATA) };
+  const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
   const display = new WaitDisplay(config, set, log);
   const result = await obtain(set, meta, {
     waitMs: config.waitMs,
@@ -63,6 +60,8 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
     log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
     if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
+    // A signal during the WAIT for replicas aborted nothing yet: do not start the child at all.
+    if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
 
     lease = new Lease(set, result.startedAt, config.killAfterMs, {
       renewed: () => log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`),
@@ -76,10 +75,13 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
       DLOCK_TTL_MS: String(config.ttlMs),
     });
     const stopChild = terminator(child, config.killAfterMs);
-    signals.forwardTo((signal, terminating) => {
+    const forward = (signal: NodeJS.Signals, terminating: boolean) => {
       child.kill(signal);
       if (terminating) stopChild.killLater(config.killAfterMs);
-    });
+    };
+    signals.forwardTo(forward);
+    // One that came while the child was being spawned was taken as "interrupted": pass it on.
+    if (signals.interrupted.aborted) forward(signals.interrupted.reason as NodeJS.Signals, true);
     lease.lost.addEventListener('abort', () => {
       const reason = lease!.lost.reason as LossReason;
       log.event('lost', { key: config.key, fence, reason: reason.kind }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${onLostText(config.onLost)}`);

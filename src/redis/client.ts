@@ -11,10 +11,33 @@ export interface Instance {
   client: Redis;
 }
 
+const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
+const NOT_TLS = 'TLS handshake failed (is this a TLS port? use redis:// for plain text)';
+/** What went wrong in a TLS handshake, by Node's error code (there is no fallback to plain text). */
+const TLS_ERRORS: Record<string, string> = {
+  SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED,
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT: UNTRUSTED,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED,
+  CERT_SIGNATURE_FAILURE: 'TLS certificate not trusted (bad signature)',
+  CERT_HAS_EXPIRED: 'TLS certificate has expired',
+  CERT_NOT_YET_VALID: 'TLS certificate is not yet valid',
+  CERT_REVOKED: 'TLS certificate was revoked',
+  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate does not match the host name (the URL's host must be in the certificate)",
+  ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
+  ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the server requires a client certificate (--tls-cert and --tls-key)',
+  ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: 'the server rejected the client certificate',
+  ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: 'the server rejected the client certificate (unknown CA)',
+};
+
 /** A short reason for a connection or command failure, never containing a password. */
 export function describeError(error: unknown): string {
   if (error instanceof TimeoutError) return error.message;
   const err = error as NodeJS.ErrnoException;
+  if (err?.code && TLS_ERRORS[err.code]) return TLS_ERRORS[err.code];
+  if (err?.code?.startsWith('ERR_SSL_') || err?.code === 'EPROTO') return `TLS handshake failed (${err.code})`;
   switch (err?.code) {
     case 'ECONNREFUSED':
       return 'connection refused';
@@ -26,8 +49,10 @@ export function describeError(error: unknown): string {
     case 'ECONNRESET':
       return 'connection reset';
   }
+  if ((error as Error)?.name === 'MaxRetriesPerRequestError') return 'connection closed';
   const message = String(err?.message ?? error).split('\n')[0];
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) return 'authentication failed';
+  if (/^NOPERM/.test(message)) return `permission denied by the server's ACL: ${message.replace(/^NOPERM\s*/, '')}`;
   return message.replace(/^ReplyError: /, '');
 }
 
@@ -37,11 +62,16 @@ export async function connect(target: RedisTarget, timeoutMs: number): Promise<I
   const client = new Redis({
     host: target.host,
     port: target.port,
-    username: target.username,
+    // With a password, always name the user ("default" unless the URL says otherwise): a
+    // server without a password then accepts it quietly instead of ioredis printing a warning.
+    username: target.password !== undefined ? (target.username ?? 'default') : target.username,
     password: target.password,
     db: target.db,
-    tls: target.tls ? { servername: target.host } : undefined,
+    // Verification is always on, whatever NODE_TLS_REJECT_UNAUTHORIZED says; a CA given
+    // replaces the system's trust store.
+    tls: target.tls ? { ...target.tlsFiles, rejectUnauthorized: true } : undefined,
     lazyConnect: true,
+    disableClientInfo: true,
     connectTimeout: timeoutMs,
     enableReadyCheck: false,
     enableOfflineQueue: false,
@@ -49,14 +79,23 @@ export async function connect(target: RedisTarget, timeoutMs: number): Promise<I
     retryStrategy: () => null,
   });
   // Later failures surface through the commands that hit them; the first connect's error
-  // (ECONNREFUSED, ...) says more than ioredis' "Connection is closed", so keep it.
+  // (ECONNREFUSED, a TLS alert...) says more than ioredis' "Connection is closed", so keep it.
   let connectError: unknown;
   client.on('error', (error) => (connectError ??= error));
   try {
-    await withTimeout(client.connect(), timeoutMs);
+    // One PING proves the whole path (TLS both ways, AUTH) before any lock work, so a bad
+    // certificate or password is reported as such and not as a failed command. ioredis only
+    // reports a failed SELECT as an error event and goes on in db 0: that is an error too.
+    await withTimeout(
+      client.connect().then(() => client.ping()),
+      timeoutMs,
+    );
+    if (connectError) throw connectError;
   } catch (error) {
+    // A TLS client that times out before the handshake ends often talks to a plain-text port.
+    const hint = target.tls && client.status === 'connecting' && error instanceof TimeoutError ? ' in the TLS handshake (is this a TLS port?)' : '';
     client.disconnect();
-    throw new UnavailableError(`cannot reach ${target.label}: ${describeError(connectError ?? error)}`);
+    throw new UnavailableError(`cannot reach ${target.label}: ${describeError(connectError ?? error)}${hint}`);
   }
   // From here on a dropped connection is retried quickly (a restarting Redis must not lose a
   // lease that is still valid); commands sent while it is down fail at once.

@@ -2,6 +2,13 @@
 
 import { badOption } from '../errors.js';
 
+/** TLS material read from --tls-ca/--tls-cert/--tls-key (PEM), for rediss:// targets. */
+export interface TlsFiles {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 export interface RedisTarget {
   /** What messages may show: the URL with any password replaced by "***". */
   label: string;
@@ -11,20 +18,48 @@ export interface RedisTarget {
   password?: string;
   db: number;
   tls: boolean;
+  /** Extra trust and client certificate for a rediss:// target (verification is always on). */
+  tlsFiles?: TlsFiles;
 }
 
-/** The URL with its password (if any) masked; safe for any output. */
+/** Highest database index accepted in a URL (Redis' own limit is the `databases` setting). */
+const MAX_DB = 2_147_483_647;
+
+/**
+ * The URL with everything that may be a password masked; safe for any output, even when
+ * the text is not a valid URL. The credentials end at the last "@" (as a URL parser reads
+ * them), so a password holding "@", "/" or ":" is masked whole.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z+]+:\/\/)([^@/]*)@/i, (_all, scheme: string, auth: string) => {
-    const colon = auth.indexOf(':');
-    return colon < 0 ? `${scheme}***@` : `${scheme}${auth.slice(0, colon)}${colon ? ':' : ''}***@`;
-  });
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
+  const auth = url.slice(scheme.length, at);
+  const user = auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
+  // Keep a plain user name (redis://dlock:***@host); anything odder is masked whole.
+  const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : '***';
+  return `${scheme}${shown}${url.slice(at)}`;
+}
+
+/** `text` with the credentials of every URL in it masked (commander echoes bad arguments). */
+export function redactUrlsIn(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S*@/gi, (url) => redactUrl(url));
+}
+
+function decode(option: string, shown: string, part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw badOption(option, shown, `the ${what} has a malformed %-escape`);
+  }
 }
 
 /** Parse one redis:// or rediss:// URL; `option` names the flag or env var for errors. */
 export function parseRedisUrl(raw: string, option: string): RedisTarget {
   const text = raw.trim();
   const shown = redactUrl(text);
+  // WHATWG URL parsing silently drops tabs and newlines; a URL holding them is a mistake.
+  if (/[\p{C}\s]/u.test(text)) throw badOption(option, shown, 'the URL contains whitespace or control characters');
   let url: URL;
   try {
     url = new URL(text);
@@ -34,20 +69,26 @@ export function parseRedisUrl(raw: string, option: string): RedisTarget {
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
     throw badOption(option, shown, 'expected a redis:// or rediss:// URL');
   }
+  if (!text.slice(url.protocol.length).startsWith('//')) throw badOption(option, shown, 'expected redis://host:port');
   if (!url.hostname) throw badOption(option, shown, 'the URL has no host');
   const port = url.port ? Number(url.port) : 6379;
+  if (port < 1 || port > 65_535) throw badOption(option, shown, 'the port must be from 1 to 65535');
   const path = url.pathname.replace(/^\//, '');
-  if (path !== '' && !/^\d+$/.test(path)) {
+  if (path !== '' && (!/^\d{1,10}$/.test(path) || Number(path) > MAX_DB)) {
     throw badOption(option, shown, 'the database must be a number, as in redis://host:6379/0');
   }
-  if (url.search || url.hash) throw badOption(option, shown, 'query strings and fragments are not supported');
+  if (url.search || url.hash || text.includes('?') || text.includes('#')) {
+    throw badOption(option, shown, 'query strings and fragments are not supported');
+  }
+  const username = url.username ? decode(option, shown, url.username, 'user name') : undefined;
+  const password = url.password ? decode(option, shown, url.password, 'password') : undefined;
   const auth = url.username || url.password ? `${url.username}${url.password ? ':***' : ''}@` : '';
   return {
     label: `${url.protocol}//${auth}${url.host}${path ? `/${path}` : ''}`,
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
     port,
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
+    username,
+    password,
     db: path ? Number(path) : 0,
     tls: url.protocol === 'rediss:',
   };

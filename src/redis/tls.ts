@@ -1,0 +1,61 @@
+// --tls-ca/--tls-cert/--tls-key: read and check the PEM files before anything connects,
+// so a missing or wrong file is a usage error naming the option, not a failed handshake.
+
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { badOption } from '../errors.js';
+import type { TlsFiles } from './url.js';
+
+export interface TlsPaths {
+  ca?: { option: string; path: string };
+  cert?: { option: string; path: string };
+  key?: { option: string; path: string };
+}
+
+function read(option: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : `cannot read it (${code ?? 'error'})`;
+    throw badOption(option, path, why);
+  }
+}
+
+function certificate(option: string, path: string, pem: Buffer): X509Certificate {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    throw badOption(option, path, 'not a PEM certificate');
+  }
+}
+
+function privateKey(option: string, path: string, pem: Buffer): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (error) {
+    const encrypted = /passphrase/i.test(String((error as Error).message));
+    throw badOption(option, path, encrypted ? 'encrypted keys are not supported' : 'not a PEM private key');
+  }
+}
+
+/** The files' contents, checked: certificates parse, the key parses and matches the certificate. */
+export function readTlsFiles(paths: TlsPaths): TlsFiles {
+  const { ca, cert, key } = paths;
+  if (cert && !key) throw badOption(cert.option, cert.path, 'a client certificate needs its key too (--tls-key or DLOCK_TLS_KEY)');
+  if (key && !cert) throw badOption(key.option, key.path, 'a client key needs its certificate too (--tls-cert or DLOCK_TLS_CERT)');
+  const files: TlsFiles = {};
+  if (ca) {
+    files.ca = read(ca.option, ca.path);
+    certificate(ca.option, ca.path, files.ca);
+  }
+  if (cert && key) {
+    files.cert = read(cert.option, cert.path);
+    files.key = read(key.option, key.path);
+    const parsed = certificate(cert.option, cert.path, files.cert);
+    if (!parsed.checkPrivateKey(privateKey(key.option, key.path, files.key))) {
+      throw badOption(key.option, key.path, `does not match the certificate in ${cert.path}`);
+    }
+  }
+  return files;
+}

@@ -1,0 +1,229 @@
+// Least privilege: every dlock command works as an ACL user granted only DLOCK_ACL (the line
+// the README shows), and each grant in it is needed (removing it makes the server log a
+// denial). Passwords come from the URL, DLOCK_REDIS_PASSWORD or an ACL user, and show nowhere.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { cleanEnv, dlock, start } from './helpers/cli.js';
+import { expectOneError } from './helpers/hostile.js';
+import { RedisServer, startServers } from './helpers/redis.js';
+import { HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
+
+/** What the dlock user may do: its keys and channels, and the commands its scripts run. */
+const DLOCK_ACL = [
+  '~dlock:*', '&dlock:*',
+  '+ping', '+evalsha', '+eval', '+scan', '+subscribe',
+  '+hget', '+hset', '+hgetall', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish',
+  '+wait', '+select',
+];
+const PASSWORD = 'acl-pw-Wm3:@/';
+const ENCODED = encodeURIComponent(PASSWORD);
+
+let servers: RedisServer[];
+let replica: RedisServer;
+let admins: Redis[];
+
+async function grant(rules: string[]): Promise<void> {
+  for (const admin of admins) {
+    await admin.call('ACL', 'SETUSER', 'dlock', 'reset', 'on', `>${PASSWORD}`, ...rules);
+    await admin.call('ACL', 'LOG', 'RESET');
+    await admin.call('SCRIPT', 'FLUSH');
+    // A script that a denial stopped half-way keeps its writes (a lock hash without a TTL).
+    await admin.flushall();
+  }
+}
+
+/** Denials the servers logged, as "reason:object" (e.g. "command:hget", "channel:dlock:{k}:released"). */
+async function denials(): Promise<string[]> {
+  const all: string[] = [];
+  for (const admin of admins) {
+    const entries = (await admin.call('ACL', 'LOG')) as unknown[][];
+    for (const entry of entries) {
+      const fields: Record<string, unknown> = {};
+      for (let i = 0; i + 1 < entry.length; i += 2) fields[String(entry[i])] = entry[i + 1];
+      all.push(`${fields.reason}:${fields.object}`);
+    }
+  }
+  return all;
+}
+
+const url = (server: RedisServer, db = '') => `redis://dlock:${ENCODED}@127.0.0.1:${server.port}${db}`;
+
+beforeAll(async () => {
+  servers = await startServers(3);
+  replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(servers[0].port)] });
+  admins = servers.map((server) => server.client());
+  const replicaAdmin = replica.client();
+  const deadline = Date.now() + 20_000;
+  while (!(await replicaAdmin.info('replication')).includes('master_link_status:up')) {
+    if (Date.now() > deadline) throw new Error('the replica did not sync');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([...servers.map((s) => s.close()), replica.close()]);
+  removeTempDirs();
+});
+
+/** Each scenario exercises some of dlock's commands as the dlock user and checks they worked. */
+const SCENARIOS: Record<string, () => Promise<void>> = {
+  async run() {
+    const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-run', '--', 'true']);
+    expect(result.code, result.stderr).toBe(0);
+  },
+  async statusKey() {
+    const result = await dlock(['status', '--json', '--redis', url(servers[0]), 'acl-free']);
+    expect(result.code, result.stderr).toBe(1);
+  },
+  async statusList() {
+    await admins[0].hset('dlock:{acl-listed}', 'owner', 'x', 'host', 'h', 'pid', '1', 'fence', '1');
+    await admins[0].pexpire('dlock:{acl-listed}', 10_000);
+    const result = await dlock(['status', '--json', '--redis', url(servers[0])]);
+    await admins[0].del('dlock:{acl-listed}');
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([expect.objectContaining({ key: 'acl-listed' })]);
+  },
+  async waitPubSub() {
+    // Held by someone else for a while; the waiter subscribes, then gets it on the release message.
+    await admins[0].hset('dlock:{acl-wait}', 'owner', 'other', 'fence', '0');
+    await admins[0].pexpire('dlock:{acl-wait}', 20_000);
+    const waiter = start(['run', '--redis', url(servers[0]), '--wait', '15s', '--log-format', 'json', 'acl-wait', '--', 'true']);
+    // "waiting" comes after the subscription: a release from now on is heard at once.
+    await waiter.waitFor('"waiting"');
+    if ((await denials()).length > 0) {
+      waiter.process.kill('SIGTERM'); // the subscription was refused; no need to sit out a poll
+      await waiter.result;
+      return;
+    }
+    await admins[0].del('dlock:{acl-wait}');
+    await admins[0].publish('dlock:{acl-wait}:released', 'other');
+    const result = await waiter.result;
+    expect(result.code, result.stderr).toBe(0);
+    // Woken by the message, not by the next poll (capped at 5s) nor the 20s expiry.
+    expect(onlyEvent(result.stderr, 'acquired').waited_ms).toBeLessThan(4_000);
+  },
+  async releaseForce() {
+    const dir = tempDir();
+    const holder = start(['run', '--redis', url(servers[0]), '--log-format', 'json', 'acl-force', '--', HOLD, dir]);
+    await holder.waitFor('"acquired"');
+    const result = await dlock(['release', '--force', '--redis', url(servers[0]), 'acl-force']);
+    expect(result.code, result.stderr).toBe(0);
+    writeFileSync(join(dir, 'stop'), '');
+    await holder.result;
+  },
+  async redlock() {
+    // Instance 2's counter is ahead: round 2 raises the others to it (SET in the fence script).
+    await admins[1].set('dlock:{acl-rl}:fence', '5');
+    const result = await dlock(['run', '-n', ...servers.flatMap((s) => ['--redis', url(s)]), 'acl-rl', '--', 'sh', '-c', 'echo $DLOCK_FENCING_TOKEN']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${await admins[1].get('dlock:{acl-rl}:fence')}\n`);
+    expect(await admins[0].get('dlock:{acl-rl}:fence')).toBe(await admins[1].get('dlock:{acl-rl}:fence'));
+  },
+  async databaseAndReplicas() {
+    const result = await dlock(['run', '-n', '--redis', url(servers[0], '/1'), '--sync-replicas', '1', 'acl-db', '--', 'true']);
+    expect(result.code, result.stderr).toBe(0);
+  },
+};
+
+/** Which scenario needs each grant (the one that fails, or is logged as denied, without it). */
+const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
+  '~dlock:*': 'run', '&dlock:*': 'run', '+ping': 'run', '+evalsha': 'run', '+eval': 'run',
+  '+hget': 'run', '+exists': 'run', '+incr': 'run', '+get': 'run', '+hset': 'run', '+pexpire': 'run', '+del': 'run', '+publish': 'run',
+  '+pttl': 'statusKey', '+hgetall': 'statusKey', '+scan': 'statusList', '+subscribe': 'waitPubSub',
+  '+set': 'redlock', '+wait': 'databaseAndReplicas', '+select': 'databaseAndReplicas',
+};
+
+describe('an ACL user with DLOCK_ACL', () => {
+  test('runs every command: run, status, status (SCAN), waiting (pub/sub), release --force, Redlock, db and --sync-replicas', async () => {
+    await grant(DLOCK_ACL);
+    for (const scenario of Object.values(SCENARIOS)) await scenario();
+    expect(await denials()).toEqual([]);
+    console.log(`README: ACL SETUSER dlock on >PASSWORD ${DLOCK_ACL.join(' ')}`);
+  });
+
+  test('needs every grant in DLOCK_ACL: without any one of them the server logs a denial', async () => {
+    expect(Object.keys(NEEDED_BY).sort()).toEqual([...DLOCK_ACL].sort());
+    for (const rule of DLOCK_ACL) {
+      await grant(DLOCK_ACL.filter((r) => r !== rule));
+      await SCENARIOS[NEEDED_BY[rule]]().catch(() => undefined);
+      const denied = await denials();
+      const expected = rule.startsWith('+') ? `command:${rule.slice(1)}` : rule.startsWith('~') ? 'key:' : 'channel:';
+      expect(denied.some((entry) => entry.startsWith(expected)), `without ${rule}: ${denied.join(', ')}`).toBe(true);
+    }
+  });
+
+  test('a missing permission is a clear 69, not a stack trace', async () => {
+    await grant(DLOCK_ACL.filter((r) => r !== '+evalsha'));
+    const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-noperm', '--', 'true']);
+    expectOneError(result, 69, /permission denied by the server's ACL: .*'evalsha'/);
+    expect(result.stderr).not.toContain(PASSWORD);
+    expect(result.stderr).not.toContain(ENCODED);
+  });
+});
+
+describe('where the password comes from', () => {
+  beforeAll(() => grant(DLOCK_ACL));
+
+  test('DLOCK_REDIS_PASSWORD, for a URL with a user and no password', async () => {
+    const env = cleanEnv({ DLOCK_REDIS_PASSWORD: PASSWORD });
+    const result = await dlock(['run', '--redis', `redis://dlock@127.0.0.1:${servers[0].port}`, '-v', 'acl-env', '--', 'true'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain(PASSWORD);
+  });
+
+  test('the URL password wins over DLOCK_REDIS_PASSWORD', async () => {
+    const env = cleanEnv({ DLOCK_REDIS_PASSWORD: 'not-this-one' });
+    expect((await dlock(['status', '--redis', url(servers[0]), 'acl-env'], { env })).code).toBe(1);
+  });
+
+  test('a wrong password: 69 "authentication failed", and no password in any output', async () => {
+    for (const args of [['run', '-v', '--log-format', 'json', 'k', '--', 'true'], ['status', '--json', 'k'], ['status'], ['release', '--force', 'k']]) {
+      const wrong = `redis://dlock:wrong-Ab7@127.0.0.1:${servers[0].port}`;
+      const result = await dlock([args[0], '--redis', wrong, ...args.slice(1)]);
+      expectOneError(result, 69, /^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: authentication failed$/);
+      expect(result.stdout + result.stderr).not.toContain('wrong-Ab7');
+    }
+  });
+
+  test('a password given to a server that needs none is accepted quietly', async () => {
+    const open = await RedisServer.start();
+    try {
+      const result = await dlock(['run', '--redis', `redis://:unused-pw@127.0.0.1:${open.port}`, 'quiet', '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_PASSWORD: 'also-unused' }) });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('the holder metadata', () => {
+  beforeAll(() => grant(DLOCK_ACL));
+
+  test('cmd is stored truncated, with the Redis password masked; --no-cmd-metadata stores none', async () => {
+    const dir = tempDir();
+    const long = 'x'.repeat(400);
+    const holder = start(['run', '--redis', url(servers[0]), '--log-format', 'json', '-v', 'meta', '--', HOLD, dir, PASSWORD, long]);
+    await holder.waitFor('"acquired"');
+    const cmd = (await admins[0].hget('dlock:{meta}', 'cmd'))!;
+    expect(cmd).toBe(`${HOLD} ${dir} *** ${long}`.slice(0, 256));
+    const status = await dlock(['status', '--json', '--redis', url(servers[0]), 'meta']);
+    expect(JSON.parse(status.stdout).holder.cmd).toBe(cmd);
+    writeFileSync(join(dir, 'stop'), '');
+    const result = await holder.result;
+    expect(result.stderr).not.toContain(PASSWORD);
+    expect(onlyEvent(result.stderr, 'released')).toMatchObject({ key: 'meta', released: true });
+
+    const secretDir = tempDir();
+    const quiet = start(['run', '--redis', url(servers[0]), '--no-cmd-metadata', '--log-format', 'json', 'meta', '--', HOLD, secretDir, '--token=s3cr3t']);
+    await quiet.waitFor('"acquired"');
+    expect(await admins[0].hget('dlock:{meta}', 'cmd')).toBe('');
+    const shown = await dlock(['status', '--redis', url(servers[0]), 'meta']);
+    expect(shown.stdout).not.toContain('s3cr3t');
+    writeFileSync(join(secretDir, 'stop'), '');
+    expect((await quiet.result).code).toBe(0);
+  });
+});
