@@ -2,7 +2,9 @@
 // and by the single executable. Modules imported with import() stay lazy inside it.
 
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -21,3 +23,19 @@ await build({
   loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   logLevel: 'warning',
 });
+
+// V8 code cache for bin/dlock: run the CLI once along the `run` path (commander, validation,
+// the run command, ioredis) against a loopback port where nothing listens, and save every
+// function compiled on the way. The run fails with 69 by design; only the cache matters.
+rmSync('dist/dlock.cjs.cache', { force: true });
+const closedPort = await new Promise((resolve) => {
+  const server = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    server.close(() => resolve(port));
+  });
+});
+const training = spawnSync(process.execPath, ['bin/dlock', 'run', '--redis', `redis://127.0.0.1:${closedPort}`, 'build-cache', '--', 'true'], {
+  env: { ...process.env, DLOCK_WRITE_CODE_CACHE: '1' },
+  stdio: 'ignore',
+});
+if (training.status !== 69) throw new Error(`code cache training run exited ${training.status}, expected 69`);

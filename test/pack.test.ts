@@ -61,6 +61,7 @@ test('the package holds only what users need', () => {
     'completions/dlock.fish',
     'completions/dlock.zsh',
     'dist/dlock.cjs',
+    'dist/dlock.cjs.cache',
     'man/dlock.1',
     'package.json',
   ]);
