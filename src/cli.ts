@@ -11,7 +11,7 @@ export const VERSION = typeof __DLOCK_VERSION__ === 'string' ? __DLOCK_VERSION__
 /** What the CLI decided to do: a command and its validated options, or nothing (help, version). */
 export type Invocation = { exitCode: number } | { run: () => Promise<number> };
 
-const collect = (value: string, previous: string[]) => [...previous, value];
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 const RUN_EXAMPLES = `
 Examples:
@@ -33,7 +33,7 @@ Examples:
 
 function connectionOptions(command: Command): Command {
   return command
-    .option('--redis <url>', `Redis URL; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect, [])
+    .option('--redis <url>', `Redis URL; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
     .option('--tls-ca <file>', 'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
