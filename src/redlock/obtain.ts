@@ -34,7 +34,8 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
       if (attempt.kind === 'unavailable') {
         // A wait rides out an outage of up to --connect-timeout (a restart, a blip); then it is 69.
         unavailableSince ??= now();
-        if (now() >= deadline || now() - unavailableSince >= set.connectTimeoutMs) return { ...attempt, waitedMs };
+        const final = attempt.errors.some((error) => PERMANENT.test(error));
+        if (final || now() >= deadline || now() - unavailableSince >= set.connectTimeoutMs) return { ...attempt, waitedMs };
         await sleep(Math.min(outageRetryMs(set), deadline - now()), options.signal);
         continue;
       }
@@ -53,6 +54,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     watcher?.stop();
   }
 }
+
+/** Errors that waiting cannot cure: permissions, credentials, a foreign key in our place. */
+const PERMANENT = /NOPERM|authentication failed|WRONGTYPE|unknown command/i;
 
 /** Pause between attempts while too few instances answer: short, jittered, never a storm. */
 function outageRetryMs(set: LockSet): number {
