@@ -7,6 +7,9 @@ import { redactUrlsIn } from './redis/url.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
   const verbose = argv.includes('-v') || argv.includes('--verbose');
+  // stderr is one "dlock: " line per problem: Node's own warnings (e.g. about
+  // NODE_TLS_REJECT_UNAUTHORIZED, which dlock does not honour anyway) would be a second voice.
+  process.removeAllListeners('warning');
   try {
     const decision: { invocation: Invocation } = { invocation: { exitCode: 0 } };
     const program = buildProgram(env, (decided) => (decision.invocation = decided))

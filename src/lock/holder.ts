@@ -18,10 +18,15 @@ export function holderFromReply(flat: unknown): Holder | undefined {
   return {
     owner: fields.owner ?? '',
     fence: fields.fence ?? '',
-    host: fields.host ?? '',
-    pid: fields.pid ?? '',
-    cmd: fields.cmd ?? '',
+    host: printable(fields.host ?? ''),
+    pid: printable(fields.pid ?? ''),
+    cmd: printable(fields.cmd ?? ''),
     sinceMs: Number(fields.since_ms ?? 0),
     ttlMs: Number(fields.ttl_ms ?? 0),
   };
+}
+
+/** Anyone who can write to Redis can put terminal escape codes in a hash: show them inert. */
+function printable(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
