@@ -1,0 +1,139 @@
+// npm run bench [-- --smoke] [-- --strict]: dlock's overhead, handoff, serialisation, Redlock
+// fan-out, Redis load and memory, against redis-server processes it starts on loopback ports.
+// Prints a table (medians, p99, ratios measured side by side in this run) and writes
+// bench/results.json. Needs `npm run build` first (the npm script does it). A missed target is
+// reported, not fatal; --strict makes it exit 1. See bench/README.md for what each row means.
+
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { killAllProcesses } from './lib/proc.mjs';
+import { killAllServers, startServers } from './lib/redis.mjs';
+import { formatTable, machineInfo } from './lib/report.mjs';
+import { handoff } from './sections/handoff.mjs';
+import { load } from './sections/load.mjs';
+import { memory } from './sections/memory.mjs';
+import { overhead } from './sections/overhead.mjs';
+import { redlock } from './sections/redlock.mjs';
+import { serial } from './sections/serial.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DLOCK = join(ROOT, 'bin/dlock');
+const BINARY = join(ROOT, 'dist/dlock-linux-x64');
+const RESULTS = join(ROOT, 'bench/results.json');
+
+/** Sample counts: full aims at about two minutes on a 2-core machine, smoke at about 20 s. */
+const PLANS = {
+  full: {
+    warmup: 2,
+    overheadRounds: 20,
+    // handoff: waiters → samples (1 waiter) or rounds of a full queue (10, 50 waiters)
+    handoff: { 1: 10, 10: 2, 50: 1 },
+    peerHandoffWaiters: [1, 10, 50],
+    serialRounds: 3,
+    redlockRounds: 15,
+    holderWindowMs: 4000,
+    waiterWindowMs: 6000,
+    peerLoad: true,
+    peerWindowMs: 2000,
+    memorySamples: 5,
+  },
+  smoke: {
+    warmup: 1,
+    overheadRounds: 4,
+    handoff: { 1: 3, 10: 1 },
+    peerHandoffWaiters: [1],
+    serialRounds: 1,
+    redlockRounds: 2,
+    holderWindowMs: 1000,
+    waiterWindowMs: 1500,
+    peerLoad: false,
+    peerWindowMs: 0,
+    memorySamples: 1,
+  },
+};
+
+function which(command) {
+  const candidates = command.includes('/') ? [command] : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir || '.', command));
+  return candidates.some((file) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A hung step must not hang CI: give up (and clean up) after this long. */
+const WATCHDOG_MS = { full: 8 * 60_000, smoke: 3 * 60_000 };
+
+async function main() {
+  const args = process.argv.slice(2);
+  const mode = args.includes('--smoke') ? 'smoke' : 'full';
+  const plan = PLANS[mode];
+  setTimeout(() => {
+    stopAll();
+    console.error(`\nbench: still running after ${WATCHDOG_MS[mode] / 60_000} minutes; gave up`);
+    process.exit(1);
+  }, WATCHDOG_MS[mode]).unref();
+  if (!existsSync(join(ROOT, 'dist/dlock.cjs'))) throw new Error('dist/dlock.cjs is missing: run `npm run build` first');
+  if (!which('redis-server')) throw new Error('redis-server is not installed');
+
+  const began = performance.now();
+  const servers = await startServers(5);
+  const [redis] = servers;
+  const machine = machineInfo(await redis.version());
+  const binary = existsSync(BINARY) ? BINARY : undefined;
+  const ctx = { plan, redis, servers, dlock: DLOCK, binary, which };
+  console.log(`dlock bench (${mode}): ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, redis ${machine.redis}, load ${machine.loadavg_start.join(' ')}`);
+  const staleBinary = binary && statSync(binary).mtimeMs < statSync(join(ROOT, 'dist/dlock.cjs')).mtimeMs;
+  if (staleBinary) console.log('  note: dist/dlock-linux-x64 is older than dist/dlock.cjs (run `npm run build:binary` to measure the current code)');
+
+  const sections = {};
+  const rows = [];
+  const step = async (name, fn) => {
+    const t0 = performance.now();
+    process.stdout.write(`  ${name} ...`);
+    const result = await fn();
+    process.stdout.write(` ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    sections[name] = result.data;
+    rows.push(...result.rows);
+    return result;
+  };
+  const { startupMs } = await step('overhead', () => overhead(ctx));
+  await step('handoff', () => handoff(ctx));
+  await step('serialisation', () => serial({ ...ctx, startupMs }));
+  await step('redlock', () => redlock(ctx));
+  await step('load', () => load(ctx));
+  await step('memory', () => memory(ctx));
+
+  machine.loadavg_end = loadavg().map((x) => Math.round(x * 100) / 100);
+  const seconds = Math.round((performance.now() - began) / 100) / 10;
+  const missed = rows.filter((r) => r.pass === false);
+  writeFileSync(RESULTS, `${JSON.stringify({ mode, date: new Date().toISOString(), seconds, machine, binary: binary ? { stale: staleBinary } : false, rows, sections }, null, 2)}\n`);
+  console.log(`\n${formatTable(rows)}\n`);
+  console.log(`${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed${missed.length ? `: ${missed.map((r) => r.measure).join('; ')}` : ''}.`);
+  console.log(`${mode} run took ${seconds} s; load average ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}; wrote bench/results.json`);
+  return args.includes('--strict') && missed.length > 0 ? 1 : 0;
+}
+
+const stopAll = () => {
+  killAllProcesses();
+  killAllServers();
+};
+process.on('SIGINT', () => (stopAll(), process.exit(130)));
+process.on('SIGTERM', () => (stopAll(), process.exit(143)));
+
+main().then(
+  (code) => {
+    stopAll();
+    process.exit(code);
+  },
+  (error) => {
+    stopAll();
+    console.error(`\nbench: ${error.message}`);
+    process.exit(1);
+  },
+);
