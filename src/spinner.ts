@@ -5,7 +5,8 @@ import type { Ora } from 'ora';
 import type { Env } from './config.js';
 
 export function spinnerWanted(env: Env, quiet: boolean, stream: NodeJS.WriteStream = process.stderr): boolean {
-  return Boolean(stream.isTTY) && !quiet && !env.CI && env.TERM !== 'dumb';
+  // A pty without a size (columns 0) would make ora redraw endlessly: no spinner there either.
+  return Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && !quiet && !env.CI && env.TERM !== 'dumb';
 }
 
 export class Spinner {
