@@ -59,14 +59,18 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
   try {
     if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
     log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
-    if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
-    // A signal during the WAIT for replicas aborted nothing yet: do not start the child at all.
-    if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
-
+    // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
     lease = new Lease(set, result.startedAt, config.killAfterMs, {
       renewed: () => log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`),
       renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
     });
+    if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
+    // A signal during the WAIT for replicas aborted nothing yet: do not start the child at all.
+    if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
+    // Nor when the lease is already gone or about to be (a starved machine, a slow WAIT).
+    if (lease.lost.aborted) {
+      throw new LockLostError(`lost the lock ${config.key} before the command started: ${(lease.lost.reason as LossReason).message}`);
+    }
     const child = await spawnChild(file, args, {
       ...process.env,
       DLOCK_KEY: config.key,
@@ -82,7 +86,7 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     signals.forwardTo(forward);
     // One that came while the child was being spawned was taken as "interrupted": pass it on.
     if (signals.interrupted.aborted) forward(signals.interrupted.reason as NodeJS.Signals, true);
-    lease.lost.addEventListener('abort', () => {
+    const onLost = () => {
       const reason = lease!.lost.reason as LossReason;
       log.event('lost', { key: config.key, fence, reason: reason.kind }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${onLostText(config.onLost)}`);
       if (config.onLost === 'kill') child.kill('SIGKILL');
@@ -90,7 +94,10 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
         child.kill('SIGTERM');
         stopChild.killLater(reason.deadline - now());
       }
-    });
+    };
+    // Lost while the child was being spawned: the event has fired already.
+    if (lease.lost.aborted) onLost();
+    else lease.lost.addEventListener('abort', onLost, { once: true });
 
     const status = await child.exited.finally(() => stopChild.cancel());
     if (lease.lost.aborted) {
