@@ -32,7 +32,8 @@ try {
   // 1. The preparation blob: the bundle plus V8's code cache for it, so start-up skips compiling.
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
-  writeFileSync(config, JSON.stringify({ main: bundle, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+  const assets = { 'dlock.cjs': bundle, 'dlock.cjs.cache': `${bundle}.cache` };
+  writeFileSync(config, JSON.stringify({ main: join(root, 'scripts/sea-main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: false, assets }));
   // Without NODE_OPTIONS: V8 flags there would make the cache mismatch the plain runtime.
   const { NODE_OPTIONS, ...env } = process.env;
   run(process.execPath, ['--experimental-sea-config', config], env);
