@@ -29,7 +29,7 @@ if (!existsSync(bundle)) fail(`${bundle} is missing: run \`npm run build\` first
 const started = performance.now();
 const work = mkdtempSync(join(tmpdir(), 'dlock-sea-'));
 try {
-  // 1. The preparation blob: the bundle plus V8's code cache for it, so start-up skips compiling.
+  // 1. The preparation blob: a small entry (scripts/sea-main.cjs) plus the bundle and its V8 code cache as assets.
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   const assets = { 'dlock.cjs': bundle, 'dlock.cjs.cache': `${bundle}.cache` };
