@@ -3,7 +3,7 @@
 import { parseDuration } from './duration.js';
 import { badOption, UsageError } from './errors.js';
 import { readTlsFiles, type TlsPaths } from './redis/tls.js';
-import { parseRedisUrl, type RedisTarget } from './redis/url.js';
+import { parseRedisUrl, splitRedisUrls, type RedisTarget } from './redis/url.js';
 
 export const DEFAULTS = {
   redis: 'redis://127.0.0.1:6379',
@@ -115,7 +115,7 @@ export function validateKey(key: string | undefined): string {
 
 export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
   if (raw.quiet && raw.verbose) throw new UsageError('--quiet and --verbose: choose one');
-  const fromEnv = env.DLOCK_REDIS_URL?.split(',').filter((url) => url.trim() !== '');
+  const fromEnv = env.DLOCK_REDIS_URL ? splitRedisUrls(env.DLOCK_REDIS_URL) : undefined;
   const urls = raw.redis?.length ? { list: raw.redis, option: '--redis' } : fromEnv?.length ? { list: fromEnv, option: 'DLOCK_REDIS_URL' } : { list: [DEFAULTS.redis], option: '--redis' };
   const prefix = raw.prefix ?? env.DLOCK_PREFIX ?? DEFAULTS.prefix;
   if (/[\s\p{C}\p{Z}{}]/u.test(prefix) || Buffer.byteLength(prefix) > 128) {
@@ -131,10 +131,14 @@ export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
   };
 }
 
-/** The URLs parsed, with DLOCK_REDIS_PASSWORD where a URL has none and the TLS files read. */
+/**
+ * The URLs parsed, with DLOCK_REDIS_PASSWORD where a URL has none, DLOCK_SENTINEL_PASSWORD
+ * for the sentinels of a redis+sentinel:// URL, and the TLS files read.
+ */
 function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env): RedisTarget[] {
   const targets = urls.map((url) => parseRedisUrl(url, option));
   const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
+  const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
   const paths: TlsPaths = {};
   for (const [name, flag, variable] of [['ca', 'tlsCa', 'DLOCK_TLS_CA'], ['cert', 'tlsCert', 'DLOCK_TLS_CERT'], ['key', 'tlsKey', 'DLOCK_TLS_KEY']] as const) {
     const path = raw[flag] ?? (env[variable] || undefined);
@@ -145,14 +149,19 @@ function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env)
   const plain = targets.find((target) => !target.tls);
   if (firstTls && plain) throw badOption(firstTls.option, firstTls.path, `TLS options need rediss:// URLs, but ${option} has ${plain.label}`);
   const tlsFiles = firstTls ? readTlsFiles(paths) : undefined;
-  return targets.map((target) => ({ ...target, password: target.password ?? envPassword, ...(tlsFiles ? { tlsFiles } : {}) }));
+  return targets.map((target) => ({
+    ...target,
+    password: target.password ?? envPassword,
+    ...(target.kind === 'sentinel' && sentinelPassword ? { sentinelPassword } : {}),
+    ...(tlsFiles ? { tlsFiles } : {}),
+  }));
 }
 
 /** The holder metadata's `cmd`: the command line with known passwords masked, cut to MAX_CMD_METADATA. */
 function holderCmd(command: string[], targets: RedisTarget[]): string {
   // Control and format characters would reach the terminal of whoever runs `dlock status`.
   let text = command.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
-  const passwords = targets.flatMap(({ password }) => (password ? [password] : []));
+  const passwords = targets.flatMap(({ password, sentinelPassword }) => [password, sentinelPassword].filter((p): p is string => Boolean(p)));
   // Mask until none is left: a "***" could rebuild a password holding "*", so those are cut out.
   for (let found = passwords.find((p) => text.includes(p)); found; found = passwords.find((p) => text.includes(p))) {
     text = text.split(found).join(found.includes('*') ? '' : '***');

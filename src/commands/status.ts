@@ -8,6 +8,7 @@ import { UnavailableError } from '../errors.js';
 import type { Holder } from '../lock/holder.js';
 import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
 import { describeError, disconnectAll, type Instance } from '../redis/client.js';
+import { masterNodes } from '../redis/nodes.js';
 import type { LockSet } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
@@ -66,8 +67,9 @@ function describeInstances(views: InstanceView[], total: number, verdict: Verdic
 
 /**
  * Every lock under the prefix that a majority holds, found with SCAN (never KEYS) on each
- * instance. A lock held by a majority is on at least one instance that answered, unless a
- * quorum of instances failed: then the list could miss one (69).
+ * instance (on a Cluster, on each of its masters). A lock held by a majority is on at least
+ * one instance that answered, unless a quorum of instances failed: then the list could miss
+ * one (69).
  */
 async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
@@ -99,11 +101,13 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
 
 async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<string[]> {
   const names: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await withTimeout(instance.client.scan(cursor, 'MATCH', lockPattern(config.prefix), 'COUNT', 500, 'TYPE', 'hash'), config.connectTimeoutMs);
-    cursor = next;
-    names.push(...batch);
-  } while (cursor !== '0');
+  for (const node of masterNodes(instance.client)) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await withTimeout(node.scan(cursor, 'MATCH', lockPattern(config.prefix), 'COUNT', 500, 'TYPE', 'hash'), config.connectTimeoutMs);
+      cursor = next;
+      names.push(...batch);
+    } while (cursor !== '0');
+  }
   return names;
 }

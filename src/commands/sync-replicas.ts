@@ -1,6 +1,11 @@
 // --sync-replicas n: WAIT until n replicas have the lock and the fence on a quorum of instances.
+// WAIT counts the writes of the connection it is sent on, so on a Cluster it goes to the
+// master serving the lock's slot, the connection the acquire went through.
+// This narrows the failover window, it does not close it: renewals are not WAITed for, and a
+// replica that acknowledged can still lose the race to be promoted.
 
 import { UnavailableError } from '../errors.js';
+import { nodeForKey } from '../redis/nodes.js';
 import { fanOut, type LockSet } from '../redlock/lockset.js';
 import { tally } from '../redlock/quorum.js';
 import { withTimeout } from '../timeout.js';
@@ -8,10 +13,10 @@ import { withTimeout } from '../timeout.js';
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {
   const acks = await fanOut(
     set,
-    (i) => withTimeout(i.client.call('WAIT', replicas, timeoutMs) as Promise<number>, timeoutMs + set.timeoutMs),
+    async (i) => withTimeout(nodeForKey(i.client, set.keys.lock).call('WAIT', replicas, timeoutMs) as Promise<number>, timeoutMs + set.timeoutMs),
     (count) => count >= replicas,
   );
   if (tally(acks.outcomes, set.total) === 'won') return;
   const short = set.instances.map((i, n) => `${i.target.label}: ${acks.values[n] ?? 'no answer'} of ${replicas}`).join('; ');
-  throw new UnavailableError(`--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short})`);
+  throw new UnavailableError(`--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); released it without running the command`);
 }

@@ -1,7 +1,7 @@
 // Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
 
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
 
 const shas = new Map<string, string>();
 
@@ -14,7 +14,7 @@ function sha1(lua: string): string {
   return sha;
 }
 
-export async function runScript(client: Redis, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+export async function runScript(client: RedisClient, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
   try {
     return await client.evalsha(sha1(lua), keys.length, ...keys, ...args);
   } catch (error) {

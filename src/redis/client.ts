@@ -1,14 +1,19 @@
-// One ioredis connection per Redis instance, set up so that nothing can hang:
-// bounded connect, no offline queue, no command retried behind dlock's back.
+// One ioredis client per Redis instance (a server, a Sentinel-managed master, or a Cluster),
+// set up so that nothing can hang: bounded connect, no offline queue, no command retried
+// behind dlock's back.
 
-import type { Redis } from 'ioredis';
 import { UnavailableError } from '../errors.js';
 import { TimeoutError, withTimeout } from '../timeout.js';
+import { createClient, keepReconnecting, type RedisClient } from './create.js';
+import { isCluster } from './nodes.js';
+import { stopWatching, watchFailovers } from './sentinel-watch.js';
 import type { RedisTarget } from './url.js';
+
+export type { RedisClient } from './create.js';
 
 export interface Instance {
   target: RedisTarget;
-  client: Redis;
+  client: RedisClient;
 }
 
 const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
@@ -51,33 +56,32 @@ export function describeError(error: unknown): string {
   }
   if ((error as Error)?.name === 'MaxRetriesPerRequestError') return 'connection closed';
   const message = String(err?.message ?? error).split('\n')[0];
+  const sentinels = /^All sentinels are unreachable[^]*?(?:Last error: (.*))?$/.exec(message);
+  if (sentinels) return describeSentinelFailure(sentinels[1] ?? '');
+  if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) {
+    const last = (error as { lastNodeError?: unknown }).lastNodeError;
+    const why = last ? describeError(last) : '';
+    if (why.startsWith('not a cluster node')) return why;
+    return why && !/^Connection is closed/.test(why) ? `no cluster node answered (${why})` : 'no cluster node answered';
+  }
+  if (/cluster support disabled/i.test(message)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) return 'authentication failed';
   if (/^NOPERM/.test(message)) return `permission denied by the server's ACL: ${message.replace(/^NOPERM\s*/, '')}`;
   return message.replace(/^ReplyError: /, '');
 }
 
+/** Why no sentinel told us the master, from the last sentinel's error. */
+function describeSentinelFailure(last: string): string {
+  if (/No such master/i.test(last)) return 'no sentinel knows a master by that name';
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|without any password/i.test(last)) {
+    return "the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)";
+  }
+  return 'no sentinel answered';
+}
+
 /** Connect to one instance within `timeoutMs`; afterwards the client reconnects on its own. */
 export async function connect(target: RedisTarget, timeoutMs: number): Promise<Instance> {
-  const { default: Redis } = await import('ioredis');
-  const client = new Redis({
-    host: target.host,
-    port: target.port,
-    // With a password, always name the user ("default" unless the URL says otherwise): a
-    // server without a password then accepts it quietly instead of ioredis printing a warning.
-    username: target.password !== undefined ? (target.username ?? 'default') : target.username,
-    password: target.password,
-    db: target.db,
-    // Verification is always on, whatever NODE_TLS_REJECT_UNAUTHORIZED says; a CA given
-    // replaces the system's trust store.
-    tls: target.tls ? { ...target.tlsFiles, rejectUnauthorized: true } : undefined,
-    lazyConnect: true,
-    disableClientInfo: true,
-    connectTimeout: timeoutMs,
-    enableReadyCheck: false,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
+  const client = await createClient(target, timeoutMs);
   // Later failures surface through the commands that hit them; the first connect's error
   // (ECONNREFUSED, a TLS alert...) says more than ioredis' "Connection is closed", so keep it.
   let connectError: unknown;
@@ -99,7 +103,8 @@ export async function connect(target: RedisTarget, timeoutMs: number): Promise<I
   }
   // From here on a dropped connection is retried quickly (a restarting Redis must not lose a
   // lease that is still valid); commands sent while it is down fail at once.
-  client.options.retryStrategy = (attempt: number) => Math.min(25 * attempt, 500);
+  keepReconnecting(client);
+  if (target.kind === 'sentinel' && !isCluster(client)) await watchFailovers(client, target);
   return { target, client };
 }
 
@@ -119,5 +124,8 @@ export async function connectAll(
 }
 
 export function disconnectAll(instances: Instance[]): void {
-  for (const { client } of instances) client.disconnect();
+  for (const { client } of instances) {
+    client.disconnect();
+    if (!isCluster(client)) stopWatching(client);
+  }
 }

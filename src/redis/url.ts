@@ -1,6 +1,7 @@
 // Redis URLs as users write them, parsed once and shown only without their password.
 
 import { badOption } from '../errors.js';
+import { parseMultiHostUrl } from './multi-host-url.js';
 
 /** TLS material read from --tls-ca/--tls-cert/--tls-key (PEM), for rediss:// targets. */
 export interface TlsFiles {
@@ -9,13 +10,33 @@ export interface TlsFiles {
   key?: Buffer;
 }
 
-export interface RedisTarget {
-  /** What messages may show: the URL with any password replaced by "***". */
-  label: string;
+export interface RedisNode {
   host: string;
   port: number;
+}
+
+/**
+ * How a target is reached: one server (redis://, rediss://), the master a set of sentinels
+ * names (redis+sentinel://), or a Cluster found from seed nodes (redis+cluster://).
+ */
+export type RedisKind = 'standalone' | 'sentinel' | 'cluster';
+
+export interface RedisTarget {
+  kind: RedisKind;
+  /** What messages may show: the URL with any password replaced by "***". */
+  label: string;
+  /** The server; for sentinel and cluster the first of `nodes`. */
+  host: string;
+  port: number;
+  /** The server, the sentinels, or the cluster's seed nodes, as listed in the URL. */
+  nodes: RedisNode[];
+  /** The name the sentinels know the master by (sentinel only). */
+  masterName?: string;
+  /** User and password of the data nodes (for sentinel: the master, not the sentinels). */
   username?: string;
   password?: string;
+  /** The sentinels' own password (DLOCK_SENTINEL_PASSWORD), if they have one. */
+  sentinelPassword?: string;
   db: number;
   tls: boolean;
   /** Extra trust and client certificate for a rediss:// target (verification is always on). */
@@ -46,6 +67,29 @@ export function redactUrlsIn(text: string): string {
   return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S*@/gi, (url) => redactUrl(url));
 }
 
+const MULTI_HOST = /^\s*rediss?\+(sentinel|cluster):\/\//i;
+const ANY_SCHEME = /^\s*[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * DLOCK_REDIS_URL's list of URLs: split at every comma, except the commas of a
+ * redis+sentinel:// or redis+cluster:// host list. A comma continues such a URL unless the
+ * text after it starts with a scheme ("redis://", "rediss://", "redis+sentinel://", ...) or
+ * is blank. Blank entries are dropped.
+ */
+export function splitRedisUrls(text: string): string[] {
+  const urls: string[] = [];
+  let open = false;
+  for (const part of text.split(',')) {
+    if (open && part.trim() !== '' && !ANY_SCHEME.test(part)) {
+      urls[urls.length - 1] += `,${part}`;
+    } else {
+      urls.push(part);
+      open = MULTI_HOST.test(part);
+    }
+  }
+  return urls.filter((url) => url.trim() !== '');
+}
+
 function decode(option: string, shown: string, part: string, what: string): string {
   try {
     return decodeURIComponent(part);
@@ -54,12 +98,13 @@ function decode(option: string, shown: string, part: string, what: string): stri
   }
 }
 
-/** Parse one redis:// or rediss:// URL; `option` names the flag or env var for errors. */
+/** Parse one redis://, rediss://, redis+sentinel:// or redis+cluster:// URL; `option` names the flag or env var for errors. */
 export function parseRedisUrl(raw: string, option: string): RedisTarget {
   const text = raw.trim();
   const shown = redactUrl(text);
   // WHATWG URL parsing silently drops tabs and newlines; a URL holding them is a mistake.
   if (/[\p{C}\s]/u.test(text)) throw badOption(option, shown, 'the URL contains whitespace or control characters');
+  if (MULTI_HOST.test(text)) return parseMultiHostUrl(text, shown, option);
   let url: URL;
   try {
     url = new URL(text);
@@ -67,7 +112,7 @@ export function parseRedisUrl(raw: string, option: string): RedisTarget {
     throw badOption(option, shown, 'not a valid URL');
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw badOption(option, shown, 'expected a redis:// or rediss:// URL');
+    throw badOption(option, shown, 'expected a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL');
   }
   if (!text.slice(url.protocol.length).startsWith('//')) throw badOption(option, shown, 'expected redis://host:port');
   if (!url.hostname) throw badOption(option, shown, 'the URL has no host');
@@ -83,10 +128,13 @@ export function parseRedisUrl(raw: string, option: string): RedisTarget {
   const username = url.username ? decode(option, shown, url.username, 'user name') : undefined;
   const password = url.password ? decode(option, shown, url.password, 'password') : undefined;
   const auth = url.username || url.password ? `${url.username}${url.password ? ':***' : ''}@` : '';
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   return {
+    kind: 'standalone',
     label: `${url.protocol}//${auth}${url.host}${path ? `/${path}` : ''}`,
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    host,
     port,
+    nodes: [{ host, port }],
     username,
     password,
     db: path ? Number(path) : 0,

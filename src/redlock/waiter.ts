@@ -2,7 +2,8 @@
 // re-poll when the holder's lease would run out, so a release hands over in about one
 // round trip and an expiry is noticed when it happens, without polling storms.
 
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import { subscriberFor } from '../redis/nodes.js';
 import { withTimeout } from '../timeout.js';
 import type { LockSet } from './lockset.js';
 
@@ -19,11 +20,11 @@ export class ReleaseWatcher {
   private wake: (() => void) | undefined;
   private released = false;
 
-  private constructor(private readonly subscribers: Redis[]) {}
+  private constructor(private readonly subscribers: RedisClient[]) {}
 
   /** Subscribe on every instance that answers within `timeoutMs`; the others are only polled. */
   static async start(set: LockSet, timeoutMs: number): Promise<ReleaseWatcher> {
-    const subscribers = set.instances.map(({ client }) => client.duplicate({ lazyConnect: true }));
+    const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
     await Promise.allSettled(
       subscribers.map(async (subscriber) => {
