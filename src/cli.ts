@@ -27,13 +27,16 @@ Examples:
   # pass the fencing token to the resource, which rejects older tokens
   dlock run billing -- sh -c 'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...'
 
+  # through Redis Sentinel, following failovers
+  dlock run --redis redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster job -- ./job.sh
+
   # Redlock across three independent Redis servers
   dlock run --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379 job -- ./job.sh
 `;
 
 function connectionOptions(command: Command): Command {
   return command
-    .option('--redis <url>', `Redis URL; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
+    .option('--redis <url>', `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
     .option('--tls-ca <file>', 'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
@@ -69,7 +72,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
     .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`)
     .addOption(new Option('--on-lost <action>', `what to do to the command if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
-    .option('--sync-replicas <n>', 'after acquiring, WAIT until n replicas have the lock (default 0)')
+    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
     .addHelpText('after', RUN_EXAMPLES)
     .on('option:wait', () => (waitGiven = true))
