@@ -62,11 +62,12 @@ export function describeError(error: unknown): string {
     const last = (error as { lastNodeError?: unknown }).lastNodeError;
     const why = last ? describeError(last) : '';
     if (why.startsWith('not a cluster node')) return why;
-    return why && !/^Connection is closed/.test(why) ? `no cluster node answered (${why})` : 'no cluster node answered';
+    return why && !/^(Connection is closed|not connected)/.test(why) ? `no cluster node answered (${why})` : 'no cluster node answered';
   }
   if (/cluster support disabled/i.test(message)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) return 'authentication failed';
   if (/^NOPERM/.test(message)) return `permission denied by the server's ACL: ${message.replace(/^NOPERM\s*/, '')}`;
+  if (/Stream isn't writeable|Connection is closed/.test(message)) return 'not connected';
   return message.replace(/^ReplyError: /, '');
 }
 
