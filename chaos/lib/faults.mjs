@@ -22,6 +22,7 @@
 import { existsSync } from 'node:fs';
 import { flushall, restartInstances, restartRedis, sigkillDlock, sigstopDlock, sigstopRedis } from './inject.mjs';
 import { startServers } from './redis.mjs';
+import { SentinelTopology, sentinelFailover } from './sentinel.mjs';
 
 /** `count` independent servers with the given persistence; one URL each (Redlock when count > 1). */
 function redisTopology(count, persistence) {
@@ -36,8 +37,6 @@ function redisTopology(count, persistence) {
     };
   };
 }
-
-const SENTINEL_PENDING = 'needs redis+sentinel:// support in dlock (issue 6): see the SENTINEL HOOK in chaos/lib/faults.mjs';
 
 /** Every fault kind, in report order. `redlockInstances` is 3 or 5. */
 export function faultKinds({ redlockInstances }) {
@@ -125,38 +124,35 @@ export function faultKinds({ redlockInstances }) {
       inject: restartInstances(true),
     },
     // -------------------------------------------------------------------------------------
-    // SENTINEL HOOK (issue 6). These two rows are reported as "skipped" until dlock accepts
-    // `redis+sentinel://` URLs. To add them:
-    //  1. topology: start a primary, a replica (`--replicaof 127.0.0.1 <primary>`) and a
-    //     sentinel (`redis-sentinel` with `sentinel monitor chaos 127.0.0.1 <primary> 1`,
-    //     `down-after-milliseconds` well under the TTL); return
-    //     { urls: ['redis+sentinel://127.0.0.1:<sentinel>/chaos'], servers, close }.
-    //  2. inject: while the victim holds, `SENTINEL FAILOVER chaos` on the sentinel (or
-    //     SIGSTOP the primary past down-after-milliseconds), await +switch-master, heal the
-    //     old primary; to make the replica lag, `CLIENT PAUSE <ms> WRITE` it (or DEBUG SLEEP)
-    //     just before; return { at, healedAt, lockEndsAt? } like the kinds above.
-    //  3. delete `available` below. The runner, the analysis and the report need no change.
-    // Promises: a failover to a lagging replica can roll the counter back; --sync-replicas 1
-    // narrows the window (the fence is on a replica before the child starts) but renewals
-    // are not WAITed, so the SPEC promises neither row; both are reported.
+    // Sentinel (chaos/lib/sentinel.mjs): a primary, a replica and one sentinel (quorum 1); the
+    // workers' dlock get redis+sentinel://127.0.0.1:<sentinel>/chaos and follow +switch-master.
+    // The fault: the replica is cut off (SIGSTOP, its link killed on the primary) while the next
+    // section begins on the primary alone, the primary is SIGKILLed and the lagging replica
+    // promoted (SENTINEL FAILOVER). Without --sync-replicas the promoted counter lacks the new
+    // fence: tokens can repeat. With --sync-replicas 1 the WAIT fails and that dlock exits 69
+    // without running its command, which narrows the window, but renewals are not WAITed and a
+    // fence handed out before the failed WAIT is handed out again: the SPEC (Guarantees)
+    // promises neither row; both are reported.
     // -------------------------------------------------------------------------------------
     {
       name: 'sentinel-failover',
-      title: 'Sentinel failover during a hold, without --sync-replicas',
+      title: 'Sentinel failover to a lagging replica during a hold, without --sync-replicas',
       promises: { tokens: false, expiry: false },
+      topology: () => SentinelTopology.start(),
       dlockArgs: [],
       victimHoldTtls: 3,
       injectAfterTtls: [0, 0.5],
-      available: () => SENTINEL_PENDING,
+      inject: sentinelFailover,
     },
     {
       name: 'sentinel-failover-sync',
-      title: 'Sentinel failover during a hold, with --sync-replicas 1',
+      title: 'Sentinel failover to a lagging replica during a hold, with --sync-replicas 1',
       promises: { tokens: false, expiry: false },
+      topology: () => SentinelTopology.start(),
       dlockArgs: ['--sync-replicas', '1'],
       victimHoldTtls: 3,
       injectAfterTtls: [0, 0.5],
-      available: () => SENTINEL_PENDING,
+      inject: sentinelFailover,
     },
   ];
 }

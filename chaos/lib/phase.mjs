@@ -42,7 +42,7 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
         }
         const victim = workers.runs.get(section.run);
         await sleep(random.between(...kind.injectAfterTtls) * ttlMs);
-        const fault = await kind.inject({ servers: topology.servers, victim, section, random, ttlMs, quorum });
+        const fault = await kind.inject({ servers: topology.servers, topology, resource, victim, section, random, ttlMs, quorum });
         faults.push({ victim_run: section.run, victim_fence: section.token, ...fault });
         await Promise.race([victim.exited, timeLimit(holdMs + 4 * ttlMs)]);
       } while (wallMs() - began + cycleMs < phaseMs);

@@ -38,16 +38,18 @@ function canConnect(port) {
 }
 
 export class RedisServer {
-  constructor(port, persistence) {
+  /** `args`: more redis-server options (replication); may be changed before a relaunch. */
+  constructor(port, persistence, args = []) {
     this.port = port;
     this.persistence = persistence;
+    this.args = args;
     this.dir = trackDir(mkdtempSync(join(tmpdir(), 'dlock-chaos-redis-')));
     this.process = undefined;
     this.paused = false;
   }
 
-  static async start(persistence = 'none') {
-    const server = new RedisServer(await freePort(), persistence);
+  static async start(persistence = 'none', args = []) {
+    const server = new RedisServer(await freePort(), persistence, args);
     await server.launch();
     return server;
   }
@@ -56,12 +58,16 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  get pid() {
+    return this.process?.pid;
+  }
+
   get running() {
     return this.process !== undefined;
   }
 
   async launch() {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--maxmemory-policy', 'noeviction', ...PERSISTENCE[this.persistence]];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--maxmemory-policy', 'noeviction', ...PERSISTENCE[this.persistence], ...this.args];
     const child = track(spawn('redis-server', args, { stdio: 'ignore' }));
     this.process = child;
     this.exited = new Promise((resolve) => child.once('exit', resolve));
