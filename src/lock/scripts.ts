@@ -21,7 +21,13 @@ redis.call('INCR', KEYS[2])
 local fence = redis.call('GET', KEYS[2])
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
   'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+-- A script stopped half-way keeps its writes: never leave a lock without an expiry behind
+-- (e.g. an ACL that denies PEXPIRE). Undo the hash and pass the error on.
+local expired = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
+if type(expired) == 'table' and expired.err then
+  redis.pcall('DEL', KEYS[1])
+  return expired
+end
 return {1, fence}
 `;
 

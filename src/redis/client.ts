@@ -67,6 +67,7 @@ export function describeError(error: unknown): string {
   if (/cluster support disabled/i.test(message)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(message)) return 'authentication failed';
   if (/^NOPERM/.test(message)) return `permission denied by the server's ACL: ${message.replace(/^NOPERM\s*/, '')}`;
+  if (/can't run this command/.test(message)) return `permission denied by the server's ACL: ${message.replace(/^ERR\s*/, '')}`;
   if (/Stream isn't writeable|Connection is closed/.test(message)) return 'not connected';
   return message.replace(/^ReplyError: /, '');
 }

@@ -56,7 +56,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
 }
 
 /** Errors that waiting cannot cure: permissions, credentials, a foreign key in our place. */
-const PERMANENT = /NOPERM|authentication failed|WRONGTYPE|unknown command/i;
+const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
 
 /** Pause between attempts while too few instances answer: short, jittered, never a storm. */
 function outageRetryMs(set: LockSet): number {
