@@ -13,8 +13,15 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
   return parts.join(', ');
 }
 
+export interface HolderSnapshot {
+  holder: Holder;
+  pttlMs?: number;
+  /** Date.now() when it was read, to age the TTL left when shown later. */
+  readAt: number;
+}
+
 /** The holder seen on the most instances (a majority's, in Redlock mode); undefined if none. */
-export async function currentHolder(set: LockSet): Promise<string | undefined> {
+export async function holderSnapshot(set: LockSet): Promise<HolderSnapshot | undefined> {
   const views = await inspectAll(set, set.keys, []);
   const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number }>();
   for (const view of views) {
@@ -24,5 +31,16 @@ export async function currentHolder(set: LockSet): Promise<string | undefined> {
     seen.set(view.holder.owner, entry);
   }
   const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
-  return best ? describeHolder(best.holder, best.pttlMs) : undefined;
+  return best && { holder: best.holder, pttlMs: best.pttlMs, readAt: Date.now() };
+}
+
+/** A snapshot as one line, aged to `nowMs`. */
+export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.now()): string {
+  const pttl = snapshot.pttlMs === undefined || snapshot.pttlMs < 0 ? snapshot.pttlMs : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
+  return describeHolder(snapshot.holder, pttl, nowMs);
+}
+
+export async function currentHolder(set: LockSet): Promise<string | undefined> {
+  const snapshot = await holderSnapshot(set);
+  return snapshot && describeSnapshot(snapshot);
 }

@@ -7,11 +7,14 @@ import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LockSet } from '../redlock/lockset.js';
-import { currentHolder } from './holder-text.js';
+import { currentHolder, describeSnapshot, holderSnapshot, type HolderSnapshot } from './holder-text.js';
 
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;
   private announced = false;
+  private snapshot: HolderSnapshot | undefined;
+  private waitStartedAt: number | undefined;
+  private ticker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: RunConfig,
@@ -28,12 +31,22 @@ export class WaitDisplay {
       this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs }, `waiting for ${this.config.key}`);
     }
     if (!this.spinner) return;
-    const holder = await currentHolder(this.set);
+    this.waitStartedAt ??= Date.now() - waitedMs;
+    this.snapshot = await holderSnapshot(this.set);
+    await this.render();
+    // Between polls (up to 5 s apart) the times shown still move, once a second.
+    this.ticker ??= setInterval(() => void this.render(), 1000).unref();
+  }
+
+  private async render(): Promise<void> {
+    const now = Date.now();
+    const holder = this.snapshot ? describeSnapshot(this.snapshot, now) : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
-    await this.spinner.update(`waiting for ${this.config.key} (${holder ?? 'held'}; waited ${formatDuration(waitedMs)}${limit})`);
+    await this.spinner?.update(`waiting for ${this.config.key} (${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
   }
 
   stop(): void {
+    clearInterval(this.ticker);
     this.spinner?.stop();
   }
 
