@@ -19,7 +19,12 @@ await build({
   keepNames: false,
   legalComments: 'linked',
   define: { __DLOCK_VERSION__: JSON.stringify(version) },
-  alias: { 'supports-color': './scripts/stubs/supports-color.cjs' },
+  alias: {
+    'supports-color': './scripts/stubs/supports-color.cjs',
+    tls: './scripts/stubs/lazy-tls.cjs',
+    assert: './scripts/stubs/lazy-assert.cjs',
+    dns: './scripts/stubs/lazy-dns.cjs',
+  },
   loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   logLevel: 'warning',
 });

@@ -1,6 +1,7 @@
 // stderr: one "dlock: " line per error; lock events as text (--verbose) or JSON objects.
 
 import type { LogFormat, Verbosity } from './config.js';
+import { epochMs } from './timeout.js';
 
 export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'released';
 
@@ -33,7 +34,7 @@ export class Logger {
   event(event: LockEvent, fields: EventFields, text: string): void {
     if (this.verbosity === 'quiet') return;
     if (this.format === 'json') {
-      const ts = performance.timeOrigin + performance.now();
+      const ts = epochMs();
       this.write(`${JSON.stringify({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, event, ...fields })}\n`);
     } else if (this.verbosity === 'verbose' || WARNINGS.has(event)) {
       this.write(`dlock: ${oneLine(text)}\n`);

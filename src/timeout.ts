@@ -29,5 +29,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Milliseconds on a monotonic clock (never jumps with the wall clock). */
-export const now = (): number => performance.now();
+/**
+ * Milliseconds on a monotonic clock (never jumps with the wall clock). process.hrtime rather
+ * than performance.now(): the first touch of `performance` loads ten perf_hooks modules.
+ */
+export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** Wall-clock epoch milliseconds with a sub-millisecond fraction, steady between calls. */
+const epochAtZero = Date.now() - now();
+export const epochMs = (): number => epochAtZero + now();
