@@ -1,7 +1,7 @@
 // --tls-ca/--tls-cert/--tls-key: read and check the PEM files before anything connects,
 // so a missing or wrong file is a usage error naming the option, not a failed handshake.
 
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { badOption } from '../errors.js';
 import type { TlsFiles } from './url.js';
@@ -22,9 +22,12 @@ function read(option: string, path: string): Buffer {
   }
 }
 
+/** node:crypto only when TLS files are given: every start-up would load it otherwise (--version too). */
+const crypto = () => process.getBuiltinModule('node:crypto');
+
 function certificate(option: string, path: string, pem: Buffer): X509Certificate {
   try {
-    return new X509Certificate(pem);
+    return new (crypto().X509Certificate)(pem);
   } catch {
     throw badOption(option, path, 'not a PEM certificate');
   }
@@ -32,7 +35,7 @@ function certificate(option: string, path: string, pem: Buffer): X509Certificate
 
 function privateKey(option: string, path: string, pem: Buffer): KeyObject {
   try {
-    return createPrivateKey(pem);
+    return crypto().createPrivateKey(pem);
   } catch (error) {
     const encrypted = /passphrase/i.test(String((error as Error).message));
     throw badOption(option, path, encrypted ? 'encrypted keys are not supported' : 'not a PEM private key');
