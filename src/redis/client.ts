@@ -110,21 +110,6 @@ export async function connect(target: RedisTarget, timeoutMs: number): Promise<I
   return { target, client };
 }
 
-/** Connect to every target in parallel; `errors` lists the ones that failed. */
-export async function connectAll(
-  targets: RedisTarget[],
-  timeoutMs: number,
-): Promise<{ instances: Instance[]; errors: string[] }> {
-  const results = await Promise.allSettled(targets.map((target) => connect(target, timeoutMs)));
-  const instances: Instance[] = [];
-  const errors: string[] = [];
-  for (const result of results) {
-    if (result.status === 'fulfilled') instances.push(result.value);
-    else errors.push((result.reason as Error).message.replace(/^cannot reach /, ''));
-  }
-  return { instances, errors };
-}
-
 export function disconnectAll(instances: Instance[]): void {
   for (const { client } of instances) {
     client.disconnect();
