@@ -1,5 +1,5 @@
 // Shell completions: each script is loaded into the real shell and asked what it offers,
-// the way a Tab press would (bash-completion, fish `complete -C`, zsh's compinit over zpty).
+// the way a Tab press would (bash's readline and zsh's compinit over zpty, fish `complete -C`).
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,20 +28,6 @@ mkdirSync(files);
 writeFileSync(join(files, 'input-file.txt'), '');
 afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
 
-const BASH_DRIVER = `
-[[ $1 == with-bash-completion ]] && source /usr/share/bash-completion/bash_completion
-source "$2"
-shift 2
-compopt() { :; }  # only meaningful inside a real completion
-for line in "$@"; do
-  read -ra COMP_WORDS <<<"$line"
-  [[ $line == *' ' ]] && COMP_WORDS+=('')
-  COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)) COMP_LINE=$line COMP_POINT=\${#line}
-  COMPREPLY=()
-  _dlock dlock "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
-  printf '%s\\n' "\${COMPREPLY[@]}" --end--
-done`;
-
 const FISH_DRIVER = `
 source $argv[1]
 for line in $argv[2..-1]
@@ -52,7 +38,7 @@ end`;
 /** What the shell offers for the last word of each command line. */
 function complete(shell: Shell, lines: string[], options: { plainBash?: boolean; zshFpath?: string } = {}): string[][] {
   const run = {
-    bash: () => ['bash', ['--norc', '-c', BASH_DRIVER, 'driver', options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
+    bash: () => ['zsh', ['-f', join(ROOT, 'test/helpers/bash-capture.zsh'), options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
     fish: () => ['fish', ['-c', FISH_DRIVER, script('fish'), ...lines]],
     zsh: () => ['zsh', ['-f', join(ROOT, 'test/helpers/zsh-capture.zsh'), options.zshFpath ?? script('zsh'), ...lines]],
   }[shell]() as [string, string[]];
