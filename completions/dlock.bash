@@ -88,7 +88,7 @@ _dlock() {
             # Right after the key: -- or the command; after `<key> --`: the command.
             child_at=$cword
             if ((cword == key_at + 1)) && [[ $cur == -* || -z $cur ]]; then
-                COMPREPLY=(--)
+                COMPREPLY=($(compgen -W '--' -- "$cur"))
                 [[ $cur == -* ]] && return
             fi
         fi

@@ -106,6 +106,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
   // After the key: -- or the command; everything after the command word is the command's.
   { line: 'dlock run k ', includes: ['--', 'dlockprobe'], excludes: ['--redis'] },
   { line: 'dlock run -w 1m k -', includes: ['--'], excludes: ['--redis', '--ttl'] },
+  { line: 'dlock run -w 1m k --x', excludes: ['--', '--redis'] },
   { line: 'dlock run k dlockpr', exactly: ['dlockprobe'] },
   { line: 'dlock run -t 5s k ls --', includes: ['--all'], excludes: ['--redis', '--ttl'] },
   { line: 'dlock run k cat input-f', includes: ['input-file.txt'] },
