@@ -131,7 +131,7 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
-        release) opts="$_dlock_connection_opts --force" ;;
+        release) opts="$_dlock_connection_opts --force --now" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

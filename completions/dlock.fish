@@ -127,7 +127,8 @@ complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
 # status, release
 complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
-complete -c dlock -n '__dlock_using release' -l force -d 'really delete the lock, whoever holds it'
+complete -c dlock -n '__dlock_using release' -l force -d 'take the lock from whoever holds it'
+complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'

@@ -89,7 +89,8 @@ _dlock_release() {
   local -a _dlock_options
   _dlock_connection_options
   _arguments -s : $_dlock_options \
-    '--force[really delete the lock, whoever holds it]' \
+    '--force[take the lock from whoever holds it]' \
+      '--now[with --force: open it to new holders at once]' \
     '1:lock name:'
 }
 

@@ -104,11 +104,12 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
       .description('break a lock held by someone else and print whom it removed (needs --force)')
       .argument('<key>', 'lock name'),
   )
-    .option('--force', 'really delete the lock, whoever holds it')
-    .action((key: string, options: RawOptions & { force?: boolean }) => {
+    .option('--force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
+    .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
+    .action((key: string, options: RawOptions & { force?: boolean; now?: boolean }) => {
       const config = connectionConfig(options, env);
       const validKey = validateKey(key);
-      decide({ run: async () => (await import('./commands/release.js')).release(config, validKey, { force: Boolean(options.force) }) });
+      decide({ run: async () => (await import('./commands/release.js')).release(config, validKey, { force: Boolean(options.force), now: Boolean(options.now) }) });
     });
 
   program

@@ -3,9 +3,11 @@
 import { CommanderError } from 'commander';
 import { buildProgram, type Invocation } from './cli.js';
 import { DlockError, EXIT } from './errors.js';
+import { hideSecretsFromPs } from './process-title.js';
 import { redactUrlsIn } from './redis/url.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
+  hideSecretsFromPs(argv);
   const verbose = argv.includes('-v') || argv.includes('--verbose');
   // stderr is one "dlock: " line per problem: Node's own warnings (e.g. about
   // NODE_TLS_REJECT_UNAUTHORIZED, which dlock does not honour anyway) would be a second voice.

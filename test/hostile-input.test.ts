@@ -178,18 +178,23 @@ describe('in-process: config.ts over thousands of inputs', () => {
     );
   });
 
-  test('the holder metadata never holds a Redis password, nor control characters', () => {
-    const arg = fc.string({ unit: fc.oneof(fc.constantFrom('*', 'a', 'b', ' ', '\n', '\x1b', '\u202e'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 40 });
-    const secret = fc.string({ unit: fc.constantFrom('*', 'a', 'b', '\n', 'x'), minLength: 1, maxLength: 6 });
+  test('the holder metadata masks a Redis password where it stands (own argument, --opt=, URL), never spells it out, and holds no control characters', () => {
+    const arg = fc.string({ unit: fc.oneof(fc.constantFrom('*', 'a', 'b', ' ', '\n', '\x1b', '\u202e'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 12 });
+    const secret = fc.string({ unit: fc.constantFrom('*', 'a', 'b', '\n', 'x', ',', '@', '/'), minLength: 1, maxLength: 6 });
     fc.assert(
-      fc.property(fc.array(arg, { minLength: 1, maxLength: 6 }), secret, fc.boolean(), (command, pw, fromEnv) => {
+      fc.property(fc.array(arg, { minLength: 0, maxLength: 4 }), secret, fc.boolean(), (command, pw, fromEnv) => {
         const url = fromEnv ? 'redis://127.0.0.1:6379' : `redis://:${encodeURIComponent(pw)}@127.0.0.1:6379`;
         const env = fromEnv ? { DLOCK_REDIS_PASSWORD: pw } : {};
-        const config = runConfig('k', ['cmd', ...command], { redis: [url] }, env);
+        const placed = [pw, `--password=${pw}`, `redis://me:${encodeURIComponent(pw)}@h:1/0`];
+        const config = runConfig('k', ['cmd', ...command, ...placed], { redis: [url] }, env);
         expect(config.targets[0].password).toBe(pw);
-        expect(config.holderCmd).not.toContain(pw);
         expect(config.holderCmd).not.toMatch(/[\p{Cc}\p{Cf}]/u);
         expect([...config.holderCmd].length).toBeLessThanOrEqual(256);
+        if ([...config.holderCmd].length < 256) expect(config.holderCmd.endsWith(' *** --password=*** redis://me:***@h:1/0')).toBe(true);
+        // Text that merely contains the password is stored as it was, not with "***" spliced in.
+        const plain = runConfig('k', ['cmd', ...command], { redis: [url] }, env);
+        const expected = ['cmd', ...command].map((word) => (word === pw || word === encodeURIComponent(pw) ? '***' : word));
+        if (expected.every((word) => !/[\p{Cc}\p{Cf}]|:\/\/|=/u.test(word))) expect(plain.holderCmd).toBe(expected.join(' ').slice(0, 256));
         expect(runConfig('k', ['cmd', ...command], { redis: [url], cmdMetadata: false }, env).holderCmd).toBe('');
       }),
       { numRuns: 2000 },

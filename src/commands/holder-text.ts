@@ -6,7 +6,8 @@ import type { LockSet } from '../redlock/lockset.js';
 import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
-  const parts = [`held by ${holder.host || 'unknown host'} pid ${holder.pid || '?'}`];
+  const who = `${holder.host || 'unknown host'} pid ${holder.pid || '?'}`;
+  const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${holder.fence}`);
   if (pttlMs !== undefined && pttlMs >= 0) parts.push(`expires in ${formatDuration(pttlMs)}`);

@@ -48,7 +48,7 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
 
 function describe(key: string, holder: Holder, pttlMs: number): string {
   const lines = [
-    `${key}: held`,
+    `${key}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${holder.host}`,
     `  pid      ${holder.pid}`,
     `  command  ${holder.cmd}`,
