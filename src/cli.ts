@@ -65,7 +65,7 @@ function environmentHelp(program: Command): string {
  * the command word. A word starting with "-" right after the key is an option in the wrong
  * place, not a command, so it is refused rather than run.
  */
-export function commandAfterKey(key: string, words: string[]): string[] {
+function commandAfterKey(key: string, words: string[]): string[] {
   if (words[0] === '--') return words.slice(1);
   if (words[0]?.startsWith('-')) {
     throw new UsageError(`${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and everything after it is the command (dlock run [options] <key> [--] <command> [args...])`);
