@@ -1,30 +1,21 @@
 // The one top-level catch: every failure becomes one "dlock: " line and an exit code.
 
 import { CommanderError } from 'commander';
-import { buildProgram, type Invocation } from './cli.js';
+import { parseArgs } from './cli.js';
 import { DlockError, EXIT } from './errors.js';
 import { hideSecretsFromPs } from './process-title.js';
-import { redactUrlsIn } from './redis/url.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
   hideSecretsFromPs(argv);
-  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  // Known once parsing has decided; -v inside the command's own arguments is the command's.
+  let verbose = false;
   // stderr is one "dlock: " line per problem: Node's own warnings (e.g. about
   // NODE_TLS_REJECT_UNAUTHORIZED, which dlock does not honour anyway) would be a second voice.
   process.removeAllListeners('warning');
   try {
-    const decision: { invocation: Invocation } = { invocation: { exitCode: 0 } };
-    const program = buildProgram(env, (decided) => (decision.invocation = decided))
-      .exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`dlock: ${redactUrlsIn(text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' '))}\n`) });
-    for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
-    if (argv.length === 0) {
-      program.outputHelp({ error: true });
-      return EXIT.usage;
-    }
-    await program.parseAsync(argv, { from: 'user' });
-    const { invocation } = decision;
-    return 'run' in invocation ? await invocation.run() : invocation.exitCode;
+    const invocation = parseArgs(argv, env);
+    verbose = 'config' in invocation && invocation.config.verbosity === 'verbose';
+    return await invocation.run();
   } catch (error) {
     return report(error, verbose);
   }
@@ -32,7 +23,7 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
 
 function report(error: unknown, verbose: boolean): number {
   if (error instanceof CommanderError) {
-    // help and version exit 0 and have printed already; parse errors printed their line.
+    // Help and version exit 0; help shown because nothing was asked is a usage error. Both printed already.
     return error.exitCode === 0 ? 0 : EXIT.usage;
   }
   if (error instanceof DlockError) {
