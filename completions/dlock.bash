@@ -55,7 +55,7 @@ _dlock() {
     done
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '-V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W '-V --version -q --quiet -v --verbose -h --help' -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$_dlock_commands" -- "$cur"))
         fi
@@ -131,7 +131,7 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
-        release) opts="$_dlock_connection_opts --force --now" ;;
+        release) opts="$_dlock_connection_opts -f --force --now" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

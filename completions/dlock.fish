@@ -94,9 +94,11 @@ complete -c dlock -f
 # dlock [-V|--version] [-h|--help] <command>
 complete -c dlock -n '__dlock_using' -s V -l version -d 'print the version'
 complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
+complete -c dlock -n '__dlock_using' -s q -l quiet -d 'print errors only'
+complete -c dlock -n '__dlock_using' -s v -l verbose -d 'print one line per lock event'
 complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding a lock'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
-complete -c dlock -n '__dlock_using' -a release -d 'break a lock held by someone else'
+complete -c dlock -n '__dlock_using' -a release -d 'take a lock from whoever holds it'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
@@ -127,7 +129,7 @@ complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
 # status, release
 complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
-complete -c dlock -n '__dlock_using release' -l force -d 'take the lock from whoever holds it'
+complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
 
 # completion <shell>, help <command>

@@ -89,8 +89,8 @@ _dlock_release() {
   local -a _dlock_options
   _dlock_connection_options
   _arguments -s : $_dlock_options \
-    '--force[take the lock from whoever holds it]' \
-      '--now[with --force: open it to new holders at once]' \
+    '(-f --force)'{-f,--force}'[take the lock from whoever holds it]' \
+    '--now[with --force: open it to new holders at once]' \
     '1:lock name:'
 }
 
@@ -106,13 +106,16 @@ _dlock() {
   local -a dlock_commands=(
     'run:run a command while holding a lock'
     'status:show who holds a lock'
-    'release:break a lock held by someone else'
+    'release:take a lock from whoever holds it'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
-  _arguments -C \
+  # -A: options only before the command word; after it, every word is the command's.
+  _arguments -C -A '-*' \
     '(- *)'{-V,--version}'[print the version]' \
     '(- *)'{-h,--help}'[show help]' \
+    '(-q --quiet -v --verbose)'{-q,--quiet}'[print errors only]' \
+    '(-q --quiet -v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '1:command:->command' \
     '*::argument:->argument' && ret=0
 

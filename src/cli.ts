@@ -172,7 +172,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('release')
-      .description('break a lock held by someone else and print whom it removed (needs --force)')
+      .description('take a lock from whoever holds it and print whom it removed (needs --force)')
       .argument('<key>', 'lock name'),
   )
     .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
