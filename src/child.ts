@@ -6,6 +6,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { constants as os } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { CommandError, EXIT } from './errors.js';
+import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
 export interface ChildHandle {
   pid: number | undefined;
@@ -74,13 +75,15 @@ export function exitStatus(code: number | null | undefined, signal: string | nul
 }
 
 /**
- * Spawn `file` with `args`, stdio inherited; if dlock dies, the kernel sends the child SIGKILL.
+ * Spawn `file` with `args`, stdio and the caller's other descriptors inherited (at the same
+ * numbers); if dlock dies, the kernel sends the child SIGKILL.
  * Plain child_process rather than execa: dlock needs only inherited stdio, an env and the exit
  * status, and execa would add ~12 ms and ~10 MB to every run (see README, Performance).
  */
 export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
   const [command, commandArgs] = hasSetpriv() ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, args];
-  const child = spawn(command, commandArgs, { stdio: 'inherit', env });
+  const stdio = childStdio(inheritedFds(process.env));
+  const child = spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) });
   const exited = new Promise<number>((resolve, reject) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') reject(new CommandError(`${file}: command not found`, EXIT.notFound));
