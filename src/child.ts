@@ -1,10 +1,10 @@
-// The child: resolve it like a shell would, spawn it without a shell, hand it the lock's
-// environment, and make sure it cannot outlive dlock (parent-death signal on Linux).
+// The child: spawn it without a shell (command-path.ts found it as a shell would), hand it
+// the lock's environment and the caller's descriptors, and make sure it cannot outlive dlock
+// (parent-death signal on Linux).
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { constants as os } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { CommandError, EXIT } from './errors.js';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
@@ -16,46 +16,6 @@ export interface ChildHandle {
 }
 
 const SETPRIV = '/usr/bin/setpriv';
-
-/** Find the executable as a shell would; throws CommandError with 127 or 126 like sh. */
-export function resolveCommand(name: string, path: string | undefined): string {
-  if (name.includes('/')) {
-    checkExecutable(name, name);
-    return name;
-  }
-  let denied: string | undefined;
-  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
-    const candidate = join(dir || '.', name);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-    } catch {
-      continue;
-    }
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      denied ??= candidate;
-    }
-  }
-  if (denied) throw new CommandError(`${name}: permission denied`, EXIT.notExecutable);
-  throw new CommandError(`${name}: command not found`, EXIT.notFound);
-}
-
-function checkExecutable(shown: string, file: string): void {
-  let isFile: boolean;
-  try {
-    isFile = statSync(file).isFile();
-  } catch {
-    throw new CommandError(`${shown}: no such file or directory`, EXIT.notFound);
-  }
-  if (!isFile) throw new CommandError(`${shown}: is a directory`, EXIT.notExecutable);
-  try {
-    accessSync(file, constants.X_OK);
-  } catch {
-    throw new CommandError(`${shown}: permission denied`, EXIT.notExecutable);
-  }
-}
 
 /** Does this system let us set the parent-death signal (util-linux setpriv on Linux)? */
 function hasSetpriv(): boolean {
