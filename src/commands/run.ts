@@ -1,7 +1,8 @@
 // dlock run: acquire, run the child while the lease renews, release; exit with the child's status.
 
 import { constants as os, hostname } from 'node:os';
-import { resolveCommand, spawnChild, type ChildHandle } from '../child.js';
+import { spawnChild, type ChildHandle } from '../child.js';
+import { resolveCommand } from '../command-path.js';
 import type { Env, RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { LockLostError } from '../errors.js';
