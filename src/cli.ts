@@ -2,7 +2,7 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type RawOptions, type RunConfig } from './config.js';
+import { connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 
@@ -97,9 +97,16 @@ function connectionOptions(command: Command): Command {
  * commander's CommanderError when it printed help or the version (exit code 0, or 1 for help
  * shown because nothing was asked).
  */
-export function parseArgs(argv: string[], env: Env, output: OutputConfiguration = {}): Invocation {
+/**
+ * `onLogFormat` hears a valid --log-format as soon as it is parsed, so that a usage error found
+ * later in the same command line can already be reported in that format.
+ */
+export function parseArgs(argv: string[], env: Env, output: OutputConfiguration = {}, onLogFormat?: (format: LogFormat) => void): Invocation {
   let invocation: Invocation | undefined;
-  buildProgram(env, (decided) => (invocation = decided), output).parse(argv, { from: 'user' });
+  const program = buildProgram(env, (decided) => (invocation = decided), output);
+  // Runs after commander's own listener has checked the value against the choices.
+  if (onLogFormat) for (const command of program.commands) command.on('option:log-format', onLogFormat);
+  program.parse(argv, { from: 'user' });
   if (!invocation) throw new Error(`no command decided for ${JSON.stringify(argv)}`);
   return invocation;
 }

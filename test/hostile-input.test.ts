@@ -11,7 +11,7 @@ import { UsageError } from '../src/errors.js';
 import { keyFromLockName, lockKeys } from '../src/lock/keys.js';
 import { parseRedisUrl } from '../src/redis/url.js';
 import { cleanEnv, dlock } from './helpers/cli.js';
-import { ConnectionRecorder, expectOneError } from './helpers/hostile.js';
+import { ConnectionRecorder, errorLines, expectOneError } from './helpers/hostile.js';
 
 /** The SPEC's key rule, written independently of validateKey: 1-256 bytes, printable, no whitespace, no braces. */
 function specValidKey(key: string): boolean {
@@ -351,7 +351,7 @@ describe('spawned: bin/dlock as a user runs it, never touching Redis', () => {
       fc.asyncProperty(fc.shuffledSubarray(Object.keys(VALID).filter((g) => g !== 'syncReplicas')), validKey.filter((k) => !k.startsWith('-')), async (groups, key) => {
         const before = recorder.connections;
         const result = await dlock(['run', '--redis', recorder.url, ...groups.flatMap((g) => VALID[g]), '--', key, '--', 'true'], { env: cleanEnv() });
-        const lines = result.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('{'));
+        const lines = errorLines(result.stderr);
         expect(result.code, result.stderr).toBe(69);
         expect(lines).toHaveLength(1);
         expect(lines[0]).toMatch(/^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: /);

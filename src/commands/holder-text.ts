@@ -40,8 +40,3 @@ export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.
   const pttl = snapshot.pttlMs === undefined || snapshot.pttlMs < 0 ? snapshot.pttlMs : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
   return describeHolder(snapshot.holder, pttl, nowMs);
 }
-
-export async function currentHolder(set: LockSet): Promise<string | undefined> {
-  const snapshot = await holderSnapshot(set);
-  return snapshot && describeSnapshot(snapshot);
-}

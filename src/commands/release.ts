@@ -8,11 +8,15 @@ import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
+import { Logger } from '../log.js';
+import { stdout, type Output } from '../output.js';
 import { describeError, disconnectAll } from '../redis/client.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { describeHolder } from './holder-text.js';
+import { publicHolder } from './instance-views.js';
 
-export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out = process.stdout): Promise<number> {
+export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out: Output = stdout): Promise<number> {
+  const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
     throw new UsageError(`release breaks a lock someone else holds; to do that, run: dlock release --force ${key}`);
   }
@@ -25,7 +29,7 @@ export async function release(config: ConnectionConfig, key: string, options: { 
       ...set.unreachable,
     ];
     // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
-    for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
+    for (const failure of failed) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
@@ -34,7 +38,9 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     const owners = new Map(removed.map((holder) => [holder.owner || `closed:${holder.host}:${holder.pid}:${holder.fence}`, holder]));
     for (const holder of owners.values()) {
       const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${holder.cmd})` : ''}`;
-      out.write(`${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}\n`);
+      const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
+      out.write(`${text}\n`);
+      log.event('force-released', { key, fence: holder.fence, holder: publicHolder(holder, undefined), closed_for_ms: options.now ? 0 : holder.closedForMs }, text);
     }
     return 0;
   } finally {
