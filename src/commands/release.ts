@@ -20,9 +20,10 @@ export async function release(config: ConnectionConfig, key: string, options: { 
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
       ...set.unreachable,
     ];
-    // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
-    for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
+    // Nothing removed: the error alone says why. Else an instance we could not reach may still
+    // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
+    for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
       return 1;
