@@ -51,9 +51,10 @@ export async function connectFailure(target: RedisTarget, error: unknown, status
     else if (status !== 'connecting') reason += ' waiting for an answer (a hung Redis, or not a Redis port?)';
   } else if (!target.tls && target.kind === 'standalone' && (reason === 'connection reset' || reason === 'not connected')) {
     // Closed without a word: a TLS port does that to plain text, so ask it for a TLS handshake.
+    // Anything else may be passing (a proxy whose backend is down): not final, "cannot reach".
     reason = (await answersTls(target, remainingMs))
       ? describeError(new AnsweredError('a TLS port: use rediss:// (and --tls-ca if its CA is private)'))
-      : describeError(new AnsweredError('the server closed the connection without answering (not a Redis server? check the host and port)'));
+      : 'the server closed the connection without answering (not a Redis server? check the host and port)';
   }
   return new UnavailableError(failureLine(`${target.label}: ${reason}`));
 }
