@@ -28,9 +28,10 @@ export async function release(config: ConnectionConfig, key: string, options: { 
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
       ...set.unreachable,
     ];
-    // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
-    for (const failure of failed) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
+    // Nothing removed: the error alone says why. Else an instance we could not reach may still
+    // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
+    for (const failure of failed) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
       return 1;

@@ -3,6 +3,7 @@
 // black-holed) costs a run that grace, not the whole --connect-timeout. Without a grace
 // (status, release) every attempt is waited for, so all instances can be shown.
 
+import { UsageError } from '../errors.js';
 import { connect, type Instance } from '../redis/client.js';
 import type { RedisTarget } from '../redis/url.js';
 import { sleep } from '../timeout.js';
@@ -47,5 +48,11 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
       void attempts[i].then((late) => late?.client.disconnect());
     }
   });
+  // A URL the server cannot serve (a database it lacks) is the user's to fix: 64, not a "no".
+  const usage = results.find((result) => result instanceof UsageError);
+  if (usage) {
+    for (const { client } of instances) client.disconnect();
+    throw usage;
+  }
   return { instances, errors };
 }

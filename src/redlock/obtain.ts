@@ -1,6 +1,7 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
+import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire } from './acquire.js';
 import type { LockSet } from './lockset.js';
@@ -34,7 +35,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
       if (attempt.kind === 'unavailable') {
         // A wait rides out an outage of up to --connect-timeout (a restart, a blip); then it is 69.
         unavailableSince ??= now();
-        const final = attempt.errors.some((error) => PERMANENT.test(error));
+        const final = attempt.errors.some(isPermanentFailure);
         if (final || now() >= deadline || now() - unavailableSince >= set.connectTimeoutMs) return { ...attempt, waitedMs };
         await sleep(Math.min(outageRetryMs(set), deadline - now()), options.signal);
         continue;
@@ -54,9 +55,6 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     watcher?.stop();
   }
 }
-
-/** Errors that waiting cannot cure: permissions, credentials, a foreign key in our place. */
-const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
 
 /** Pause between attempts while too few instances answer: short, jittered, never a storm. */
 function outageRetryMs(set: LockSet): number {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import { disconnectAll } from '../redis/client.js';
+import { disconnectAll, failureLine } from '../redis/client.js';
 import { connectQuorum } from './connect.js';
 import type { LockSet } from './lockset.js';
 import { instanceTimeoutMs, quorumSize } from './quorum.js';
@@ -40,7 +40,7 @@ export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?:
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */
 export function unavailable(total: number, errors: string[]): UnavailableError {
-  if (total === 1) return new UnavailableError(`cannot reach ${errors.join('; ') || 'redis'}`);
+  if (total === 1) return new UnavailableError(errors.length > 0 ? errors.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(
     `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${errors.length} failed (${errors.join('; ')})`,
   );
