@@ -64,7 +64,7 @@ describe('nothing listening on the port', () => {
 });
 
 describe('a Redis that wants another password (requirepass)', () => {
-  test.concurrent.for(INVOCATIONS)('%s: 69 "authentication failed", no password shown', async ([, args], { expect }) => {
+  test.concurrent.for(INVOCATIONS)('%s: 69 "authentication failed", no password shown', async ([, args]) => {
     const url = `redis://:${SECRET}@127.0.0.1:${secured.port}`;
     const result = await dlock([args[0], '--redis', url, ...args.slice(1)]);
     expectOneError(result, 69, /authentication failed/);
