@@ -5,6 +5,7 @@ import type { ConnectionConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
 import { describeError, disconnectAll } from '../redis/client.js';
+import { failureText } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { describeHolder } from './holder-text.js';
 
@@ -18,7 +19,7 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
     const failed = [
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
-      ...set.unreachable,
+      ...set.unreachable.map(failureText),
     ];
     // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
     for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
