@@ -1,6 +1,7 @@
 // Connect to the configured instances and describe one lock on them.
 
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
@@ -26,8 +27,9 @@ export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?:
   const total = config.targets.length;
   const started = now();
   const unresolved = total > 1 ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
-  // Name lookups count toward the --connect-timeout bound.
-  const connectTimeoutMs = Math.max(1, config.connectTimeoutMs - Math.floor(now() - started));
+  // Name lookups count toward the --connect-timeout bound (IP addresses need none).
+  const looked = config.targets.some((target) => target.nodes.some((node) => !isIP(node.host)));
+  const connectTimeoutMs = total > 1 && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
   const timeoutMs = ttlMs ? instanceTimeoutMs(connectTimeoutMs, ttlMs, total) : connectTimeoutMs;
   const { instances, failures } = await connectQuorum(config.targets, connectTimeoutMs, ttlMs ? timeoutMs : undefined, unresolved);
   if (instances.length < quorumSize(total)) {
