@@ -3,7 +3,7 @@
 import type { LogFormat, Verbosity } from './config.js';
 import { epochMs } from './timeout.js';
 
-export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'released';
+export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'released' | 'degraded' | 'outage' | 'restored';
 
 export interface EventFields {
   key: string;
@@ -12,8 +12,8 @@ export interface EventFields {
   [field: string]: string | number | boolean | undefined;
 }
 
-/** Events a normal (not --verbose) text log still shows: something is wrong. */
-const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost']);
+/** Events a normal (not --verbose) text log still shows: something is wrong, or no longer is. */
+const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'degraded', 'outage', 'restored']);
 
 export class Logger {
   constructor(

@@ -60,3 +60,9 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
   result.errors = result.failures.map(failureText);
   return result;
 }
+
+/** After a round a quorum won: the instances that did not say yes (errors, and `no` with why). */
+export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): InstanceFailure[] {
+  const refused = set.instances.flatMap((instance, i) => (round.outcomes[i] === 'no' ? [{ label: instance.target.label, reason: no }] : []));
+  return [...refused, ...round.failures];
+}

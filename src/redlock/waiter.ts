@@ -31,7 +31,23 @@ export class ReleaseWatcher {
         subscriber.on('error', () => {});
         // Our own releases (undoing an attempt) are no news to us.
         subscriber.on('message', (_channel: string, message: string) => message !== set.owner && watcher.notify());
-        await withTimeout(subscriber.connect().then(() => subscriber.subscribe(set.keys.released)), timeoutMs);
+        // A dropped connection cannot hear a release: look at once (an outage shows up at once).
+        // After a reconnect ioredis subscribes again by itself, but a release published while
+        // the connection was down is gone: look again then too.
+        let connectedBefore = false;
+        let connected = false;
+        subscriber.on('ready', () => {
+          if (connectedBefore) watcher.notify();
+          connectedBefore = connected = true;
+        });
+        subscriber.on('close', () => {
+          if (connected) watcher.notify();
+          connected = false;
+        });
+        const subscribed = subscriber.connect().then(() => subscriber.subscribe(set.keys.released));
+        // Not subscribed in time (the instance is down or hung): subscribe when it answers.
+        subscribed.catch(() => subscriber.once('ready', () => void subscriber.subscribe(set.keys.released).catch(() => {})));
+        await withTimeout(subscribed, timeoutMs);
       }),
     );
     return watcher;
