@@ -175,7 +175,7 @@ describe('no partial lock is left behind by a failed attempt', () => {
     for (const i of [0, 1, 2]) await holdForeign(i, key);
     // A long TTL: anything we left behind would still be there when we look.
     const dir = tempDir();
-    const waiter = spawnDlock(['run', ...flags, '-w', '20s', '-t', '30s', '--connect-timeout', '300ms', '--log-format', 'json', key, '--', 'touch', join(dir, 'ran')]);
+    const waiter = spawnDlock(['run', ...flags, '-w', '2s', '-t', '30s', '--connect-timeout', '300ms', '--log-format', 'json', key, '--', 'touch', join(dir, 'ran')]);
     await waiter.waitFor('"event":"waiting"');
 
     // The waiter took (and undid) 3 and 4 on each try so far: it is idle now, until told.
@@ -189,7 +189,9 @@ describe('no partial lock is left behind by a failed attempt', () => {
     expect(result.code, result.stderr).toBe(69);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     for (const i of [2, 3, 4]) expect(result.stderr).toContain(`${servers[i].url}: timed out after 300ms`);
-    // A wait rides out an outage for --connect-timeout: it took (and undid) 0 and 1 on every try.
+    expect(result.stderr).toMatch(/^dlock: hung not acquired within 2s: Redis was unreachable for the last [\d.]+m?s \(no quorum: /m);
+    expect(events(result.stderr, 'outage')).toHaveLength(1);
+    // A wait rides out an outage until it runs out: it took (and undid) 0 and 1 on every try.
     const tries = await Promise.all([0, 1].map(async (i) => BigInt((await clients[i].get(fenceKey(key)))!)));
     expect(tries[0]).toBeGreaterThanOrEqual(2n);
     expect(tries[1]).toBe(tries[0]);
