@@ -5,7 +5,7 @@
 #   echo 'source <(dlock completion bash)' >> ~/.bashrc
 #
 # Pure bash: pressing Tab never starts dlock or node. Uses bash-completion when it is
-# loaded (for --opt=value and for completing the command after --), works without it.
+# loaded (to complete the command's own arguments), works without it.
 
 _dlock_commands='run status release completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
@@ -13,16 +13,39 @@ _dlock_run_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lo
 # Options that take a value as the next word.
 _dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas'
 
+# bash also splits the line at COMP_WORDBREAKS: `--ttl=5s` arrives as `--ttl` `=` `5s`, and a
+# URL is cut at each `:`. Glue the words back as they were typed (up to the cursor) into
+# `words`; _dlock_at[n] is the index in COMP_WORDS where word n starts.
+_dlock_words() {
+    local line=${COMP_LINE:0:COMP_POINT} word i glued
+    words=() _dlock_at=()
+    for ((i = 0; i <= COMP_CWORD; i++)); do
+        glued=true
+        if [[ $line =~ ^[[:space:]]+ ]]; then
+            line=${line:${#BASH_REMATCH[0]}}
+            glued=false
+        fi
+        word=${COMP_WORDS[i]}
+        ((i == COMP_CWORD)) && word=$line # up to the cursor
+        if $glued && ((i > 0)); then
+            words[${#words[@]} - 1]+=$word
+        else
+            words+=("$word") _dlock_at+=("$i")
+        fi
+        line=${line#"$word"}
+    done
+    cword=$((${#words[@]} - 1))
+}
+
 _dlock() {
-    local cur prev words cword split=false
-    if declare -F _init_completion >/dev/null 2>&1; then
-        _init_completion -s || return
-    else
-        words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
-        cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local cur prev words cword split=false _dlock_at
+    _dlock_words
+    cur=${words[cword]} prev=${words[cword - 1]}
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*} cur=${cur#*=} split=true
     fi
 
-    # The command is the first word after dlock that is not an option.
+    # The command is the first word after dlock that is not an option (global -v, -q, ...).
     local i cmd='' cmd_at=0
     for ((i = 1; i < cword; i++)); do
         if [[ ${words[i]} != -* ]]; then
@@ -32,37 +55,49 @@ _dlock() {
     done
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '-V --version -h --help' -- "$cur"))
+            COMPREPLY=($(compgen -W '-V --version -q --quiet -v --verbose -h --help' -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$_dlock_commands" -- "$cur"))
         fi
         return
     fi
 
-    # Count operands before the cursor; for run, find where the child's command line starts:
-    # after `<key> --`, or for `-- <key> [--] <command>` (a key starting with "-") after the key.
-    local operands=0 child_at=0
+    # Count operands before the cursor. For run, options come before the key (or `-- <key>` for a
+    # key starting with "-"); after the key an optional --, then the command, whose words are all
+    # its own.
+    local operands=0 key_at=0 child_at=0 dashdash=false
     for ((i = cmd_at + 1; i < cword; i++)); do
-        if [[ $cmd == run && ${words[i]} == -- ]]; then
-            if ((operands)); then
-                child_at=$((i + 1))
-            else
-                child_at=$((i + 2))
-                ((child_at < cword)) && [[ ${words[child_at]} == -- ]] && ((child_at++))
-            fi
+        if ((key_at)); then
+            ((i == key_at + 1)) && [[ ${words[i]} == -- ]] && continue
+            child_at=$i
             break
+        elif [[ $cmd == run ]] && $dashdash; then
+            key_at=$i
+        elif [[ $cmd == run && ${words[i]} == -- ]]; then
+            dashdash=true
         elif [[ ${words[i]} == -* ]]; then
             [[ " $_dlock_value_opts " == *" ${words[i]} "* ]] && ((i++))
         else
             ((operands++))
+            [[ $cmd == run ]] && key_at=$i
         fi
     done
-    if ((child_at)); then
-        ((cword < child_at)) && return # the key
+    if [[ $cmd == run ]] && ((key_at || dashdash)); then
+        ((key_at)) || return # the key
+        if ((!child_at)); then
+            # Right after the key: -- or the command; after `<key> --`: the command.
+            child_at=$cword
+            if ((cword == key_at + 1)) && [[ $cur == -* || -z $cur ]]; then
+                COMPREPLY=($(compgen -W '--' -- "$cur"))
+                [[ $cur == -* ]] && return
+            fi
+        fi
         if declare -F _command_offset >/dev/null 2>&1; then
-            _command_offset $child_at
+            local reply=("${COMPREPLY[@]}")
+            _command_offset "${_dlock_at[child_at]}"
+            COMPREPLY+=("${reply[@]}")
         elif ((cword == child_at)); then
-            COMPREPLY=($(compgen -c -- "$cur"))
+            COMPREPLY+=($(compgen -c -- "$cur"))
         else
             COMPREPLY=($(compgen -f -- "$cur"))
         fi
@@ -96,7 +131,7 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
-        release) opts="$_dlock_connection_opts --force" ;;
+        release) opts="$_dlock_connection_opts -f --force --now" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac
@@ -105,9 +140,8 @@ _dlock() {
         return
     fi
 
-    # Operands: lock names cannot be guessed without asking Redis; after run's key comes --.
+    # Operands: lock names cannot be guessed without asking Redis.
     case $cmd in
-        run) ((operands == 1)) && COMPREPLY=($(compgen -W '--' -- "$cur")) ;;
         completion) ((operands == 0)) && COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur")) ;;
         help) ((operands == 0)) && COMPREPLY=($(compgen -W "$_dlock_commands" -- "$cur")) ;;
     esac

@@ -31,8 +31,9 @@ function __dlock_using
     and not __dlock_child_line
 end
 
-# Where the child's command line starts in (commandline -opc), once `dlock run` has one:
-# after `<key> --`, or for `-- <key> [--] <command>` (a key starting with "-") after the key.
+# Where the child's command line starts in (commandline -opc), once `dlock run` has a key:
+# options of dlock come before the key (or `-- <key>` for a key starting with "-"); after the
+# key an optional --, then the command, whose words are all its own. (count + 1: the cursor's.)
 function __dlock_child_start
     test "$(__dlock_command)" = run
     or return 1
@@ -40,36 +41,44 @@ function __dlock_child_start
     set -l value_options --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format \
         -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas
     set -l i (math (contains -i -- run $tokens) + 1)
-    set -l operands 0
+    set -l key 0
+    set -l dashdash 0
     while test $i -le (count $tokens)
-        switch $tokens[$i]
-            case --
-                set -l start (math $i + 1)
-                if test $operands -eq 0
-                    # The key comes first, then an optional second --.
-                    set start (math $start + 1)
-                    if test $start -le (count $tokens); and test $tokens[$start] = --
-                        set start (math $start + 1)
-                    end
-                end
-                echo $start
+        if test $key -gt 0
+            if test $i -ne (math $key + 1); or test $tokens[$i] != --
+                echo $i
                 return 0
-            case '-*'
-                contains -- $tokens[$i] $value_options
-                and set i (math $i + 1)
-            case '*'
-                set operands (math $operands + 1)
+            end
+        else if test $dashdash -eq 1
+            set key $i
+        else
+            switch $tokens[$i]
+                case --
+                    set dashdash 1
+                case '-*'
+                    contains -- $tokens[$i] $value_options
+                    and set i (math $i + 1)
+                case '*'
+                    set key $i
+            end
         end
         set i (math $i + 1)
     end
-    return 1
+    test $key -gt 0
+    and echo $i
 end
 
 # True once the cursor is on the child's command line.
 function __dlock_child_line
+    __dlock_child_start >/dev/null
+end
+
+# True right after the key, where -- may end dlock's options.
+function __dlock_after_key
+    set -l tokens (commandline -opc)
     set -l start (__dlock_child_start)
-    or return 1
-    test $start -le (math (count (commandline -opc)) + 1)
+    and test $start -gt (count $tokens)
+    and test $tokens[-1] != --
 end
 
 # Complete the child's command line as if it were typed on its own.
@@ -85,9 +94,11 @@ complete -c dlock -f
 # dlock [-V|--version] [-h|--help] <command>
 complete -c dlock -n '__dlock_using' -s V -l version -d 'print the version'
 complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
+complete -c dlock -n '__dlock_using' -s q -l quiet -d 'print errors only'
+complete -c dlock -n '__dlock_using' -s v -l verbose -d 'print one line per lock event'
 complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding a lock'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
-complete -c dlock -n '__dlock_using' -a release -d 'break a lock held by someone else'
+complete -c dlock -n '__dlock_using' -a release -d 'take a lock from whoever holds it'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
@@ -113,11 +124,13 @@ complete -c dlock -n '__dlock_using run' -l on-lost -x -a 'term kill ignore' -d 
 complete -c dlock -n '__dlock_using run' -l kill-after -x -d 'grace between SIGTERM and SIGKILL'
 complete -c dlock -n '__dlock_using run' -l sync-replicas -x -d 'WAIT until n replicas have the lock'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_after_key' --arguments=-- -d 'end of dlock options'
 complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
 # status, release
 complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
-complete -c dlock -n '__dlock_using release' -l force -d 'really delete the lock, whoever holds it'
+complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
+complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'

@@ -23,34 +23,44 @@ _dlock_connection_options() {
 }
 
 _dlock_run() {
-  # Where the child's command line starts: after `<key> --`, or for `-- <key> [--] <command>`
-  # (a key starting with "-") after the key. From there on, complete it as a command of its own.
+  # Options of dlock come before the key (or `-- <key>` for a key starting with "-"); after the
+  # key an optional --, then the command, whose words are all its own: complete them as a
+  # command line of their own.
   local -a value_options=(--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format
     -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas)
-  local i operands=0 child=0
+  local i key=0 child=0 dashdash=0 ret=1
   for (( i = 2; i < CURRENT; i++ )); do
-    case $words[i] in
-      --)
-        if (( operands )); then
-          child=$(( i + 1 ))
-        else
-          child=$(( i + 2 ))
-          (( child < CURRENT )) && [[ $words[child] == -- ]] && (( child++ ))
-        fi
-        break
-        ;;
-      -*) (( $value_options[(Ie)$words[i]] )) && (( i++ )) ;;
-      *) (( operands++ )) ;;
-    esac
+    if (( key )); then
+      (( i == key + 1 )) && [[ $words[i] == -- ]] && continue
+      child=$i
+      break
+    elif (( dashdash )); then
+      key=$i
+    else
+      case $words[i] in
+        --) dashdash=1 ;;
+        -*) (( $value_options[(Ie)$words[i]] )) && (( i++ )) ;;
+        *) key=$i ;;
+      esac
+    fi
   done
-  if (( child > CURRENT )); then
+  if (( dashdash && ! key )); then
     _message 'lock name'
     return
-  elif (( child )); then
+  elif (( key )); then
+    if (( ! child )); then
+      # Right after the key: -- or the command; after `<key> --`: the command.
+      child=$CURRENT
+      if (( CURRENT == key + 1 )) && [[ -z $PREFIX || $PREFIX == -* ]]; then
+        local expl
+        _wanted separators expl 'end of dlock options' compadd -- -- && ret=0
+        [[ $PREFIX == -* ]] && return ret
+      fi
+    fi
     shift $(( child - 1 )) words
     (( CURRENT -= child - 1 ))
-    _normal
-    return
+    _normal && ret=0
+    return ret
   fi
 
   local -a _dlock_options
@@ -64,8 +74,7 @@ _dlock_run() {
     '--kill-after=[grace between SIGTERM and SIGKILL]:duration:' \
     '--sync-replicas=[WAIT until n replicas have the lock]:replicas:' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
-    '1:lock name:' \
-    '2:end of dlock options:(--)'
+    '1:lock name:'
 }
 
 _dlock_status() {
@@ -80,28 +89,39 @@ _dlock_release() {
   local -a _dlock_options
   _dlock_connection_options
   _arguments -s : $_dlock_options \
-    '--force[really delete the lock, whoever holds it]' \
+    '(-f --force)'{-f,--force}'[take the lock from whoever holds it]' \
+    '--now[with --force: open it to new holders at once]' \
     '1:lock name:'
 }
 
 _dlock() {
   local curcontext=$curcontext state line ret=1
-  local -a commands=(
+  # A global -v or -q before the command (`dlock -v run ...`) is not the command.
+  while (( CURRENT > 2 )) && [[ $words[2] == (-v|--verbose|-q|--quiet) ]]; do
+    words[2]=()
+    (( CURRENT-- ))
+  done
+  # Not `commands`: that name is zsh's hash of the commands on $PATH, which _normal needs
+  # to complete the command after the key.
+  local -a dlock_commands=(
     'run:run a command while holding a lock'
     'status:show who holds a lock'
-    'release:break a lock held by someone else'
+    'release:take a lock from whoever holds it'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
-  _arguments -C \
+  # -A: options only before the command word; after it, every word is the command's.
+  _arguments -C -A '-*' \
     '(- *)'{-V,--version}'[print the version]' \
     '(- *)'{-h,--help}'[show help]' \
+    '(-q --quiet -v --verbose)'{-q,--quiet}'[print errors only]' \
+    '(-q --quiet -v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '1:command:->command' \
     '*::argument:->argument' && ret=0
 
   case $state in
     command)
-      _describe -t commands 'dlock command' commands && ret=0
+      _describe -t commands 'dlock command' dlock_commands && ret=0
       ;;
     argument)
       curcontext=${curcontext%:*:*}:dlock-$words[1]:

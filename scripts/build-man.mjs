@@ -1,6 +1,6 @@
-// Render man/dlock.1 from the same source as --help: the built CLI's own help output, so
-// commands, flags and their descriptions cannot drift. Exit status and environment follow
-// the SPEC tables, which --help does not print.
+// Render man/dlock.1 from the same sources as --help and the README: the built CLI's own help
+// output (commands, flags, environment, examples) and the README's "Exit codes" table, so
+// neither can drift.
 //
 //   node scripts/build-man.mjs           write man/dlock.1 (after `npm run build`)
 //   node scripts/build-man.mjs --check   exit 1 if man/dlock.1 is not what it would write
@@ -13,18 +13,6 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const page = join(root, 'man/dlock.1');
 const COMMANDS = ['run', 'status', 'release', 'completion'];
-
-const EXIT_STATUS = [
-  ['child\'s code', 'the command exited normally (dlock run passes its status through)'],
-  ['128+N', 'the command was killed by signal N'],
-  ['0 / 1', 'dlock status: the lock is held / free'],
-  ['64', 'usage error: bad flag, duration, key or URL'],
-  ['69', 'Redis unreachable, or too few Redlock instances answered to reach a quorum'],
-  ['70', 'internal error (a bug: please report it)'],
-  ['75', 'lock busy: not acquired with --no-wait or within --wait (change with -E)'],
-  ['76', 'the lock was lost while the command ran; the command was terminated per --on-lost'],
-  ['126 / 127', 'command not executable / not found'],
-];
 
 const CHILD_ENVIRONMENT = [
   ['DLOCK_KEY', 'the lock\'s name as given'],
@@ -75,20 +63,23 @@ function tagged(list, format = esc) {
   return list.map(([tag, text]) => `.TP\n${format(tag)}\n${esc(text)}`).join('\n');
 }
 
-/** The variables options read their defaults from, as their help says: "(env DLOCK_TTL; ...)". */
-function environment(commands) {
-  const variables = new Map();
-  for (const command of commands) {
-    for (const [tag, text] of entries(command.sections.Options)) {
-      const variable = /\benv (DLOCK_[A-Z_]+)/.exec(text)?.[1];
-      if (variable) variables.set(variable, `default for ${tag.replace(/^-\w, /, '').replace(/ <.*/, '')}`);
-    }
-  }
-  return [...variables, ['CI', 'when set, dlock never shows the waiting spinner']];
+/** The README's "Exit codes" section: its table cell for cell (backticks dropped), and the text after it. */
+function exitCodes() {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.split(/^## Exit codes\n/m)[1]?.split(/^## /m)[0];
+  if (!section) throw new Error('build-man: README.md has no "## Exit codes" section');
+  const lines = section.split('\n');
+  const plain = (text) => text.replace(/`/g, '').replace(/\\\|/g, '|').trim();
+  // The rows after the header and the |---| line; a cell may hold an escaped "\|".
+  const table = lines.filter((line) => line.startsWith('|')).slice(2).map((row) => row.slice(1, -1).split(/(?<!\\)\|/).map(plain));
+  const quoted = (text) => plain(text.replace(/`([^`]+)`/g, '"$1"'));
+  const after = lines.slice(lines.findLastIndex((line) => line.startsWith('|')) + 1).map(quoted).filter(Boolean).join(' ');
+  return { table, after };
 }
 
 function render() {
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const exit = exitCodes();
   const top = parseHelp(help(['--help']));
   const commands = COMMANDS.map((name) => ({ name, ...parseHelp(help(['help', name])) }));
   const examples = (top.sections.Examples ?? []).map((line) => line.replace(/^ {2}/, ''));
@@ -101,7 +92,9 @@ function render() {
     commands.map((c) => `.B dlock ${c.name}\n${esc(c.usage.replace(/^dlock \S+ ?/, ''))}`).join('\n.br\n'),
     '.br\n.B dlock \\-\\-version\n.br\n.B dlock help\n[command]',
     '.SH DESCRIPTION',
-    esc('dlock wraps any command, holds a Redis lock for exactly as long as that command runs, renews it every ttl/3, and releases it when the command exits. The command is given as an argument vector after --; it is never passed through a shell unless you write sh -c yourself.'),
+    esc('dlock wraps any command, holds a Redis lock for exactly as long as that command runs, renews it every ttl/3, and releases it when the command exits. The command is given as an argument vector; it is never passed through a shell unless you write sh -c yourself.'),
+    '.PP',
+    esc('Parsing is flock\'s: the options of dlock come before the key, and everything after the key is the command\'s, with or without --, so dlock run k make -n runs make -n. A word starting with - right after the key is a usage error: write the option before the key, or a command whose name starts with - after --. A key starting with - goes after a first --, as in dlock run -- -key -- cmd. -q and -v may also come before the command name (dlock -v run ...).'),
     '.SH COMMANDS',
     ...commands.map((c) => [
       `.SS dlock ${esc(c.usage.replace(/^dlock /, ''))}`,
@@ -110,9 +103,10 @@ function render() {
       `.PP\nOptions:\n${tagged(entries(c.sections.Options), flags)}`,
     ].filter(Boolean).join('\n')),
     '.SH EXIT STATUS',
-    tagged(EXIT_STATUS, (t) => `.B ${esc(t)}`),
+    tagged(exit.table, (t) => `.B ${esc(t)}`),
+    exit.after ? `.PP\n${esc(exit.after)}` : '',
     '.SH ENVIRONMENT',
-    tagged(environment(commands), (t) => `.B ${t}`),
+    tagged(entries(top.sections.Environment), (t) => `.B ${t}`),
     '.PP\nThe command run by dlock run gets:',
     tagged(CHILD_ENVIRONMENT, (t) => `.B ${t}`),
     '.SH EXAMPLES',
@@ -127,7 +121,7 @@ const text = render();
 if (process.argv.includes('--check')) {
   const current = existsSync(page) ? readFileSync(page, 'utf8') : '';
   if (current !== text) {
-    console.error('build-man: man/dlock.1 is out of date with --help: run `npm run build:man`');
+    console.error('build-man: man/dlock.1 is out of date with --help or the README\'s exit codes: run `npm run build:man`');
     process.exit(1);
   }
 } else {

@@ -20,7 +20,7 @@ await build({
   legalComments: 'linked',
   define: { __DLOCK_VERSION__: JSON.stringify(version) },
   alias: {
-    'supports-color': './scripts/stubs/supports-color.cjs',
+    debug: './scripts/stubs/debug.cjs',
     tls: './scripts/stubs/lazy-tls.cjs',
     assert: './scripts/stubs/lazy-assert.cjs',
     dns: './scripts/stubs/lazy-dns.cjs',

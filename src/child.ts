@@ -1,11 +1,12 @@
-// The child: resolve it like a shell would, spawn it without a shell, hand it the lock's
-// environment, and make sure it cannot outlive dlock (parent-death signal on Linux).
+// The child: spawn it without a shell (command-path.ts found it as a shell would), hand it
+// the lock's environment and the caller's descriptors, and make sure it cannot outlive dlock
+// (parent-death signal on Linux).
 
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { constants as os } from 'node:os';
-import { delimiter, join } from 'node:path';
 import { CommandError, EXIT } from './errors.js';
+import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
 export interface ChildHandle {
   pid: number | undefined;
@@ -15,46 +16,6 @@ export interface ChildHandle {
 }
 
 const SETPRIV = '/usr/bin/setpriv';
-
-/** Find the executable as a shell would; throws CommandError with 127 or 126 like sh. */
-export function resolveCommand(name: string, path: string | undefined): string {
-  if (name.includes('/')) {
-    checkExecutable(name, name);
-    return name;
-  }
-  let denied: string | undefined;
-  for (const dir of (path ?? '/usr/local/bin:/usr/bin:/bin').split(delimiter)) {
-    const candidate = join(dir || '.', name);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-    } catch {
-      continue;
-    }
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      denied ??= candidate;
-    }
-  }
-  if (denied) throw new CommandError(`${name}: permission denied`, EXIT.notExecutable);
-  throw new CommandError(`${name}: command not found`, EXIT.notFound);
-}
-
-function checkExecutable(shown: string, file: string): void {
-  let isFile: boolean;
-  try {
-    isFile = statSync(file).isFile();
-  } catch {
-    throw new CommandError(`${shown}: no such file or directory`, EXIT.notFound);
-  }
-  if (!isFile) throw new CommandError(`${shown}: is a directory`, EXIT.notExecutable);
-  try {
-    accessSync(file, constants.X_OK);
-  } catch {
-    throw new CommandError(`${shown}: permission denied`, EXIT.notExecutable);
-  }
-}
 
 /** Does this system let us set the parent-death signal (util-linux setpriv on Linux)? */
 function hasSetpriv(): boolean {
@@ -74,13 +35,15 @@ export function exitStatus(code: number | null | undefined, signal: string | nul
 }
 
 /**
- * Spawn `file` with `args`, stdio inherited; if dlock dies, the kernel sends the child SIGKILL.
+ * Spawn `file` with `args`, stdio and the caller's other descriptors inherited (at the same
+ * numbers); if dlock dies, the kernel sends the child SIGKILL.
  * Plain child_process rather than execa: dlock needs only inherited stdio, an env and the exit
  * status, and execa would add ~12 ms and ~10 MB to every run (see README, Performance).
  */
 export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
   const [command, commandArgs] = hasSetpriv() ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, args];
-  const child = spawn(command, commandArgs, { stdio: 'inherit', env });
+  const stdio = childStdio(inheritedFds(process.env));
+  const child = spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) });
   const exited = new Promise<number>((resolve, reject) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') reject(new CommandError(`${file}: command not found`, EXIT.notFound));

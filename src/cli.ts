@@ -1,15 +1,22 @@
 // The command line: declares and normalises options, then calls a plain command function.
 // Nothing here talks to Redis; commands are imported only when they run.
 
-import { Argument, Command, Option } from 'commander';
-import { connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, runConfig, validateKey, type Env, type RawOptions } from './config.js';
+import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
+import { connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
+import { redactUrlsIn } from './redis/url.js';
 
 declare const __DLOCK_VERSION__: string | undefined;
 export const VERSION = typeof __DLOCK_VERSION__ === 'string' ? __DLOCK_VERSION__ : '0.0.0-dev';
 
-/** What the CLI decided to do: a command and its validated options, or nothing (help, version). */
-export type Invocation = { exitCode: number } | { run: () => Promise<number> };
+type Shell = 'bash' | 'zsh' | 'fish';
+
+/** What the CLI decided to do: a command, its validated options, and how to run it. */
+export type Invocation =
+  | { command: 'run'; config: RunConfig; run: () => Promise<number> }
+  | { command: 'status'; config: ConnectionConfig; key: string | undefined; json: boolean; run: () => Promise<number> }
+  | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; run: () => Promise<number> }
+  | { command: 'completion'; shell: Shell; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -34,6 +41,44 @@ Examples:
   dlock run --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379 job -- ./job.sh
 `;
 
+/** Variables that no single option names as its default, for the Environment section of --help. */
+const MORE_ENVIRONMENT: [string, string][] = [
+  ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
+  ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels themselves (redis+sentinel://)'],
+  ['CI', 'when set, never a waiting spinner'],
+];
+
+/** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */
+function environmentHelp(program: Command): string {
+  const variables = new Map<string, string>();
+  for (const option of program.commands.flatMap((command) => command.options)) {
+    const variable = /\benv (DLOCK_[A-Z_]+)/.exec(option.description)?.[1];
+    if (variable && !variables.has(variable)) variables.set(variable, `default for ${option.long}`);
+  }
+  for (const [variable, text] of MORE_ENVIRONMENT) variables.set(variable, text);
+  const width = Math.max(...[...variables.keys()].map((name) => name.length)) + 2;
+  return `\nEnvironment:\n${[...variables].map(([name, text]) => `  ${name.padEnd(width)}${text}`).join('\n')}`;
+}
+
+/**
+ * Everything after the key is the command (SPEC "Parsing like flock"): an optional "--", then
+ * the command word. A word starting with "-" right after the key is an option in the wrong
+ * place, not a command, so it is refused rather than run.
+ */
+function commandAfterKey(key: string, words: string[]): string[] {
+  if (words[0] === '--') return words.slice(1);
+  if (words[0]?.startsWith('-')) {
+    throw new UsageError(`${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and everything after it is the command (dlock run [options] <key> [--] <command> [args...])`);
+  }
+  return words;
+}
+
+/** Commander's own parse errors ("error: unknown option ...") as UsageErrors; help and version pass. */
+function asUsageError(error: CommanderError): never {
+  if (error.exitCode === 0 || error.code === 'commander.help') throw error;
+  throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')));
+}
+
 function connectionOptions(command: Command): Command {
   return command
     .option('--redis <url>', `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
@@ -47,14 +92,45 @@ function connectionOptions(command: Command): Command {
     .addOption(new Option('--log-format <format>', `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS));
 }
 
-export function buildProgram(env: Env, decide: (invocation: Invocation) => void): Command {
-  const program = new Command('dlock')
+/**
+ * argv + env -> the Invocation, without running anything. Throws a UsageError for bad input and
+ * commander's CommanderError when it printed help or the version (exit code 0, or 1 for help
+ * shown because nothing was asked).
+ */
+/**
+ * `onLogFormat` hears a valid --log-format as soon as it is parsed, so that a usage error found
+ * later in the same command line can already be reported in that format.
+ */
+export function parseArgs(argv: string[], env: Env, output: OutputConfiguration = {}, onLogFormat?: (format: LogFormat) => void): Invocation {
+  let invocation: Invocation | undefined;
+  const program = buildProgram(env, (decided) => (invocation = decided), output);
+  // Runs after commander's own listener has checked the value against the choices.
+  if (onLogFormat) for (const command of program.commands) command.on('option:log-format', onLogFormat);
+  program.parse(argv, { from: 'user' });
+  if (!invocation) throw new Error(`no command decided for ${JSON.stringify(argv)}`);
+  return invocation;
+}
+
+export function buildProgram(env: Env, decide: (invocation: Invocation) => void, output: OutputConfiguration = {}): Command {
+  // Set first: every subcommand inherits how errors and output are handled.
+  const program: Command = new Command('dlock')
+    .exitOverride(asUsageError)
+    .configureOutput({ ...output, outputError: () => {} })
     .description('flock(1) for distributed systems: run a command while holding a Redis lock')
+    .usage('[options] run [options] <key> -- <command> [args...]')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .addHelpCommand('help [command]', 'show help for a command')
+    .helpCommand(false)
+    // dlock's options end where the subcommand starts, and run's where the key is (passThroughOptions).
+    .enablePositionalOptions()
+    .option('-q, --quiet', 'print errors only')
+    .option('-v, --verbose', 'print one line per lock event')
+    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}`.trim() })
     .showSuggestionAfterError(true)
+    .addHelpText('after', () => environmentHelp(program))
     .addHelpText('after', RUN_EXAMPLES);
+  /** The command's own options over dlock's (-q/-v before the command). */
+  const withGlobals = <T extends RawOptions>(options: T): T => ({ ...program.opts<RawOptions>(), ...options });
 
   let waitGiven = false;
   let noWaitGiven = false;
@@ -64,7 +140,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
       .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
       .usage('[options] <key> -- <command> [args...]')
       .argument('<key>', 'lock name')
-      .argument('[command...]', 'the command and its arguments, after --'),
+      .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
+      .passThroughOptions(),
   )
     .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
     .option('-n, --no-wait', 'fail at once if the lock is held')
@@ -77,12 +154,12 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
     .addHelpText('after', RUN_EXAMPLES)
     .on('option:wait', () => (waitGiven = true))
     .on('option:no-wait', () => (noWaitGiven = true))
-    .action((key: string, command: string[], options: RawOptions) => {
+    .action((key: string, words: string[], options: RawOptions) => {
       if (waitGiven && noWaitGiven) throw new UsageError('--wait and --no-wait: choose one');
       // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--".
-      const argv = command[0] === '--' ? command.slice(1) : command;
-      const config = runConfig(key, argv, { ...options, wait: noWaitGiven ? false : options.wait }, env);
-      decide({ run: async () => (await import('./commands/run.js')).run(config, env) });
+      const command = commandAfterKey(key, words);
+      const config = runConfig(key, command, withGlobals({ ...options, wait: noWaitGiven ? false : options.wait }), env);
+      decide({ command: 'run', config, run: async () => (await import('./commands/run.js')).run(config, env) });
     });
 
   connectionOptions(
@@ -93,30 +170,47 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void)
   )
     .option('--json', 'print JSON')
     .action((key: string | undefined, options: RawOptions & { json?: boolean }) => {
-      const config = connectionConfig(options, env);
+      const config = connectionConfig(withGlobals(options), env);
       const validKey = key === undefined ? undefined : validateKey(key);
-      decide({ run: async () => (await import('./commands/status.js')).status(config, validKey, { json: Boolean(options.json) }) });
+      const json = Boolean(options.json);
+      decide({ command: 'status', config, key: validKey, json, run: async () => (await import('./commands/status.js')).status(config, validKey, { json }) });
     });
 
   connectionOptions(
     program
       .command('release')
-      .description('break a lock held by someone else and print whom it removed (needs --force)')
+      .description('take a lock from whoever holds it and print whom it removed (needs --force)')
       .argument('<key>', 'lock name'),
   )
-    .option('--force', 'really delete the lock, whoever holds it')
-    .action((key: string, options: RawOptions & { force?: boolean }) => {
-      const config = connectionConfig(options, env);
+    .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
+    .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
+    .action((key: string, options: RawOptions & { force?: boolean; now?: boolean }) => {
+      const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
-      decide({ run: async () => (await import('./commands/release.js')).release(config, validKey, { force: Boolean(options.force) }) });
+      const force = Boolean(options.force);
+      const now = Boolean(options.now);
+      decide({ command: 'release', config, key: validKey, force, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now }) });
     });
 
   program
     .command('completion')
     .description('print a shell completion script')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
-    .action((shell: 'bash' | 'zsh' | 'fish') => {
-      decide({ run: async () => (await import('./commands/completion.js')).completion(shell) });
+    .action((shell: Shell) => {
+      decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
+    });
+
+  // Commander's own help command prints the whole help for an unknown name; this one says so.
+  program
+    .command('help')
+    .description('show help for a command')
+    .usage('[command]')
+    .argument('[command]', 'a command')
+    .action((name: string | undefined) => {
+      if (name === undefined) program.help();
+      const command = program.commands.find((candidate) => candidate.name() === name);
+      if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${program.commands.map((c) => c.name()).join(', ')})`);
+      command.help();
     });
 
   return program;

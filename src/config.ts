@@ -1,6 +1,7 @@
 // Defaults, environment variables and validation: everything between argv and a command.
 
 import { parseDuration } from './duration.js';
+import { holderCmd } from './holder-cmd.js';
 import { badOption, UsageError } from './errors.js';
 import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import { parseRedisUrl, splitRedisUrls, type RedisTarget } from './redis/url.js';
@@ -20,8 +21,6 @@ export const MIN_TTL_MS = 100;
 export const MAX_KEY_BYTES = 256;
 /** Longest duration any option takes (24 days): longer ones would overflow Node's timers. */
 export const MAX_DURATION_MS = 576 * 3_600_000;
-/** Longest command line stored in the holder metadata (`cmd`). */
-export const MAX_CMD_METADATA = 256;
 export const ON_LOST = ['term', 'kill', 'ignore'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 
@@ -157,18 +156,6 @@ function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env)
   }));
 }
 
-/** The holder metadata's `cmd`: the command line with known passwords masked, cut to MAX_CMD_METADATA. */
-function holderCmd(command: string[], targets: RedisTarget[]): string {
-  // Control and format characters would reach the terminal of whoever runs `dlock status`.
-  let text = command.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
-  const passwords = targets.flatMap(({ password, sentinelPassword }) => [password, sentinelPassword].filter((p): p is string => Boolean(p)));
-  // Mask until none is left: a "***" could rebuild a password holding "*", so those are cut out.
-  for (let found = passwords.find((p) => text.includes(p)); found; found = passwords.find((p) => text.includes(p))) {
-    text = text.split(found).join(found.includes('*') ? '' : '***');
-  }
-  return Array.from(text).slice(0, MAX_CMD_METADATA).join('');
-}
-
 export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
   const connection = connectionConfig(raw, env);
   const validKey = validateKey(key);
@@ -202,6 +189,6 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     // The grace must fit inside the lease, or a lost lock would outlive its expiry.
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
-    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets),
+    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
   };
 }

@@ -15,6 +15,9 @@ export const EXIT = {
 export class DlockError extends Error {
   /** Exit with the code but print nothing (e.g. busy with -E 0: "skip quietly"). */
   silent = false;
+  /** In --log-format json: the event's name ("error" unless set) and its fields besides the message. */
+  event = 'error';
+  fields: Record<string, unknown> = {};
 
   constructor(message: string, readonly exitCode: number) {
     super(message);

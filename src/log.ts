@@ -1,43 +1,55 @@
-// stderr: one "dlock: " line per error; lock events as text (--verbose) or JSON objects.
+// stderr: errors, warnings and lock events, as "dlock: " text lines or as one JSON object per
+// line (--log-format json). In json mode nothing else is written to stderr.
 
 import type { LogFormat, Verbosity } from './config.js';
+import { stderr, type Output } from './output.js';
 import { epochMs } from './timeout.js';
 
-export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'released' | 'degraded' | 'outage' | 'restored';
+export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'signal' | 'released' | 'force-released' | 'degraded' | 'outage' | 'restored';
 
-export interface EventFields {
+/** error: always shown; warn: hidden by --quiet; info: --verbose text, or json without --quiet. */
+export type Level = 'info' | 'warn' | 'error';
+
+export type Fields = Record<string, unknown>;
+
+export interface EventFields extends Fields {
   key: string;
   fence?: string;
   waited_ms?: number;
-  [field: string]: string | number | boolean | undefined;
 }
 
-/** Events a normal (not --verbose) text log still shows: something is wrong, or no longer is. */
+/** Lock events that are warnings (or say one no longer applies): a normal (not --verbose) text log still shows them. */
 const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'degraded', 'outage', 'restored']);
 
 export class Logger {
   constructor(
     readonly verbosity: Verbosity,
     readonly format: LogFormat,
-    private readonly write: (line: string) => void = (line) => process.stderr.write(line),
+    private readonly out: Output = stderr,
   ) {}
 
-  error(message: string): void {
-    this.write(`dlock: ${oneLine(message)}\n`);
+  /** An error: one "dlock: " line, or an "error" event (fields.event names another, e.g. "busy"). */
+  error(message: string, fields: Fields = {}): void {
+    this.emit('error', message, { event: 'error', ...fields });
   }
 
-  /** A warning that is not a lock event (still one line, hidden by --quiet). */
-  warn(message: string): void {
-    if (this.verbosity !== 'quiet') this.error(message);
+  /** A warning that is not a lock event: a "warning" event in json mode (or fields.event). */
+  warn(message: string, fields: Fields = {}): void {
+    this.emit('warn', message, { event: 'warning', ...fields });
   }
 
-  event(event: LockEvent, fields: EventFields, text: string): void {
-    if (this.verbosity === 'quiet') return;
+  event(event: LockEvent, fields: EventFields, text: string, level: Level = WARNINGS.has(event) ? 'warn' : 'info'): void {
+    this.emit(level, text, { event, ...fields });
+  }
+
+  private emit(level: Level, text: string, fields: Fields): void {
+    if (level !== 'error' && this.verbosity === 'quiet') return;
     if (this.format === 'json') {
       const ts = epochMs();
-      this.write(`${JSON.stringify({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, event, ...fields })}\n`);
-    } else if (this.verbosity === 'verbose' || WARNINGS.has(event)) {
-      this.write(`dlock: ${oneLine(text)}\n`);
+      const message = level === 'info' ? {} : { message: oneLine(text) };
+      this.out.write(`${JSON.stringify({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`);
+    } else if (level !== 'info' || this.verbosity === 'verbose') {
+      this.out.write(`dlock: ${oneLine(text)}\n`);
     }
   }
 }

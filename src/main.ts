@@ -1,49 +1,67 @@
-// The one top-level catch: every failure becomes one "dlock: " line and an exit code.
+// The one top-level catch: every failure becomes one "dlock: " line (or one JSON event with
+// --log-format json) and an exit code; dlock exits only once its output has drained.
 
 import { CommanderError } from 'commander';
-import { buildProgram, type Invocation } from './cli.js';
+import { parseArgs } from './cli.js';
+import type { LogFormat } from './config.js';
 import { DlockError, EXIT } from './errors.js';
-import { redactUrlsIn } from './redis/url.js';
+import { Logger } from './log.js';
+import { flushStdio, guardStdio, stderr, stdout } from './output.js';
+import { hideSecretsFromPs } from './process-title.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
-  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  guardStdio();
+  hideSecretsFromPs(argv);
+  // Known once parsing has decided; -v inside the command's own arguments is the command's.
+  let verbose = false;
+  // Errors are JSON events once json is known to be the format: from DLOCK_LOG_FORMAT, or from
+  // --log-format as soon as commander has parsed it. A usage error found before that is text.
+  const reporting: { format: LogFormat } = { format: env.DLOCK_LOG_FORMAT === 'json' ? 'json' : 'text' };
+  const log = () => new Logger(verbose ? 'verbose' : 'normal', reporting.format);
   // stderr is one "dlock: " line per problem: Node's own warnings (e.g. about
   // NODE_TLS_REJECT_UNAUTHORIZED, which dlock does not honour anyway) would be a second voice.
   process.removeAllListeners('warning');
   try {
-    const decision: { invocation: Invocation } = { invocation: { exitCode: 0 } };
-    const program = buildProgram(env, (decided) => (decision.invocation = decided))
-      .exitOverride()
-      .configureOutput({ outputError: (text, write) => write(`dlock: ${redactUrlsIn(text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' '))}\n`) });
-    for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
-    if (argv.length === 0) {
-      program.outputHelp({ error: true });
-      return EXIT.usage;
+    const output = { writeOut: (text: string) => stdout.write(text), writeErr: (text: string) => stderr.write(text) };
+    const invocation = parseArgs(argv, env, output, (format) => (reporting.format = format));
+    if ('config' in invocation) {
+      verbose = invocation.config.verbosity === 'verbose';
+      reporting.format = invocation.config.logFormat;
     }
-    await program.parseAsync(argv, { from: 'user' });
-    const { invocation } = decision;
-    return 'run' in invocation ? await invocation.run() : invocation.exitCode;
+    return await invocation.run();
   } catch (error) {
-    return report(error, verbose);
+    return report(error, log(), verbose);
   }
 }
 
-function report(error: unknown, verbose: boolean): number {
+function report(error: unknown, log: Logger, verbose: boolean): number {
   if (error instanceof CommanderError) {
-    // help and version exit 0 and have printed already; parse errors printed their line.
+    // Help and version exit 0; help shown because nothing was asked is a usage error. Both printed already.
     return error.exitCode === 0 ? 0 : EXIT.usage;
   }
   if (error instanceof DlockError) {
-    if (!error.silent) process.stderr.write(`dlock: ${error.message}\n`);
+    if (!error.silent) log.error(error.message, { event: error.event, exit_code: error.exitCode, ...error.fields });
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`dlock: internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})\n`);
-  if (verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  const stack = verbose && error instanceof Error ? error.stack : undefined;
+  if (log.format === 'json') {
+    log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it)`, { exit_code: EXIT.internal, ...(stack ? { stack } : {}) });
+  } else {
+    log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})`, { exit_code: EXIT.internal });
+    if (stack) stderr.write(`${stack}\n`);
+  }
   return EXIT.internal;
 }
 
-main().then(
-  (code) => process.exit(code),
-  () => process.exit(EXIT.internal),
-);
+/**
+ * Exit once stdout and stderr have drained (a pipe reader gets every byte), and without
+ * waiting for anything else: a Redis client or timer left behind cannot keep dlock alive.
+ */
+async function exit(code: number): Promise<never> {
+  process.exitCode = code;
+  await flushStdio();
+  process.exit(code);
+}
+
+main().then(exit, () => exit(EXIT.internal));

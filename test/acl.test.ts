@@ -14,7 +14,7 @@ import { HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js'
 /** What the dlock user may do: its keys and channels, and the commands its scripts run. */
 const DLOCK_ACL = [
   '~dlock:*', '&dlock:*',
-  '+ping', '+evalsha', '+eval', '+scan', '+subscribe',
+  '+evalsha', '+eval', '+scan', '+subscribe',
   '+hget', '+hset', '+hgetall', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish',
   '+wait', '+select',
 ];
@@ -130,7 +130,7 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
 
 /** Which scenario needs each grant (the one that fails, or is logged as denied, without it). */
 const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
-  '~dlock:*': 'run', '&dlock:*': 'run', '+ping': 'run', '+evalsha': 'run', '+eval': 'run',
+  '~dlock:*': 'run', '&dlock:*': 'run', '+evalsha': 'run', '+eval': 'run',
   '+hget': 'run', '+exists': 'run', '+incr': 'run', '+get': 'run', '+hset': 'run', '+pexpire': 'run', '+del': 'run', '+publish': 'run',
   '+pttl': 'statusKey', '+hgetall': 'statusKey', '+scan': 'statusList', '+subscribe': 'waitPubSub',
   '+set': 'redlock', '+wait': 'databaseAndReplicas', '+select': 'databaseAndReplicas',

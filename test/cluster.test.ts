@@ -120,7 +120,7 @@ describe('a 3-master cluster with a password', () => {
       const status = await dlock(['status', '--redis', url, '--json', key]);
       expect(status.code, status.stderr).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ key, held: true, holder: { fence: (await childEnv(dirs[i])).DLOCK_FENCING_TOKEN } });
-      const released = await dlock(['release', '--force', '--redis', url, key]);
+      const released = await dlock(['release', '--force', '--now', '--redis', url, key]);
       expect(released.code, released.stderr).toBe(0);
       expect(released.stdout).toMatch(new RegExp(`^${key}: released the lock held by`));
       expect(expectNoPassword(await holders[i].result).code).toBe(76);

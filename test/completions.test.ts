@@ -1,5 +1,5 @@
 // Shell completions: each script is loaded into the real shell and asked what it offers,
-// the way a Tab press would (bash-completion, fish `complete -C`, zsh's compinit over zpty).
+// the way a Tab press would (bash's readline and zsh's compinit over zpty, fish `complete -C`).
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,12 +14,13 @@ const SHELLS: Shell[] = ['bash', 'zsh', 'fish'];
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const script = (shell: Shell) => join(ROOT, 'completions', `dlock.${shell}`);
 
-// A `dlock` and a `node` first on PATH that leave a mark if a Tab press ever runs them.
+// A `dlock` and a `node` first on PATH that leave a mark if a Tab press ever runs them, and
+// `dlockprobe`, a command name found nowhere else, for completing the command after the key.
 const sandbox = mkdtempSync(join(tmpdir(), 'dlock-completions-'));
 const spawnedMark = join(sandbox, 'spawned');
 const stubs = join(sandbox, 'bin');
 mkdirSync(stubs);
-for (const name of ['dlock', 'node']) {
+for (const name of ['dlock', 'node', 'dlockprobe']) {
   writeFileSync(join(stubs, name), `#!/bin/sh\necho "${name} $*" >> '${spawnedMark}'\n`);
   chmodSync(join(stubs, name), 0o755);
 }
@@ -27,20 +28,6 @@ const files = join(sandbox, 'files');
 mkdirSync(files);
 writeFileSync(join(files, 'input-file.txt'), '');
 afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
-
-const BASH_DRIVER = `
-[[ $1 == with-bash-completion ]] && source /usr/share/bash-completion/bash_completion
-source "$2"
-shift 2
-compopt() { :; }  # only meaningful inside a real completion
-for line in "$@"; do
-  read -ra COMP_WORDS <<<"$line"
-  [[ $line == *' ' ]] && COMP_WORDS+=('')
-  COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)) COMP_LINE=$line COMP_POINT=\${#line}
-  COMPREPLY=()
-  _dlock dlock "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
-  printf '%s\\n' "\${COMPREPLY[@]}" --end--
-done`;
 
 const FISH_DRIVER = `
 source $argv[1]
@@ -52,7 +39,7 @@ end`;
 /** What the shell offers for the last word of each command line. */
 function complete(shell: Shell, lines: string[], options: { plainBash?: boolean; zshFpath?: string } = {}): string[][] {
   const run = {
-    bash: () => ['bash', ['--norc', '-c', BASH_DRIVER, 'driver', options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
+    bash: () => ['zsh', ['-f', join(ROOT, 'test/helpers/bash-capture.zsh'), options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
     fish: () => ['fish', ['-c', FISH_DRIVER, script('fish'), ...lines]],
     zsh: () => ['zsh', ['-f', join(ROOT, 'test/helpers/zsh-capture.zsh'), options.zshFpath ?? script('zsh'), ...lines]],
   }[shell]() as [string, string[]];
@@ -82,8 +69,10 @@ async function helpOptions(command?: string): Promise<string[]> {
 const sorted = (values: string[]) => [...values].sort();
 const options = (values: string[]) => sorted(values.filter((value) => value.startsWith('-') && value !== '--'));
 
-// Command line -> what must be offered (exactly, or at least `includes`), and what must not.
-const CASES: { line: string; exactly?: string[]; includes?: string[]; excludes?: string[] }[] = [
+// Command line -> what must be offered (exactly, or at least `includes`), and what must not;
+// per shell where they differ (fish completes `--opt=value` as a whole).
+type Expected = { exactly?: string[]; includes?: string[]; excludes?: string[] };
+const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] = [
   { line: 'dlock ', exactly: ['completion', 'help', 'release', 'run', 'status'] },
   { line: 'dlock re', exactly: ['release'] },
   { line: 'dlock run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
@@ -104,6 +93,32 @@ const CASES: { line: string; exactly?: string[]; includes?: string[]; excludes?:
   { line: 'dlock run k -- cat input-f', includes: ['input-file.txt'] },
   { line: 'dlock run k -- dlock run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
   { line: 'dlock status --tls-ca input-f', includes: ['input-file.txt'] },
+  // Any command on PATH, not only builtins.
+  { line: 'dlock run k -- dlockpr', exactly: ['dlockprobe'] },
+  // An --opt=value, or a URL with a port (bash splits words at = and :), before the key.
+  { line: 'dlock run --ttl=5s k -- dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock run --ttl=5s --on-lost=kill k -- ls --al', includes: ['--all'] },
+  { line: 'dlock run --redis=redis://127.0.0.1:6379 k -- ls --al', includes: ['--all'] },
+  { line: 'dlock run --redis redis://127.0.0.1:6379 k -- dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock run --redis redis://127.0.0.1:6379 k dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock run --redis=redis://127.0.0.1:6379 --ttl 5s k cat input-f', includes: ['input-file.txt'] },
+  { line: 'dlock run --on-lost=k', exactly: ['kill'], fish: { exactly: ['--on-lost=kill'] } },
+  // After the key: -- or the command; everything after the command word is the command's.
+  { line: 'dlock run k ', includes: ['--', 'dlockprobe'], excludes: ['--redis'] },
+  { line: 'dlock run -w 1m k -', includes: ['--'], excludes: ['--redis', '--ttl'] },
+  { line: 'dlock run -w 1m k --x', excludes: ['--', '--redis'] },
+  { line: 'dlock run k dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock run -t 5s k ls --', includes: ['--all'], excludes: ['--redis', '--ttl'] },
+  { line: 'dlock run k cat input-f', includes: ['input-file.txt'] },
+  { line: 'dlock run k dlock run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
+  { line: 'dlock run k dlock run -t 5s k2 dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock run k make -n -', excludes: ['--', '--redis', '--ttl'] },
+  // A global -v or -q before the command.
+  { line: 'dlock -v ', exactly: ['completion', 'help', 'release', 'run', 'status'] },
+  { line: 'dlock -v run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
+  { line: 'dlock -q run -t 5s k -- dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock -v run k dlockpr', exactly: ['dlockprobe'] },
+  { line: 'dlock -q status --j', exactly: ['--json'] },
 ];
 
 describe.each(SHELLS)('%s', (shell) => {
@@ -126,7 +141,8 @@ describe.each(SHELLS)('%s', (shell) => {
     expect(result.status).toBe(0);
   });
 
-  test.each(CASES)('$line', ({ line, exactly, includes, excludes }) => {
+  test.each(CASES)('$line', (expected) => {
+    const { line, exactly, includes, excludes } = { ...expected, ...expected[shell] };
     const offered = results.get(line)!;
     if (exactly) expect(sorted(offered)).toEqual(sorted(exactly));
     for (const value of includes ?? []) expect(offered).toContain(value);
@@ -143,10 +159,29 @@ describe.each(SHELLS)('%s', (shell) => {
 });
 
 test('bash works without bash-completion too', () => {
-  const [onLost, child, operands] = complete('bash', ['dlock run --on-lost ', 'dlock run k -- ech', 'dlock run -w 1m k '], { plainBash: true });
+  const [onLost, onLostSplit, child, afterKey, afterTtl, afterUrl, file, option] = complete(
+    'bash',
+    [
+      'dlock run --on-lost ',
+      'dlock run --on-lost=k',
+      'dlock run k -- ech',
+      'dlock run -w 1m k ',
+      'dlock run --ttl=5s k dlockpr',
+      'dlock -v run --redis redis://127.0.0.1:6379 k -- dlockpr',
+      'dlock run k cat input-f',
+      'dlock run k -',
+    ],
+    { plainBash: true },
+  );
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
+  expect(onLostSplit).toEqual(['kill']);
   expect(child).toContain('echo');
-  expect(operands).toEqual(['--']);
+  expect(afterKey).toContain('--');
+  expect(afterKey).toContain('dlockprobe');
+  expect(afterTtl).toEqual(['dlockprobe']);
+  expect(afterUrl).toEqual(['dlockprobe']);
+  expect(file).toEqual(['input-file.txt']);
+  expect(option).toEqual(['--']);
 });
 
 test('zsh works autoloaded from $fpath as _dlock', () => {

@@ -18,6 +18,12 @@ describe('parseDuration', () => {
     ['100ms', 100],
     [' 30s ', 30_000],
     ['007s', 7_000],
+    // flock's man page writes `-w .007`: a leading dot, with or without a unit.
+    ['.5', 500],
+    ['.007', 7],
+    ['.5s', 500],
+    ['.25m', 15_000],
+    ['.5ms', 1], // rounded to whole milliseconds
   ])('%j is %d ms', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
@@ -36,7 +42,15 @@ describe('parseDuration', () => {
     '1 s',
     '1s2m',
     '1m30s',
-    '.5s',
+    '.',
+    '.s',
+    '..5',
+    '.5.5',
+    '-.5',
+    '+.5',
+    '. 5',
+    '.5 s',
+    '.e3',
     '1.s',
     '1e3',
     '0x10',

@@ -140,7 +140,7 @@ describe('only the owner releases', () => {
 
     const forced = await dlock(['release', '--force', '--redis', url, 'forced']);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toMatch(new RegExp(`^forced: released the lock held by \\S+ pid ${a.process.pid}, .*fence 1.*\\(command: \\S*hold\\.sh ${dirA}\\)\\n$`));
+    expect(forced.stdout).toMatch(new RegExp(`^forced: released the lock held by \\S+ pid ${a.process.pid}, .*fence 1.*\\(command: \\S*hold\\.sh ${dirA}\\); closed to new holders for [^\\n]+ more[^\\n]*\\n$`));
     expect(forced.stdout).not.toContain(PASSWORD);
 
     // A notices at its next renewal; its child keeps running (--on-lost ignore) while C takes over.

@@ -77,6 +77,11 @@ test('the installed dlock runs a real lock', async () => {
   expect(await redis.client().exists('dlock:{packed}')).toBe(0);
 });
 
+test('the installed dlock (a symlink to the sh prologue of bin/dlock) passes descriptor 3 to the command', async () => {
+  const script = `"$0" run --redis ${redis.url} packed-fd -- sh -c 'echo x >&3' 3>&1`;
+  expect(await exec('/bin/sh', ['-c', script, installed])).toEqual({ code: 0, signal: null, stdout: 'x\n', stderr: '' });
+});
+
 test('the installed package brings its completions and man page', async () => {
   const packageDir = join(prefix, 'lib', 'node_modules', 'dlock-cli');
   for (const shell of ['bash', 'zsh', 'fish']) {

@@ -54,7 +54,7 @@ describe.each<Fault>(['stop', 'pause'])('instances failing one by one while the 
     expect(signalsSeen(dir)).toEqual(['TERM']);
     expect(events(result.stderr, 'renew-failed').length).toBeGreaterThan(0);
     expect(events(result.stderr, 'lost')[0]).toMatchObject({ reason: 'expiring' });
-    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^dlock: lost the lock one-by-one-\d-\w+ while the child ran: /);
+    expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!)).toMatchObject({ event: 'error', exit_code: 76, message: expect.stringMatching(/^lost the lock one-by-one-\d-\w+ while the child ran: /) });
 
     // The child is gone before the lease could run out on the instances still up: it was last
     // renewed (by a quorum) at most at the "renewed" event, and lasts TTL from when it was sent.

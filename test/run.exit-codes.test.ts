@@ -261,6 +261,37 @@ describe('126 / 127: the command cannot run; no lock is left behind', () => {
     expect(await lockExists('nd')).toBe(false);
   });
 
+  // A script whose #! interpreter cannot run fails like a missing command: before the lock.
+  test.concurrent.for<[string, string, number, RegExp]>([
+    ['missing interpreter', '#!/bin/dlock-test-nonexistent\necho ran\n', 127, /^dlock: \S+: \/bin\/dlock-test-nonexistent: bad interpreter: no such file or directory\n$/],
+    ['interpreter not executable', '#!DIR/plain-file\necho ran\n', 126, /^dlock: \S+: \/\S+\/plain-file: bad interpreter: permission denied\n$/],
+    ['interpreter is a directory', '#!/tmp\necho ran\n', 126, /: \/tmp: bad interpreter: permission denied\n$/],
+    ['DOS line end after the interpreter', '#!/bin/sh\r\necho ran\n', 127, /: \/bin\/sh\\x0d: bad interpreter: no such file or directory\n$/],
+    ['#!/usr/bin/env with a command not on PATH', '#!/usr/bin/env dlock-test-no-such-interpreter\necho ran\n', 127, /: \/usr\/bin\/env dlock-test-no-such-interpreter: bad interpreter: dlock-test-no-such-interpreter: command not found\n$/],
+    ['#!/usr/bin/env -S with a command not on PATH', '#!/usr/bin/env -S A=1 dlock-test-no-such-interpreter -x\necho ran\n', 127, /bad interpreter: dlock-test-no-such-interpreter: command not found\n$/],
+  ])('%s: %#', async ([what, text, code, message], { expect }) => {
+    const key = `interp-${what.replace(/\W+/g, '-')}`;
+    const script = join(dir, `${key}.sh`);
+    writeFileSync(join(dir, 'plain-file'), 'not a program\n', { mode: 0o644 });
+    writeFileSync(script, text.replace('DIR', dir), { mode: 0o755 });
+    const result = await dlock(['run', '--redis', redis.url, key, '--', script]);
+    expect(result.code).toBe(code);
+    expectOneErrorLine(result.stderr);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+    expect(await lockExists(key)).toBe(false);
+    expect(await redis.client().exists(`dlock:{${key}}:fence`)).toBe(0);
+  });
+
+  test.concurrent.for([
+    ['#!/usr/bin/env sh, found on PATH', '#!/usr/bin/env sh\necho ran\n'],
+    ['no #! line: run by /bin/sh, as execvp and bash do', 'echo ran\n'],
+  ])('runs: %s', async ([what, text], { expect }) => {
+    const script = join(dir, `runs-${what.replace(/\W+/g, '-')}.sh`);
+    writeFileSync(script, text, { mode: 0o755 });
+    expect(await dlock(['run', '--redis', redis.url, 'interp-ok', '--', script])).toMatchObject({ code: 0, stdout: 'ran\n', stderr: '' });
+  });
+
   test('the lock stays free for the next run', async () => {
     await dlock(['run', '--redis', redis.url, 'nf3', '--', 'dlock-test-no-such-command']);
     const result = await dlock(['run', '--redis', redis.url, '-n', 'nf3', '--', 'true']);

@@ -111,8 +111,9 @@ describe('redis+sentinel:// URLs (no server)', () => {
       'redis+cluster://e:5,f:6',
       'redis://g',
     ]);
-    // Plain URLs are split at every comma, as before (a comma in a password must be %2C).
-    expect(splitRedisUrls('redis://a:1,nope')).toEqual(['redis://a:1', 'nope']);
+    // A comma not followed by a scheme stays in the URL before it: a password may hold one.
+    expect(splitRedisUrls('redis://a:1,nope')).toEqual(['redis://a:1,nope']);
+    expect(splitRedisUrls('redis://:pa,ss@a:1,redis://:x,,y@b:2,')).toEqual(['redis://:pa,ss@a:1', 'redis://:x,,y@b:2']);
     // A comma in a sentinel URL's password stays in it.
     expect(splitRedisUrls('redis+sentinel://:p,w@a:1/m')).toEqual(['redis+sentinel://:p,w@a:1/m']);
   });

@@ -115,7 +115,7 @@ describe('certificate errors are 69 with a clear message', () => {
   });
 
   test('no silent fallback: redis:// to a TLS port and rediss:// to a plain port both fail', async () => {
-    expectOneError(await dlock(['run', '--redis', `redis://127.0.0.1:${tls.port}`, '--connect-timeout', '2s', 'k', '--', 'true']), 69, /cannot reach redis:/);
+    expectOneError(await dlock(['run', '--redis', `redis://127.0.0.1:${tls.port}`, '--connect-timeout', '2s', 'k', '--', 'true']), 69, /^dlock: redis:\/\/127\.0\.0\.1:\d+: a TLS port: use rediss:\/\//);
     const tlsToPlain = ['run', '--redis', `rediss://127.0.0.1:${plain.port}`, '--tls-ca', pki.ca, '--connect-timeout', '1s', 'k', '--', 'true'];
     expectOneError(await dlock(tlsToPlain), 69, /timed out after 1000ms in the TLS handshake/);
     expect(await plain.client().exists('dlock:{k}')).toBe(0);

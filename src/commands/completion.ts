@@ -4,10 +4,11 @@
 import bash from '../../completions/dlock.bash';
 import fish from '../../completions/dlock.fish';
 import zsh from '../../completions/dlock.zsh';
+import { stdout } from '../output.js';
 
 export const COMPLETIONS = { bash, zsh, fish } as const;
 
 export async function completion(shell: keyof typeof COMPLETIONS): Promise<number> {
-  process.stdout.write(COMPLETIONS[shell]);
+  stdout.write(COMPLETIONS[shell]);
   return 0;
 }

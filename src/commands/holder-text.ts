@@ -6,7 +6,8 @@ import type { LockSet } from '../redlock/lockset.js';
 import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
-  const parts = [`held by ${holder.host || 'unknown host'} pid ${holder.pid || '?'}`];
+  const who = `${holder.host || 'unknown host'} pid ${holder.pid || '?'}`;
+  const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${holder.fence}`);
   if (pttlMs !== undefined && pttlMs >= 0) parts.push(`expires in ${formatDuration(pttlMs)}`);
@@ -38,9 +39,4 @@ export async function holderSnapshot(set: LockSet): Promise<HolderSnapshot | und
 export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.now()): string {
   const pttl = snapshot.pttlMs === undefined || snapshot.pttlMs < 0 ? snapshot.pttlMs : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
   return describeHolder(snapshot.holder, pttl, nowMs);
-}
-
-export async function currentHolder(set: LockSet): Promise<string | undefined> {
-  const snapshot = await holderSnapshot(set);
-  return snapshot && describeSnapshot(snapshot);
 }

@@ -49,7 +49,7 @@ export function majority(views: InstanceView[], total: number): { verdict: Verdi
 
 /** What status shows of a holder: everything but the owner token (a capability to release). */
 export function publicHolder(holder: Holder, ttlMs: number | undefined) {
-  return { host: holder.host, pid: Number(holder.pid) || holder.pid, cmd: holder.cmd, since: new Date(holder.sinceMs).toISOString(), since_ms: holder.sinceMs, ttl_ms: holder.ttlMs, ttl_left_ms: ttlMs, fence: holder.fence };
+  return { host: holder.host, pid: Number(holder.pid) || holder.pid, cmd: holder.cmd, since: new Date(holder.sinceMs).toISOString(), since_ms: holder.sinceMs, ttl_ms: holder.ttlMs, ttl_left_ms: ttlMs, fence: holder.fence, ...(holder.owner === '' ? { closed: true } : {}) };
 }
 
 export function publicView(v: InstanceView) {

@@ -1,39 +1,57 @@
-// dlock release --force <key>: the operator's escape hatch. Deletes the lock whoever holds
-// it (the fence counter stays, so tokens keep increasing) and says whom it removed.
+// dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
+// it and says whom it removed. The key stays closed to new holders until the removed holder's
+// lease runs out, so its command is stopped (its dlock's next renewal is refused) before
+// anyone else's starts, as consul's lock-delay does; --now deletes it at once. The fence
+// counter stays, so tokens keep increasing.
 
+import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
+import { Logger } from '../log.js';
+import { stdout, type Output } from '../output.js';
 import { describeError, disconnectAll } from '../redis/client.js';
 import { failureText } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { describeHolder } from './holder-text.js';
+import { publicHolder } from './instance-views.js';
 
-export async function release(config: ConnectionConfig, key: string, options: { force: boolean }, out = process.stdout): Promise<number> {
+export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out: Output = stdout): Promise<number> {
+  const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
     throw new UsageError(`release breaks a lock someone else holds; to do that, run: dlock release --force ${key}`);
   }
   const set = await openLockSet(config, key);
   try {
-    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs)));
-    const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now))));
+    const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value.holder ? [{ ...r.value.holder, closedForMs: r.value.closedForMs }] : []));
     const failed = [
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
       ...set.unreachable.map(failureText),
     ];
-    // An instance we could not reach may still hold the lock: say so, and fail if it can matter.
-    for (const failure of failed) process.stderr.write(`dlock: release --force: ${key} not released on ${failure}\n`);
+    // Nothing removed: the error alone says why. Else an instance we could not reach may still
+    // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
+    for (const failure of failed) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
       return 1;
     }
-    const owners = new Map(removed.map((holder) => [holder.owner, holder]));
+    const owners = new Map(removed.map((holder) => [holder.owner || `closed:${holder.host}:${holder.pid}:${holder.fence}`, holder]));
     for (const holder of owners.values()) {
-      out.write(`${key}: released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${holder.cmd})` : ''}\n`);
+      const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${holder.cmd})` : ''}`;
+      const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
+      out.write(`${text}\n`);
+      log.event('force-released', { key, fence: holder.fence, holder: publicHolder(holder, undefined), closed_for_ms: options.now ? 0 : holder.closedForMs }, text);
     }
     return 0;
   } finally {
     disconnectAll(set.instances);
   }
+}
+
+function closedText(closedForMs: number, now: boolean): string {
+  if (now) return '; open to new holders now';
+  if (closedForMs <= 0) return '';
+  return `; closed to new holders for ${formatDuration(closedForMs)} more, until that lease runs out (--now opens it at once)`;
 }

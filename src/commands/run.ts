@@ -1,7 +1,8 @@
 // dlock run: acquire, run the child while the lease renews, release; exit with the child's status.
 
 import { constants as os, hostname } from 'node:os';
-import { resolveCommand, spawnChild, type ChildHandle } from '../child.js';
+import { spawnChild } from '../child.js';
+import { resolveCommand } from '../command-path.js';
 import type { Env, RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { LockLostError, UnavailableError } from '../errors.js';
@@ -16,6 +17,7 @@ import { RedundancyWatch } from '../redlock/redundancy.js';
 import { releaseAll } from '../redlock/release.js';
 import { SignalRelay } from '../signals.js';
 import { now } from '../timeout.js';
+import { ChildSignals } from './child-signals.js';
 import { logOutage, logOutageOver, logRedundancy } from './instance-warnings.js';
 import { isHeldBy } from './reentrant.js';
 import { syncReplicas } from './sync-replicas.js';
@@ -33,7 +35,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     if (reentrant && (await isHeldBy(set, reentrant))) {
       log.event('acquired', { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true }, `${config.key} is already held by the calling dlock; running under it`);
       const child = await spawnChild(file, args, process.env);
-      signals.forwardTo((signal) => child.kill(signal));
+      const toChild = new ChildSignals(child, log, { key: config.key, fence: env.DLOCK_FENCING_TOKEN }, config.killAfterMs);
+      signals.forwardTo((signal) => toChild.send(signal, 'forwarded'));
       return await child.exited;
     }
     return await runLocked(config, set, file, args, signals, log);
@@ -55,7 +58,7 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
   }).finally(() => display.stop());
 
   if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
-  if (result.kind === 'busy') throw await display.notObtained();
+  if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
   if (result.kind === 'aborted') return interruptedStatus(signals.interrupted);
 
   const { fence } = result;
@@ -87,10 +90,10 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
       DLOCK_TOKEN: set.owner,
       DLOCK_TTL_MS: String(config.ttlMs),
     });
-    const stopChild = terminator(child, config.killAfterMs);
+    const toChild = new ChildSignals(child, log, { key: config.key, fence }, config.killAfterMs);
     const forward = (signal: NodeJS.Signals, terminating: boolean) => {
-      child.kill(signal);
-      if (terminating) stopChild.killLater(config.killAfterMs);
+      toChild.send(signal, 'forwarded');
+      if (terminating) toChild.killLater(config.killAfterMs);
     };
     signals.forwardTo(forward);
     // One that came while the child was being spawned was taken as "interrupted": pass it on.
@@ -98,17 +101,17 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     const onLost = () => {
       const reason = lease!.lost.reason as LossReason;
       log.event('lost', { key: config.key, fence, reason: reason.kind }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${onLostText(config.onLost)}`);
-      if (config.onLost === 'kill') child.kill('SIGKILL');
+      if (config.onLost === 'kill') toChild.send('SIGKILL', 'lost');
       if (config.onLost === 'term') {
-        child.kill('SIGTERM');
-        stopChild.killLater(reason.deadline - now());
+        toChild.send('SIGTERM', 'lost');
+        toChild.killLater(reason.deadline - now());
       }
     };
     // Lost while the child was being spawned: the event has fired already.
     if (lease.lost.aborted) onLost();
     else lease.lost.addEventListener('abort', onLost, { once: true });
 
-    const status = await child.exited.finally(() => stopChild.cancel());
+    const status = await child.exited.finally(() => toChild.cancel());
     if (lease.lost.aborted) {
       throw new LockLostError(`lost the lock ${config.key} while the child ran: ${(lease.lost.reason as LossReason).message}`);
     }
@@ -125,24 +128,6 @@ function notAcquiredInOutage(config: RunConfig, set: LockSet, result: { errors: 
   const { message } = unavailable(set.total, result.errors);
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(message);
   return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})`);
-}
-
-/** SIGKILL the child after a delay (the earliest one asked for wins). */
-function terminator(child: ChildHandle, maxDelayMs: number) {
-  let timer: NodeJS.Timeout | undefined;
-  let due = Infinity;
-  return {
-    killLater(delayMs: number) {
-      const at = now() + Math.max(0, Math.min(delayMs, maxDelayMs));
-      if (at >= due) return;
-      due = at;
-      clearTimeout(timer);
-      timer = setTimeout(() => child.kill('SIGKILL'), at - now());
-    },
-    cancel() {
-      clearTimeout(timer);
-    },
-  };
 }
 
 function onLostText(onLost: RunConfig['onLost']): string {

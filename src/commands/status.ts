@@ -12,6 +12,7 @@ import { masterNodes } from '../redis/nodes.js';
 import { failureText, type LockSet } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
+import { stdout, type Output } from '../output.js';
 import { withTimeout } from '../timeout.js';
 import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
 
@@ -19,7 +20,8 @@ export interface StatusOptions {
   json: boolean;
 }
 
-export async function status(config: ConnectionConfig, key: string | undefined, options: StatusOptions, out = process.stdout): Promise<number> {
+/** The report goes to `out` (stdout); errors and warnings are thrown or logged to stderr. */
+export async function status(config: ConnectionConfig, key: string | undefined, options: StatusOptions, out: Output = stdout): Promise<number> {
   const set = await openLockSet(config, key ?? '');
   try {
     return key === undefined ? await listHeld(set, config, options, out) : await showKey(set, config, key, options, out);
@@ -28,7 +30,7 @@ export async function status(config: ConnectionConfig, key: string | undefined, 
   }
 }
 
-async function showKey(set: LockSet, config: ConnectionConfig, key: string, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
+async function showKey(set: LockSet, config: ConnectionConfig, key: string, options: StatusOptions, out: Output): Promise<number> {
   const views = await inspectAll(set, set.keys, config.targets.map((target) => target.label));
   const { verdict, agreed } = majority(views, set.total);
   const failures = views.flatMap((v) => (v.error ? [`${v.redis}: ${v.error}`] : []));
@@ -48,7 +50,7 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
 
 function describe(key: string, holder: Holder, pttlMs: number): string {
   const lines = [
-    `${key}: held`,
+    `${key}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${holder.host}`,
     `  pid      ${holder.pid}`,
     `  command  ${holder.cmd}`,
@@ -71,7 +73,7 @@ function describeInstances(views: InstanceView[], total: number, verdict: Verdic
  * one instance that answered, unless a quorum of instances failed: then the list could miss
  * one (69).
  */
-async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: NodeJS.WritableStream): Promise<number> {
+async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: Output): Promise<number> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
   const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])), ...set.unreachable.map(failureText)];
   if (failures.length >= quorumSize(set.total)) {

@@ -7,7 +7,8 @@ import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { LockSet } from '../redlock/lockset.js';
-import { currentHolder, describeSnapshot, holderSnapshot, type HolderSnapshot } from './holder-text.js';
+import { describeSnapshot, holderSnapshot, type HolderSnapshot } from './holder-text.js';
+import { publicHolder } from './instance-views.js';
 
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;
@@ -22,7 +23,7 @@ export class WaitDisplay {
     private readonly log: Logger,
   ) {
     const quiet = config.verbosity === 'quiet' || config.logFormat === 'json';
-    this.spinner = spinnerWanted(process.env, quiet) ? new Spinner() : undefined;
+    this.spinner = spinnerWanted(process.env, quiet) ? new Spinner(process.env) : undefined;
   }
 
   async waiting(waitedMs: number): Promise<void> {
@@ -50,12 +51,19 @@ export class WaitDisplay {
     this.spinner?.stop();
   }
 
-  /** The busy error; -E 0 means "skip quietly", so it then prints nothing unless --verbose. */
-  async notObtained(): Promise<NotObtainedError> {
-    const holder = this.config.verbosity === 'quiet' ? undefined : await currentHolder(this.set);
+  /**
+   * The busy error, saying who holds the lock (also with --quiet: it is the error's point);
+   * -E 0 means "skip quietly", so it then prints nothing unless --verbose.
+   */
+  async notObtained(waitedMs: number): Promise<NotObtainedError> {
+    const silent = this.config.conflictExitCode === 0 && this.config.verbosity !== 'verbose';
+    const snapshot = silent ? undefined : await holderSnapshot(this.set);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
-    const error = new NotObtainedError(`${this.config.key} is busy (${holder ?? 'held by another owner'}); not acquired${when}`, this.config.conflictExitCode);
-    if (this.config.conflictExitCode === 0 && this.config.verbosity !== 'verbose') error.silent = true;
+    const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
+    const error = new NotObtainedError(`${this.config.key} is busy (${holder}); not acquired${when}`, this.config.conflictExitCode);
+    error.silent = silent;
+    error.event = 'busy';
+    error.fields = { key: this.config.key, waited_ms: waitedMs, holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null };
     return error;
   }
 }

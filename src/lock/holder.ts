@@ -1,6 +1,7 @@
 // What a lock hash says about its holder, as status, release --force and the spinner show it.
 
 export interface Holder {
+  /** The owner token; "" when nobody owns the key: closed by `release --force`, or not dlock's. */
   owner: string;
   fence: string;
   host: string;
@@ -8,6 +9,8 @@ export interface Holder {
   cmd: string;
   sinceMs: number;
   ttlMs: number;
+  /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
+  forcedMs: number;
 }
 
 /** Turn a flat HGETALL reply into a Holder, or undefined when the hash was empty. */
@@ -23,6 +26,7 @@ export function holderFromReply(flat: unknown): Holder | undefined {
     cmd: printable(fields.cmd ?? ''),
     sinceMs: Number(fields.since_ms ?? 0),
     ttlMs: Number(fields.ttl_ms ?? 0),
+    forcedMs: Number(fields.forced_ms ?? 0) || 0,
   };
 }
 

@@ -19,7 +19,12 @@ export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: n
   return { holder: holderFromReply(flat), pttlMs: Number(pttl), counter: counter ?? '0' };
 }
 
-/** Delete the lock whoever holds it; returns whom it removed. */
-export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<Holder | undefined> {
-  return holderFromReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], []), timeoutMs));
+/**
+ * Take the lock from whoever holds it; returns whom it removed. `now`: delete it; else keep
+ * it closed until the removed holder's lease runs out (see FORCE_RELEASE).
+ */
+export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean): Promise<{ holder?: Holder; closedForMs: number }> {
+  const reply = await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], [now ? 'now' : 'close', Date.now()]), timeoutMs);
+  const [closedFor, flat] = Array.isArray(reply) ? reply : [0, undefined];
+  return { holder: holderFromReply(flat), closedForMs: Math.max(0, Number(closedFor) || 0) };
 }

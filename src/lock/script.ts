@@ -2,6 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis/client.js';
+import { isWrongValue, wrongValueError } from './foreign.js';
 
 const shas = new Map<string, string>();
 
@@ -15,6 +16,14 @@ function sha1(lua: string): string {
 }
 
 export async function runScript(client: RedisClient, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+  try {
+    return await evalScript(client, lua, keys, args);
+  } catch (error) {
+    throw isWrongValue(error) ? await wrongValueError(client, keys, error) : error;
+  }
+}
+
+async function evalScript(client: RedisClient, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
   try {
     return await client.evalsha(sha1(lua), keys.length, ...keys, ...args);
   } catch (error) {

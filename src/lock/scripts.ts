@@ -90,14 +90,26 @@ return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('HGE
 
 /**
  * FORCE_RELEASE (operator escape hatch: no owner check)
- * KEYS[1] lock hash, KEYS[2] release channel
- * Returns the flat HGETALL of the holder it deleted (empty when the lock was free).
+ * KEYS[1] lock hash, KEYS[2] release channel; ARGV[1] "now" to delete at once, else "close";
+ * ARGV[2] the time in ms (the `forced_ms` field)
+ * Returns {ms the key stays closed (0: deleted, or nothing to release), flat HGETALL of the
+ * holder as it was (empty when the lock was free)}.
+ * "close" keeps the key closed to new holders until the removed holder's lease runs out: its
+ * `owner` becomes "" (no token matches it, so that holder's next renewal is refused and its
+ * dlock stops its command), the hash keeps its PTTL and its fields for `status`. A hash
+ * without an expiry (not one dlock wrote) is deleted: it would stay closed forever.
  */
 export const FORCE_RELEASE = `
 local holder = redis.call('HGETALL', KEYS[1])
-if #holder > 0 then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', KEYS[2], 'force')
+local pttl = redis.call('PTTL', KEYS[1])
+if #holder == 0 then
+  return {0, holder}
 end
-return holder
+if ARGV[1] ~= 'now' and pttl > 0 then
+  redis.call('HSET', KEYS[1], 'owner', '', 'forced_ms', ARGV[2])
+  return {pttl, holder}
+end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', KEYS[2], 'force')
+return {0, holder}
 `;

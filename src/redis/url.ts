@@ -71,23 +71,19 @@ const MULTI_HOST = /^\s*rediss?\+(sentinel|cluster):\/\//i;
 const ANY_SCHEME = /^\s*[a-z][a-z0-9+.-]*:\/\//i;
 
 /**
- * DLOCK_REDIS_URL's list of URLs: split at every comma, except the commas of a
- * redis+sentinel:// or redis+cluster:// host list. A comma continues such a URL unless the
- * text after it starts with a scheme ("redis://", "rediss://", "redis+sentinel://", ...) or
- * is blank. Blank entries are dropped.
+ * DLOCK_REDIS_URL's list of URLs: a new URL starts after a comma only where the text after it
+ * starts with a scheme ("redis://", "rediss://", "redis+sentinel://", ...); any other comma
+ * belongs to the URL before it (a redis+sentinel:// host list, or a password holding ","),
+ * so no part of a password ever stands alone in a message. Commas and blanks that end an
+ * entry are dropped, and so are blank entries.
  */
 export function splitRedisUrls(text: string): string[] {
   const urls: string[] = [];
-  let open = false;
   for (const part of text.split(',')) {
-    if (open && part.trim() !== '' && !ANY_SCHEME.test(part)) {
-      urls[urls.length - 1] += `,${part}`;
-    } else {
-      urls.push(part);
-      open = MULTI_HOST.test(part);
-    }
+    if (urls.length > 0 && !ANY_SCHEME.test(part)) urls[urls.length - 1] += `,${part}`;
+    else urls.push(part);
   }
-  return urls.filter((url) => url.trim() !== '');
+  return urls.map((url) => url.replace(/[\s,]+$/, '')).filter((url) => url.trim() !== '');
 }
 
 function decode(option: string, shown: string, part: string, what: string): string {

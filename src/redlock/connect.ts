@@ -3,6 +3,7 @@
 // black-holed) costs a run that grace, not the whole --connect-timeout. Without a grace
 // (status, release) every attempt is waited for, so all instances can be shown.
 
+import { UsageError } from '../errors.js';
 import { connect, type Instance } from '../redis/client.js';
 import type { RedisTarget } from '../redis/url.js';
 import { sleep } from '../timeout.js';
@@ -46,12 +47,24 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
   results.forEach((result, i) => {
     const { label } = targets[i];
     if (known[i] !== undefined) failures.push({ label, reason: known[i] });
-    else if (result instanceof Error) failures.push({ label, reason: result.message.replace(`cannot reach ${label}: `, '') });
+    else if (result instanceof Error) failures.push({ label, reason: reasonOf(label, result) });
     else if (result) instances.push(result);
     else {
       failures.push({ label, reason: `not connected ${graceMs}ms after a quorum was` });
       void attempts[i].then((late) => late?.client.disconnect());
     }
   });
+  // A URL the server cannot serve (a database it lacks) is the user's to fix: 64, not a "no".
+  const usage = results.find((result) => result instanceof UsageError);
+  if (usage) {
+    for (const { client } of instances) client.disconnect();
+    throw usage;
+  }
   return { instances, failures };
+}
+
+/** The reason in connect's "[cannot reach ]<label>: <reason>" message. */
+function reasonOf(label: string, error: Error): string {
+  const message = error.message.replace(/^cannot reach /, '');
+  return message.startsWith(`${label}: `) ? message.slice(label.length + 2) : message;
 }

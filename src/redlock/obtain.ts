@@ -1,6 +1,7 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
+import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire } from './acquire.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
@@ -50,7 +51,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
         unavailableSince ??= now();
         const outageMs = Math.round(now() - unavailableSince);
         const ridingOut = watcher !== undefined && waitOutlastsOutages;
-        const final = attempt.errors.some((error) => PERMANENT.test(error));
+        const final = attempt.errors.some(isPermanentFailure);
         if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { ...attempt, waitedMs };
         if (now() >= deadline) return { ...attempt, waitedMs, ...(ridingOut ? { outageMs } : {}) };
         if (ridingOut && !outageReported && outageMs >= set.connectTimeoutMs) {
@@ -76,9 +77,6 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     watcher?.stop();
   }
 }
-
-/** Errors that waiting cannot cure: permissions, credentials, a foreign key in our place. */
-const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
 
 /**
  * Pause between attempts while too few instances answer: short at first (a blip), then

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import { disconnectAll, describeError } from '../redis/client.js';
+import { describeError, disconnectAll, failureLine } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
 import type { RedisTarget } from '../redis/url.js';
 import { now, TimeoutError } from '../timeout.js';
@@ -79,7 +79,7 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */
 export function unavailable(total: number, errors: string[]): UnavailableError {
-  if (total === 1) return new UnavailableError(`cannot reach ${errors.join('; ') || 'redis'}`);
+  if (total === 1) return new UnavailableError(errors.length > 0 ? errors.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(
     `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${errors.length} failed (${errors.join('; ')})`,
   );

@@ -4,11 +4,33 @@ import { createServer, type Server } from 'node:net';
 import { expect } from 'vitest';
 import type { Result } from './cli.js';
 
-/** dlock failed the way the SPEC says: `code`, and exactly one stderr line "dlock: ..." (no stack). */
+/**
+ * dlock's error lines in a stderr transcript: "dlock: ..." text lines, and the error events of
+ * --log-format json shown the same way (other JSON events left out).
+ */
+export function errorLines(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line !== '')
+    .flatMap((line) => {
+      if (!line.startsWith('{')) return [line];
+      const event = JSON.parse(line) as { event: string; message?: string };
+      return event.event === 'error' || event.event === 'busy' ? [`dlock: ${event.message}`] : [];
+    });
+}
+
+/**
+ * dlock failed the way the SPEC says: `code`, and exactly one stderr line "dlock: ..." (no
+ * stack), or in json mode exactly one error event with that exit code and nothing else.
+ */
 export function expectOneError(result: Result, code: number, pattern?: RegExp | string): string {
   const lines = result.stderr.split('\n').filter((line) => line !== '');
   expect(result.code, `stderr: ${result.stderr}`).toBe(code);
   expect(lines, `stderr: ${result.stderr}`).toHaveLength(1);
+  if (lines[0].startsWith('{')) {
+    expect(JSON.parse(lines[0]), `stderr: ${result.stderr}`).toMatchObject({ exit_code: code, message: expect.any(String) });
+    lines[0] = errorLines(lines[0])[0];
+  }
   expect(lines[0]).toMatch(/^dlock: /);
   expect(result.stderr).not.toMatch(/\n\s+at |Error:|internal error/);
   if (pattern !== undefined) expect(lines[0]).toMatch(pattern);

@@ -1,0 +1,46 @@
+// Every signal dlock sends to the child, logged with why: the lock was lost, dlock itself was
+// signalled (forwarded), or the child outlived its grace after SIGTERM (kill-after).
+
+import type { ChildHandle } from '../child.js';
+import type { Logger } from '../log.js';
+import { now } from '../timeout.js';
+
+export type SignalReason = 'lost' | 'forwarded' | 'kill-after';
+
+export class ChildSignals {
+  private timer: NodeJS.Timeout | undefined;
+  private due = Infinity;
+
+  constructor(
+    private readonly child: ChildHandle,
+    private readonly log: Logger,
+    private readonly lock: { key: string; fence?: string },
+    /** The longest grace before SIGKILL (--kill-after, capped at ttl/3). */
+    private readonly maxGraceMs: number,
+  ) {}
+
+  /** Signal the child first, then log it: a slow stderr never delays a kill. */
+  send(signal: NodeJS.Signals, reason: SignalReason): void {
+    this.child.kill(signal);
+    const why = reason === 'lost' ? 'the lock was lost' : reason === 'forwarded' ? 'dlock received it' : 'it was still running after its grace';
+    this.log.event(
+      'signal',
+      { ...this.lock, signal, reason, pid: this.child.pid },
+      `sent ${signal} to the command (pid ${this.child.pid}): ${why}`,
+      reason === 'kill-after' ? 'warn' : 'info',
+    );
+  }
+
+  /** SIGKILL the child after a delay (the earliest one asked for wins). */
+  killLater(delayMs: number): void {
+    const at = now() + Math.max(0, Math.min(delayMs, this.maxGraceMs));
+    if (at >= this.due) return;
+    this.due = at;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.send('SIGKILL', 'kill-after'), at - now());
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
+}

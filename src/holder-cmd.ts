@@ -1,0 +1,26 @@
+// The holder metadata's `cmd`: the command line as `dlock status` shows it to anyone who can
+// read the lock, so secrets are masked by where they stand, never by searching for them.
+
+import { redactUrlsIn } from './redis/url.js';
+
+/** Longest command line stored in the holder metadata. */
+export const MAX_CMD_METADATA = 256;
+
+/**
+ * `command` joined with its secrets masked: the password of every URL (`scheme://user:***@`),
+ * an argument that is a known password, and the value of `--opt=<password>` or
+ * `NAME=<password>`. A known password inside other text is left alone: replacing every
+ * occurrence of a one-letter password would spell it out ("b***n***n***").
+ */
+export function holderCmd(command: string[], passwords: string[]): string {
+  const known = new Set(passwords.filter((p) => p !== '').flatMap((p) => [p, encodeURIComponent(p)]));
+  const words = command.map((word) => {
+    if (known.has(word)) return '***';
+    const eq = word.indexOf('=');
+    if (eq > 0 && known.has(word.slice(eq + 1))) return `${word.slice(0, eq + 1)}***`;
+    return redactUrlsIn(word);
+  });
+  // Control and format characters would reach the terminal of whoever runs `dlock status`.
+  const text = words.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return Array.from(text).slice(0, MAX_CMD_METADATA).join('');
+}

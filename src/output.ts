@@ -1,0 +1,70 @@
+// dlock's own stdout and stderr. Writing there must never change what happens to the lock:
+// a closed, broken or read-only stream (`2>&1 | true`, `2>&-`, a logger that died: EPIPE,
+// EBADF, EIO...) only loses the text, and dlock exits once what it wrote has drained.
+
+export type StdioName = 'stdout' | 'stderr';
+
+/** Where a command writes its report or its log lines. */
+export interface Output {
+  write(text: string): void;
+}
+
+const broken = new Set<StdioName>();
+const guarded = new Set<StdioName>();
+
+/** process.stdout/stderr with an 'error' listener, or undefined when it cannot be used. */
+function stream(name: StdioName): NodeJS.WriteStream | undefined {
+  if (broken.has(name)) return undefined;
+  try {
+    // The getter creates the stream on first use; an odd fd could make that throw.
+    const opened = process[name];
+    if (!guarded.has(name)) {
+      guarded.add(name);
+      // Without a listener, a failed write (reported asynchronously) would crash dlock.
+      opened.on('error', () => broken.add(name));
+    }
+    return opened;
+  } catch {
+    broken.add(name);
+    return undefined;
+  }
+}
+
+/** Install the 'error' listeners now, before anything (commander, ora) writes. */
+export function guardStdio(): void {
+  stream('stdout');
+  stream('stderr');
+}
+
+/** Write `text`; if the stream is gone, drop it. Never throws. */
+export function write(name: StdioName, text: string): void {
+  const target = stream(name);
+  if (!target) return;
+  try {
+    target.write(text);
+  } catch {
+    broken.add(name);
+  }
+}
+
+export const stdout: Output = { write: (text) => write('stdout', text) };
+export const stderr: Output = { write: (text) => write('stderr', text) };
+
+/** Resolves once everything written to `name` has reached the OS (or the stream failed). */
+function drained(name: StdioName): Promise<void> {
+  const target = stream(name);
+  if (!target || target.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    try {
+      // Writes complete in order: this callback runs after every earlier write has.
+      target.write('', () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+}
+
+/** Wait until stdout and stderr have drained: exiting earlier would cut a piped output. */
+export async function flushStdio(): Promise<void> {
+  await Promise.all([drained('stdout'), drained('stderr')]);
+}

@@ -1,0 +1,157 @@
+// Every failure of the Redis client in dlock's own words: a short reason, never ioredis'
+// wording ("Please report this", maxRetriesPerRequest, "Connection is closed."), never a
+// password. The bundle is minified, so errors are told apart by code, message or instanceof
+// of classes defined here, never by class name.
+
+import { TimeoutError } from '../timeout.js';
+
+/**
+ * The server answered, and its answer is final: a replica, not a Redis server, a key that
+ * holds something dlock did not write... Its message is dlock's phrase, shown as is; such a
+ * failure reads "<url>: <reason>" (not "cannot reach") and no wait retries it.
+ */
+export class AnsweredError extends Error {}
+
+/** Reasons made from an AnsweredError or a reply that no retry can change (see isPermanentFailure). */
+const answeredReasons = new Set<string>();
+function answered(reason: string): string {
+  answeredReasons.add(reason);
+  return reason;
+}
+
+const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
+const NOT_TLS = 'TLS handshake failed (is this a TLS port? use redis:// for plain text)';
+/** What went wrong in a TLS handshake, by Node's error code (there is no fallback to plain text). */
+const TLS_ERRORS: Record<string, string> = {
+  SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED,
+  DEPTH_ZERO_SELF_SIGNED_CERT: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: UNTRUSTED,
+  UNABLE_TO_GET_ISSUER_CERT: UNTRUSTED,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: UNTRUSTED,
+  CERT_SIGNATURE_FAILURE: 'TLS certificate not trusted (bad signature)',
+  CERT_HAS_EXPIRED: 'TLS certificate has expired',
+  CERT_NOT_YET_VALID: 'TLS certificate is not yet valid',
+  CERT_REVOKED: 'TLS certificate was revoked',
+  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate does not match the host name (the URL's host must be in the certificate)",
+  ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
+  ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the server requires a client certificate (--tls-cert and --tls-key)',
+  ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: 'the server rejected the client certificate',
+  ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: 'the server rejected the client certificate (unknown CA)',
+};
+
+const NOT_CONNECTED = 'not connected';
+/** ioredis' own messages (grep node_modules/ioredis/built), first match wins. */
+const CLIENT_MESSAGES: [RegExp, string][] = [
+  [/^Reached the max retries per request limit/, 'connection lost'],
+  [/^Connection is closed\.?$/, NOT_CONNECTED],
+  [/^Stream isn't writeable/, NOT_CONNECTED],
+  [/^Cluster isn't ready/, 'the cluster is not connected'],
+  [/^Cluster is (disconnected|disconnecting|ended)/, NOT_CONNECTED],
+  [/^(Node is disconnected|No subscriber for the cluster|Connection is (discarded|aborted))/, NOT_CONNECTED],
+  [/^Command aborted due to connection close/, 'connection lost before the reply'],
+  [/^(Command timed out|Socket timeout|connect ETIMEDOUT)/, 'timed out'],
+  [/^Command queue state error/, 'the server sent a reply nobody asked for (not a Redis server?)'],
+];
+
+/** A short reason for a connection or command failure, never containing a password. */
+export function describeError(error: unknown): string {
+  if (error instanceof TimeoutError) return error.message;
+  if (error instanceof AnsweredError) return answered(error.message);
+  const err = error as NodeJS.ErrnoException & { buffer?: unknown; lastNodeError?: unknown };
+  if (err?.code && TLS_ERRORS[err.code]) return TLS_ERRORS[err.code];
+  if (err?.code?.startsWith('ERR_SSL_') || err?.code === 'EPROTO') return `TLS handshake failed (${err.code})`;
+  switch (err?.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host not found';
+    case 'ETIMEDOUT':
+      return 'connect timed out';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'no route to the host';
+  }
+  const message = String(err?.message ?? error).split('\n')[0];
+  if (message.startsWith('Protocol error, got')) return answered(notRedis(err.buffer));
+  const ready = /^Ready check failed: (.*)$/.exec(message);
+  if (ready) return describeError(new Error(ready[1]));
+  const sentinels = /^All sentinels are unreachable[^]*?(?:Last error: (.*))?$/.exec(message);
+  if (sentinels) return describeSentinelFailure(sentinels[1] ?? '');
+  if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) {
+    const why = err.lastNodeError ? describeError(err.lastNodeError) : '';
+    if (why.startsWith('not a cluster node')) return why;
+    return why && why !== NOT_CONNECTED ? `no cluster node answered (${why})` : 'no cluster node answered';
+  }
+  const redirections = /^Too many Cluster redirections\. Last error: (.*)$/.exec(message);
+  if (redirections) return `too many cluster redirections (${describeError(new Error(redirections[1].replace(/^\w*Error: /, '')))})`;
+  for (const [pattern, reason] of CLIENT_MESSAGES) if (pattern.test(message)) return reason;
+  return describeReply(message);
+}
+
+/** A reply the server sent (-ERR ..., -WRONGPASS ...), without the script details Redis appends. */
+function describeReply(message: string): string {
+  const reply = message.replace(/^ReplyError: /, '').replace(/\s*script: \w+, on @\w+:\d+\.?$/, '');
+  if (/cluster support disabled/i.test(reply)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
+  if (/^NOAUTH/.test(reply)) return answered('the server needs a password: put it in the URL (redis://:PASSWORD@host:port) or in DLOCK_REDIS_PASSWORD');
+  if (/WRONGPASS|invalid password|invalid username-password/i.test(reply)) return 'authentication failed';
+  if (/^NOPERM/.test(reply)) return `permission denied by the server's ACL: ${reply.replace(/^NOPERM\s*/, '')}`;
+  if (/can't run this command/.test(reply)) return `permission denied by the server's ACL: ${reply.replace(/^ERR\s*/, '')}`;
+  if (/^READONLY/.test(reply)) return 'the server is a read-only replica (READONLY)';
+  if (/^LOADING/.test(reply)) return 'the server is loading its data set (LOADING)';
+  if (/^(MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY)\b/.test(reply)) return `the server cannot serve now (${reply})`;
+  if (/^OOM/.test(reply)) return `the server is out of memory (${reply})`;
+  if (/^[A-Z]+\b/.test(reply)) return `the server answered: ${reply}`;
+  // Not a reply, and none of the client's messages above: say whose it is, one line.
+  return `Redis client error: ${reply}`;
+}
+
+/** The first bytes of what a non-Redis server sent, made printable; ParserError keeps them as JSON. */
+function notRedis(buffer: unknown): string {
+  let bytes = Buffer.alloc(0);
+  try {
+    const parsed = JSON.parse(String(buffer)) as { data?: number[] };
+    if (Array.isArray(parsed?.data)) bytes = Buffer.from(parsed.data);
+  } catch {
+    // nothing to show
+  }
+  if (bytes[0] === 0x15 || bytes[0] === 0x16) return 'a TLS port answered (use rediss:// for TLS)';
+  const text = bytes.toString('latin1');
+  if (text.startsWith('HTTP/')) return 'not a Redis server: it answered HTTP (check the host and port)';
+  const first = text.split(/\r?\n/)[0].slice(0, 32).replace(/[^\x20-\x7e]|"/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return `not a Redis server: it answered "${first}" (check the host and port)`;
+}
+
+/** Why no sentinel told us the master, from the last sentinel's error. */
+function describeSentinelFailure(last: string): string {
+  if (/No such master/i.test(last)) return 'no sentinel knows a master by that name';
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|without any password/i.test(last)) {
+    return "the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)";
+  }
+  if (/unknown command .sentinel/i.test(last)) {
+    return answered('a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use redis://host:port)');
+  }
+  return 'no sentinel answered';
+}
+
+/** The reason part of a "<url>: <reason>" entry (URLs hold no ": "). */
+function reasonOf(entry: string): string {
+  const at = entry.indexOf(': ');
+  return at < 0 ? entry : entry.slice(at + 2);
+}
+
+/** One instance's failure as the whole error line: "cannot reach <url>: why" only when it may not have answered. */
+export function failureLine(entry: string): string {
+  return answeredReasons.has(reasonOf(entry)) ? entry : `cannot reach ${entry}`;
+}
+
+/** Failures a wait cannot cure: permissions, credentials, a foreign key in our place, the wrong kind of server. */
+const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
+
+/** Whether a "<url>: <reason>" entry is final: a wait should give up at once rather than retry. */
+export function isPermanentFailure(entry: string): boolean {
+  return answeredReasons.has(reasonOf(entry)) || PERMANENT.test(entry);
+}

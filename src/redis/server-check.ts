@@ -1,0 +1,78 @@
+// What kind of server a new connection reached, and what to tell the user when it is not the
+// one dlock needs: a replica, a sentinel, something that is not Redis, a TLS port spoken to in
+// plain text. Asked once at connect, so each is one clear line at once instead of a failed (and
+// retried) lock command later.
+
+import { UnavailableError, UsageError, type DlockError } from '../errors.js';
+import type { RedisClient } from './create.js';
+import { AnsweredError, describeError, failureLine } from './describe.js';
+import type { RedisTarget } from './url.js';
+
+/**
+ * Prove the path (TLS both ways, AUTH, SELECT) with one round trip. For one server that is
+ * HELLO 2 (RESP2 stays; every ACL allows HELLO), whose reply says whether it is a master; a
+ * server without HELLO (Redis < 6, some proxies) gets a PING instead. Through Sentinel, ioredis'
+ * ready check already insists on a master; a Cluster finds its masters itself.
+ */
+export async function checkServer(client: RedisClient, target: RedisTarget): Promise<void> {
+  if (target.kind !== 'standalone') {
+    await client.ping();
+    return;
+  }
+  let hello: unknown;
+  try {
+    hello = await client.call('HELLO', '2');
+  } catch (error) {
+    if (!/unknown command|wrong number of arguments/i.test(String((error as Error)?.message))) throw error;
+    await client.ping();
+    return;
+  }
+  const fields = new Map<string, string>();
+  if (Array.isArray(hello)) for (let i = 0; i + 1 < hello.length; i += 2) fields.set(String(hello[i]), String(hello[i + 1]));
+  if (fields.get('mode') === 'sentinel') {
+    throw new AnsweredError(`a sentinel, not a Redis server: use redis+sentinel://${target.host}:${target.port}/<master name>`);
+  }
+  const role = fields.get('role');
+  if (role !== undefined && role !== 'master') {
+    throw new AnsweredError("a read-only replica: give the master's URL, or redis+sentinel://<sentinels>/<master name> to follow failovers");
+  }
+}
+
+/** The error for a failed connect: 64 for a database the server lacks, else 69 saying why. */
+export async function connectFailure(target: RedisTarget, error: unknown, status: string, remainingMs: number): Promise<DlockError> {
+  const message = String((error as Error)?.message ?? '');
+  if (/DB index is out of range/i.test(message)) {
+    return new UsageError(`${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower number in the URL`);
+  }
+  let reason = describeError(error);
+  if (/^timed out/.test(reason)) {
+    // A TLS client that times out before the handshake ends often talks to a plain-text port.
+    if (target.tls && status === 'connecting') reason += ' in the TLS handshake (is this a plain-text port? use redis://)';
+    else if (status !== 'connecting') reason += ' waiting for an answer (a hung Redis, or not a Redis port?)';
+  } else if (!target.tls && target.kind === 'standalone' && (reason === 'connection reset' || reason === 'not connected')) {
+    // Closed without a word: a TLS port does that to plain text, so ask it for a TLS handshake.
+    // Anything else may be passing (a proxy whose backend is down): not final, "cannot reach".
+    reason = (await answersTls(target, remainingMs))
+      ? describeError(new AnsweredError('a TLS port: use rediss:// (and --tls-ca if its CA is private)'))
+      : 'the server closed the connection without answering (not a Redis server? check the host and port)';
+  }
+  return new UnavailableError(failureLine(`${target.label}: ${reason}`));
+}
+
+/** Whether host:port completes a TLS handshake within `ms` (any certificate: this only asks "is it TLS?"). */
+function answersTls(target: RedisTarget, ms: number): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(false);
+  // getBuiltinModule, not import(): the bundle runs from a V8 code cache without an import() hook.
+  const { connect } = process.getBuiltinModule('node:tls');
+  return new Promise((resolve) => {
+    const socket = connect({ host: target.host, port: target.port, rejectUnauthorized: false });
+    const done = (isTls: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(isTls);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}

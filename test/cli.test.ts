@@ -1,0 +1,172 @@
+// argv + env -> what dlock decides to do, in-process and without any server (SPEC "Parsing like
+// flock", "Options (run)"): a validated config, or a UsageError (exit 64) and its message.
+
+import { CommanderError } from 'commander';
+import { describe, expect, test } from 'vitest';
+import { parseArgs, type Invocation } from '../src/cli.js';
+import type { Env } from '../src/config.js';
+import { DlockError, UsageError } from '../src/errors.js';
+
+/** parseArgs with help and version output captured instead of printed. */
+function parse(argv: string[], env: Env = {}): { invocation?: Invocation; error?: unknown; stdout: string; stderr: string } {
+  const printed = { stdout: '', stderr: '' };
+  const output = { writeOut: (text: string) => (printed.stdout += text), writeErr: (text: string) => (printed.stderr += text) };
+  try {
+    return { invocation: parseArgs(argv, env, output), ...printed };
+  } catch (error) {
+    return { error, ...printed };
+  }
+}
+
+function usageError(argv: string[], env: Env = {}): UsageError {
+  const { error, invocation } = parse(argv, env);
+  expect(invocation, `${JSON.stringify(argv)} was accepted`).toBeUndefined();
+  expect(error).toBeInstanceOf(UsageError);
+  expect((error as DlockError).exitCode).toBe(64);
+  return error as UsageError;
+}
+
+describe('run: options before the key, everything after the key is the command', () => {
+  // [argv, env, expected subset of the run config]
+  test.each<[string[], Env, Record<string, unknown>]>([
+    [['run', 'build', 'make', '-n'], {}, { key: 'build', command: ['make', '-n'], waitMs: undefined }],
+    [['run', 'mykey', 'ls', '-la'], {}, { key: 'mykey', command: ['ls', '-la'] }],
+    [['run', 'k', 'echo', '-t', '5s', 'x'], {}, { command: ['echo', '-t', '5s', 'x'], ttlMs: 30_000 }],
+    [['run', 'k', 'grep', '-v', 'x'], {}, { command: ['grep', '-v', 'x'], verbosity: 'normal' }],
+    [['run', 'k', 'grep', '-q', 'x'], {}, { command: ['grep', '-q', 'x'], verbosity: 'normal' }],
+    [['run', 'k', 'curl', '--redis', 'x', '--help'], {}, { command: ['curl', '--redis', 'x', '--help'], targets: [{ label: 'redis://127.0.0.1:6379' }] }],
+    [['run', 'build', 'sh', '-c', 'echo "$@"', 'x', '-n'], {}, { command: ['sh', '-c', 'echo "$@"', 'x', '-n'], waitMs: undefined }],
+    [['run', 'k', '--', 'make', '-n'], {}, { key: 'k', command: ['make', '-n'], waitMs: undefined }],
+    [['run', 'k', '--', '-n'], {}, { command: ['-n'] }], // a command whose name starts with "-" goes after --
+    [['run', 'k', '--', 'cmd', '--', 'x'], {}, { command: ['cmd', '--', 'x'] }],
+    [['run', 'k', 'cmd', '--', 'x'], {}, { command: ['cmd', '--', 'x'] }],
+    [['run', '-n', '-E', '0', 'k', 'make', '-n'], {}, { waitMs: 0, conflictExitCode: 0, command: ['make', '-n'] }],
+    [['run', '-t', '2s', '-w', '1m', 'k', 'echo', '-t', '9s', '-w', '3s'], {}, { ttlMs: 2_000, waitMs: 60_000, command: ['echo', '-t', '9s', '-w', '3s'] }],
+    [['run', 'k', 'echo', '-t', '1s'], { DLOCK_TTL: '2s' }, { ttlMs: 2_000, command: ['echo', '-t', '1s'] }],
+    [['run', '--redis', 'redis://a:1', '--redis', 'redis://b:2', 'k', 'true'], {}, { targets: [{ host: 'a' }, { host: 'b' }] }],
+    // A key starting with "-" comes after a first "--"; a second "--" before the command is optional.
+    [['run', '--', '-key', '--', 'cmd'], {}, { key: '-key', command: ['cmd'] }],
+    [['run', '--', '-key', 'cmd', '-x'], {}, { key: '-key', command: ['cmd', '-x'] }],
+    [['run', '-v', '--', '-key', '--', '-cmd'], {}, { key: '-key', command: ['-cmd'], verbosity: 'verbose' }],
+    // -q / -v may also come before the subcommand.
+    [['-v', 'run', 'k', '--', 'true'], {}, { verbosity: 'verbose' }],
+    [['--verbose', 'run', 'k', 'true'], {}, { verbosity: 'verbose' }],
+    [['-q', 'run', 'k', 'true'], {}, { verbosity: 'quiet' }],
+    [['-v', 'run', '-v', 'k', 'true'], {}, { verbosity: 'verbose' }],
+    // Durations with a leading dot, as flock's -w .007.
+    [['run', '-w', '.007', 'k', 'true'], {}, { waitMs: 7 }],
+    [['run', '--ttl=.5s', 'k', 'true'], {}, { ttlMs: 500 }],
+    [['run', '-w.5', 'k', 'true'], {}, { waitMs: 500 }],
+  ])('%j %j', (argv, env, expected) => {
+    const { invocation, error } = parse(argv, env);
+    expect(error).toBeUndefined();
+    expect(invocation).toMatchObject({ command: 'run', config: expected });
+  });
+
+  // [argv, env, message]
+  test.each<[string[], Env, RegExp]>([
+    // An option after the key is refused, not run as a command and not taken as dlock's.
+    [['run', 'k', '-t', '5s', '--', 'true'], {}, /^"-t" comes after the key "k": options go before the key/],
+    [['run', 'k', '-n', 'make'], {}, /^"-n" comes after the key "k"/],
+    [['run', 'k', '--wait=1s', 'make'], {}, /^"--wait=1s" comes after the key/],
+    [['run', '--', '-key', '-v', 'cmd'], {}, /^"-v" comes after the key "-key"/],
+    [['run', 'k'], {}, /^no command to run/],
+    [['run', 'k', '--'], {}, /^no command to run/],
+    [['run'], {}, /^missing required argument 'key'/],
+    [['run', '--frobnicate', 'k', '--', 'x'], {}, /^unknown option '--frobnicate'/],
+    [['-t', '5s', 'run', 'k', 'x'], {}, /^unknown option '-t'/], // run's options go after "run"
+    [['-q', '-v', 'run', 'k', 'x'], {}, /--quiet and --verbose: choose one/],
+    [['-v', 'run', '-q', 'k', 'x'], {}, /--quiet and --verbose: choose one/],
+    [['run', '-w', '1s', '-n', 'k', 'x'], {}, /--wait and --no-wait: choose one/],
+    [['run', '-t', '5x', 'k', '--', 'x'], {}, /^--ttl: .*"5x"/],
+    [['run', '-w', '.', 'k', 'x'], {}, /^--wait: .*"\."/],
+    [['run', '-w', '5.', 'k', 'x'], {}, /^--wait: .*"5\."/],
+    [['run', 'k', 'x'], { DLOCK_TTL: '..5' }, /^DLOCK_TTL: .*"\.\.5"/],
+    [['run', 'a b', 'x'], {}, /^key: .*"a b"/],
+    [['run', '--on-lost', 'panic', 'k', 'x'], {}, /^option '--on-lost <action>' argument 'panic' is invalid/],
+  ])('%j %j is a usage error', (argv, env, message) => {
+    expect(usageError(argv, env).message).toMatch(message);
+  });
+
+  test('a URL password echoed back by a parse error is masked', () => {
+    const { message } = usageError(['run', '--redis-url=redis://u:hunter2@h:1', 'k', 'x']);
+    expect(message).toMatch(/^unknown option '--redis-url=redis:\/\/u:\*\*\*@h:1'/);
+    expect(message).not.toContain('hunter2');
+  });
+
+  test('nothing connects: the decision is made before any command runs', () => {
+    // Port 1 on loopback: a connection would fail; parsing must not try.
+    const { invocation } = parse(['run', '--redis', 'redis://127.0.0.1:1', 'k', 'true']);
+    expect(invocation?.command).toBe('run');
+    expect(typeof invocation?.run).toBe('function');
+  });
+});
+
+describe('status, release, completion', () => {
+  test.each<[string[], Env, Record<string, unknown>]>([
+    [['status', 'k', '--json'], {}, { command: 'status', key: 'k', json: true }],
+    [['status'], {}, { command: 'status', key: undefined, json: false }],
+    [['-v', 'status', 'k'], {}, { command: 'status', config: { verbosity: 'verbose' } }],
+    [['status', '-q', 'k'], { DLOCK_PREFIX: 'app:' }, { command: 'status', config: { verbosity: 'quiet', prefix: 'app:' } }],
+    [['release', '-f', 'k'], {}, { command: 'release', key: 'k', force: true }],
+    [['release', 'k', '--force'], {}, { command: 'release', key: 'k', force: true }],
+    [['release', 'k'], {}, { command: 'release', key: 'k', force: false }],
+    [['-q', 'release', '-f', 'k'], {}, { command: 'release', config: { verbosity: 'quiet' } }],
+    [['completion', 'zsh'], {}, { command: 'completion', shell: 'zsh' }],
+  ])('%j %j', (argv, env, expected) => {
+    const { invocation, error } = parse(argv, env);
+    expect(error).toBeUndefined();
+    expect(invocation).toMatchObject(expected);
+  });
+
+  test.each<[string[], RegExp]>([
+    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, status, release, completion, help\)$/],
+    [['bogus'], /^unknown command 'bogus'/],
+    [['status', 'a{b'], /^key: .*"a\{b"/],
+    [['status', 'k', 'extra'], /^too many arguments/],
+    [['release'], /^missing required argument 'key'/],
+    [['completion', 'tcsh'], /^command-argument value 'tcsh' is invalid/],
+  ])('%j is a usage error', (argv, message) => {
+    expect(usageError(argv).message).toMatch(message);
+  });
+});
+
+describe('help and version: printed, then a CommanderError carrying the exit code', () => {
+  function printed(argv: string[]): { exitCode: number; stdout: string; stderr: string } {
+    const { error, stdout, stderr } = parse(argv);
+    expect(error).toBeInstanceOf(CommanderError);
+    return { exitCode: (error as CommanderError).exitCode, stdout, stderr };
+  }
+
+  test('--help shows the -- in the usage line, and the environment with both password variables', () => {
+    const { exitCode, stdout, stderr } = printed(['--help']);
+    expect(exitCode).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^Usage: dlock \[options\] run \[options\] <key> -- <command> \[args\.\.\.\]\n/);
+    expect(stdout).toMatch(/^ {2}-v, --verbose /m);
+    const environment = stdout.split(/^Environment:\n/m)[1]!.split(/^\S/m)[0]!;
+    for (const variable of ['DLOCK_REDIS_URL', 'DLOCK_REDIS_PASSWORD', 'DLOCK_SENTINEL_PASSWORD', 'DLOCK_TTL', 'DLOCK_WAIT', 'DLOCK_PREFIX', 'DLOCK_LOG_FORMAT', 'DLOCK_TLS_CA', 'CI']) {
+      expect(environment).toMatch(new RegExp(`^ {2}${variable} `, 'm'));
+    }
+  });
+
+  test.each([
+    [['help'], /^Usage: dlock \[options\] run /],
+    [['help', 'run'], /^Usage: dlock run \[options\] <key> -- <command> \[args\.\.\.\]\n/],
+    [['help', 'release'], /^ {2}-f, --force /m],
+    [['run', '--help'], /^Usage: dlock run /],
+    [['--version'], /^\d+\.\d+\.\d+/],
+  ])('%j prints to stdout and exits 0', (argv, text) => {
+    const { exitCode, stdout, stderr } = printed(argv);
+    expect(exitCode).toBe(0);
+    expect(stdout).toMatch(text);
+    expect(stderr).toBe('');
+  });
+
+  test('no arguments: the help on stderr, and a non-zero code (main turns it into 64)', () => {
+    const { exitCode, stdout, stderr } = printed([]);
+    expect(exitCode).not.toBe(0);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^Usage: dlock /);
+  });
+});
