@@ -64,22 +64,23 @@ afterAll(async () => {
 describe('a held Redlock with an instance down warns once', () => {
   test('text: exactly one warning line naming the instance and why over many renewals; none with -q', async () => {
     await servers[1].stop();
-    // -t 600ms: a renewal every 200ms, ten of them while the command runs.
-    const result = await dlock(['run', ...redisFlags(servers), '-t', '600ms', 'degraded-text', '--', 'sleep', '2']);
+    // -t 1500ms: a renewal every 500ms, four of them while the command runs (with a 150ms
+    // per-instance timeout: a loaded machine does not make the live instances look failing).
+    const result = await dlock(['run', ...redisFlags(servers), '-t', '1500ms', 'degraded-text', '--', 'sleep', '2.2']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe(
       `dlock: degraded-text is held on 2 of 3 Redis instances (2 needed; one more failure loses the lock); failing: ${servers[1].url}: connection refused\n`,
     );
 
-    const quiet = await dlock(['run', '-q', ...redisFlags(servers), '-t', '600ms', 'degraded-quiet', '--', 'sleep', '1']);
+    const quiet = await dlock(['run', '-q', ...redisFlags(servers), '-t', '1500ms', 'degraded-quiet', '--', 'sleep', '1']);
     expect(quiet).toMatchObject({ code: 0, stderr: '' });
   });
 
   test('json: one degraded event with the instances and reasons, over many renewals', async () => {
     await servers[1].stop();
-    const result = await dlock(['run', ...redisFlags(servers), '-t', '600ms', '--log-format', 'json', 'degraded-json', '--', 'sleep', '2']);
+    const result = await dlock(['run', ...redisFlags(servers), '-t', '1500ms', '--log-format', 'json', 'degraded-json', '--', 'sleep', '2.2']);
     expect(result.code, result.stderr).toBe(0);
-    expect(events(result.stderr, 'renewed').length).toBeGreaterThanOrEqual(5);
+    expect(events(result.stderr, 'renewed').length).toBeGreaterThanOrEqual(3);
     const degraded = onlyEvent(result.stderr, 'degraded');
     expect(degraded).toMatchObject({
       key: 'degraded-json',
