@@ -4,7 +4,7 @@
 // so the child can be stopped before the server-side expiry.
 
 import { extendAll } from './redlock/extend.js';
-import type { LockSet } from './redlock/lockset.js';
+import type { InstanceFailure, LockSet } from './redlock/lockset.js';
 import { localDeadline } from './redlock/quorum.js';
 import { now } from './timeout.js';
 
@@ -16,7 +16,8 @@ export interface LossReason {
 }
 
 export interface LeaseEvents {
-  renewed?: () => void;
+  /** `failures`: instances that did not renew this time (a quorum did). */
+  renewed?: (failures: InstanceFailure[]) => void;
   renewFailed?: (errors: string[]) => void;
 }
 
@@ -66,7 +67,7 @@ export class Lease {
     if (renewal.kind === 'extended') {
       this.deadline = localDeadline(this.set.ttlMs, renewal.startedAt);
       this.armDeadline();
-      this.events.renewed?.();
+      this.events.renewed?.(renewal.failures);
       this.scheduleRenewal(renewal.startedAt + this.renewEvery - now());
     } else if (renewal.kind === 'refused') {
       this.lose('refused', 'renewal refused: the lock was deleted or taken over');

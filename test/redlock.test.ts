@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { childEnv, childPid, CRITICAL, events, HOLD, isAlive, killLeftovers, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { childEnv, childPid, CRITICAL, events, HOLD, isAlive, killLeftovers, onlyEvent, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 import { DLOCK, dlock } from './helpers/cli.js';
 import { startServers, type RedisServer } from './helpers/redis.js';
 import { eventually, fail, heal, redisFlags, waitForEvents, type Fault } from './helpers/redlock.js';
@@ -176,7 +176,7 @@ describe('no partial lock is left behind by a failed attempt', () => {
     for (const i of [0, 1, 2]) await holdForeign(i, key);
     // A long TTL: anything we left behind would still be there when we look.
     const dir = tempDir();
-    const waiter = spawnDlock(['run', ...flags, '-w', '20s', '-t', '30s', '--connect-timeout', '300ms', '--log-format', 'json', key, '--', 'touch', join(dir, 'ran')]);
+    const waiter = spawnDlock(['run', ...flags, '-w', '2s', '-t', '30s', '--connect-timeout', '300ms', '--log-format', 'json', key, '--', 'touch', join(dir, 'ran')]);
     await waiter.waitFor('"event":"waiting"');
 
     // The waiter took (and undid) 3 and 4 on each try so far: it is idle now, until told.
@@ -190,7 +190,9 @@ describe('no partial lock is left behind by a failed attempt', () => {
     expect(result.code, result.stderr).toBe(69);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     for (const i of [2, 3, 4]) expect(result.stderr).toContain(`${servers[i].url}: timed out after 300ms`);
-    // A wait rides out an outage for --connect-timeout: it took (and undid) 0 and 1 on every try.
+    expect(onlyEvent(result.stderr, 'error').message).toMatch(/^hung not acquired within 2s: Redis was unreachable for the last [\d.]+m?s \(no quorum: /);
+    expect(events(result.stderr, 'outage')).toHaveLength(1);
+    // A wait rides out an outage until it runs out: it took (and undid) 0 and 1 on every try.
     const tries = await Promise.all([0, 1].map(async (i) => BigInt((await clients[i].get(fenceKey(key)))!)));
     expect(tries[0]).toBeGreaterThanOrEqual(2n);
     expect(tries[1]).toBe(tries[0]);

@@ -105,7 +105,8 @@ export class Workers {
 
   args(runId) {
     const redis = this.urls.flatMap((url) => ['--redis', url]);
-    // connect-timeout = ttl: a hung Redis makes a waiting dlock exit 69 within one TTL, not 5 s.
+    // connect-timeout = ttl: a Redis hung at the start makes dlock exit 69 within one TTL, not 5 s
+    // (a dlock already waiting rides the outage out: no --wait means forever).
     return ['run', '--log-format', 'json', '--ttl', `${this.ttlMs}ms`, '--connect-timeout', `${this.ttlMs}ms`, ...redis, ...this.extraArgs, this.key, '--', 'bash', CLIENT, String(this.resourcePort), runId];
   }
 

@@ -31,10 +31,7 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
       }
     }),
   );
-  for (const unreachable of set.unreachable) {
-    const [redis, ...why] = unreachable.split(': ');
-    views.push({ redis, held: false, error: why.join(': ') });
-  }
+  for (const { label, reason } of set.unreachable) views.push({ redis: label, held: false, error: reason });
   return views.sort((a, b) => order.indexOf(a.redis) - order.indexOf(b.redis));
 }
 

@@ -11,6 +11,7 @@ import { forceReleaseOn } from '../lock/inspect.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { describeError, disconnectAll } from '../redis/client.js';
+import { failureText } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { describeHolder } from './holder-text.js';
 import { publicHolder } from './instance-views.js';
@@ -26,7 +27,7 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value.holder ? [{ ...r.value.holder, closedForMs: r.value.closedForMs }] : []));
     const failed = [
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
-      ...set.unreachable,
+      ...set.unreachable.map(failureText),
     ];
     // Nothing removed: the error alone says why. Else an instance we could not reach may still
     // hold the lock: say so.

@@ -5,7 +5,7 @@ import { spawnChild } from '../child.js';
 import { resolveCommand } from '../command-path.js';
 import type { Env, RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { LockLostError } from '../errors.js';
+import { LockLostError, UnavailableError } from '../errors.js';
 import { Lease, type LossReason } from '../lease.js';
 import type { HolderMeta } from '../lock/acquire.js';
 import { Logger } from '../log.js';
@@ -13,10 +13,12 @@ import { disconnectAll } from '../redis/client.js';
 import type { LockSet } from '../redlock/lockset.js';
 import { obtain } from '../redlock/obtain.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
+import { RedundancyWatch } from '../redlock/redundancy.js';
 import { releaseAll } from '../redlock/release.js';
 import { SignalRelay } from '../signals.js';
 import { now } from '../timeout.js';
 import { ChildSignals } from './child-signals.js';
+import { logOutage, logOutageOver, logRedundancy } from './instance-warnings.js';
 import { isHeldBy } from './reentrant.js';
 import { syncReplicas } from './sync-replicas.js';
 import { WaitDisplay } from './wait-display.js';
@@ -51,9 +53,11 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     waitMs: config.waitMs,
     signal: signals.interrupted,
     onWait: (waitedMs) => display.waiting(waitedMs),
+    onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
+    onOutageOver: () => logOutageOver(log, config.key),
   }).finally(() => display.stop());
 
-  if (result.kind === 'unavailable') throw unavailable(set.total, result.errors);
+  if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
   if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
   if (result.kind === 'aborted') return interruptedStatus(signals.interrupted);
 
@@ -62,9 +66,14 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
   try {
     if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
     log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
+    const redundancy = new RedundancyWatch();
+    logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
     // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
     lease = new Lease(set, result.startedAt, config.killAfterMs, {
-      renewed: () => log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`),
+      renewed: (failures) => {
+        log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
+        logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
+      },
       renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
     });
     if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
@@ -112,6 +121,13 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     const released = await releaseAll(set);
     log.event('released', { key: config.key, fence, released: released > 0 }, released > 0 ? `released ${config.key} (fence ${fence})` : `${config.key} was no longer ours to release`);
   }
+}
+
+/** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
+function notAcquiredInOutage(config: RunConfig, set: LockSet, result: { errors: string[]; outageMs?: number }): UnavailableError {
+  const { message } = unavailable(set.total, result.errors);
+  if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(message);
+  return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})`);
 }
 
 function onLostText(onLost: RunConfig['onLost']): string {

@@ -9,7 +9,7 @@ import type { Holder } from '../lock/holder.js';
 import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
 import { describeError, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
-import type { LockSet } from '../redlock/lockset.js';
+import { failureText, type LockSet } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
 import { stdout, type Output } from '../output.js';
@@ -75,7 +75,7 @@ function describeInstances(views: InstanceView[], total: number, verdict: Verdic
  */
 async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: Output): Promise<number> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
-  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])), ...set.unreachable];
+  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])), ...set.unreachable.map(failureText)];
   if (failures.length >= quorumSize(set.total)) {
     throw new UnavailableError(`cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
   }

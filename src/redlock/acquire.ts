@@ -3,12 +3,13 @@
 import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.js';
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
 import { now } from '../timeout.js';
-import { fanOut, type LockSet } from './lockset.js';
+import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
 import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
 import { releaseAll } from './release.js';
 
 export type Attempt =
-  | { kind: 'acquired'; fence: string; startedAt: number }
+  /** `failures`: the instances that are not ours (a quorum is). */
+  | { kind: 'acquired'; fence: string; startedAt: number; failures: InstanceFailure[] }
   /** Held by someone else, or a split vote: try again in about `retryInMs`. */
   | { kind: 'busy'; retryInMs: number }
   /** Too few instances answered to ever reach a quorum. */
@@ -24,7 +25,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
     const fences = round1.values.flatMap((r) => (r?.acquired ? [r.fence] : []));
     const fence = fences.reduce(maxFence);
     if (set.total === 1 || (await raiseFences(set, round1.values, fence))) {
-      if (validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'acquired', fence, startedAt };
+      if (validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'acquired', fence, startedAt, failures: notWith(set, round1, 'held by another owner') };
     }
   }
 

@@ -7,44 +7,50 @@ import { UsageError } from '../errors.js';
 import { connect, type Instance } from '../redis/client.js';
 import type { RedisTarget } from '../redis/url.js';
 import { sleep } from '../timeout.js';
+import type { InstanceFailure } from './lockset.js';
 import { quorumSize } from './quorum.js';
 
 export interface Connected {
   /** Connected instances, in the order the targets were given. */
   instances: Instance[];
-  /** "label: reason" for each target that is not connected. */
-  errors: string[];
+  /** Each target that is not connected, and why. */
+  failures: InstanceFailure[];
 }
 
-export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, graceMs?: number): Promise<Connected> {
+/** `known[i]`, when set, is why target i cannot be reached already (its host did not resolve): it is not tried. */
+export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, graceMs?: number, known: (string | undefined)[] = []): Promise<Connected> {
   const results: (Instance | Error | undefined)[] = targets.map(() => undefined);
   let connected = 0;
   let quorumConnected!: () => void;
   const quorum = new Promise<void>((resolve) => (quorumConnected = resolve));
   const attempts = targets.map((target, i) =>
-    connect(target, timeoutMs).then(
-      (instance) => {
-        results[i] = instance;
-        if (++connected === quorumSize(targets.length)) quorumConnected();
-        return instance;
-      },
-      (error: Error) => {
-        results[i] = error;
-        return undefined;
-      },
-    ),
+    known[i] !== undefined
+      ? Promise.resolve(undefined)
+      : connect(target, timeoutMs).then(
+          (instance) => {
+            results[i] = instance;
+            if (++connected === quorumSize(targets.length)) quorumConnected();
+            return instance;
+          },
+          (error: Error) => {
+            results[i] = error;
+            return undefined;
+          },
+        ),
   );
   const graceOver = new AbortController();
   await Promise.race([Promise.all(attempts), ...(graceMs === undefined ? [] : [quorum.then(() => sleep(graceMs, graceOver.signal))])]);
   graceOver.abort();
 
   const instances: Instance[] = [];
-  const errors: string[] = [];
+  const failures: InstanceFailure[] = [];
   results.forEach((result, i) => {
-    if (result instanceof Error) errors.push(result.message.replace(/^cannot reach /, ''));
+    const { label } = targets[i];
+    if (known[i] !== undefined) failures.push({ label, reason: known[i] });
+    else if (result instanceof Error) failures.push({ label, reason: reasonOf(label, result) });
     else if (result) instances.push(result);
     else {
-      errors.push(`${targets[i].label}: not connected ${graceMs}ms after a quorum was`);
+      failures.push({ label, reason: `not connected ${graceMs}ms after a quorum was` });
       void attempts[i].then((late) => late?.client.disconnect());
     }
   });
@@ -54,5 +60,11 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
     for (const { client } of instances) client.disconnect();
     throw usage;
   }
-  return { instances, errors };
+  return { instances, failures };
+}
+
+/** The reason in connect's "[cannot reach ]<label>: <reason>" message. */
+function reasonOf(label: string, error: Error): string {
+  const message = error.message.replace(/^cannot reach /, '');
+  return message.startsWith(`${label}: `) ? message.slice(label.length + 2) : message;
 }

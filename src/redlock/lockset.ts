@@ -5,13 +5,24 @@ import type { LockKeys } from '../lock/keys.js';
 import { describeError, type Instance } from '../redis/client.js';
 import type { Outcome } from './quorum.js';
 
+/** An instance that did not answer, and why (the label carries no password). */
+export interface InstanceFailure {
+  label: string;
+  reason: string;
+}
+
+/** "label: reason", as messages show a failure. */
+export function failureText({ label, reason }: InstanceFailure): string {
+  return `${label}: ${reason}`;
+}
+
 export interface LockSet {
   /** The instances we are connected to (unreachable ones are missing: they count as "no"). */
   instances: Instance[];
   /** How many instances are configured, reachable or not: the quorum is counted over these. */
   total: number;
-  /** "label: reason" for each instance that could not be connected to. */
-  unreachable: string[];
+  /** Each instance that could not be connected to. */
+  unreachable: InstanceFailure[];
   keys: LockKeys;
   /** One owner token for all instances and every retry of one acquire. */
   owner: string;
@@ -25,14 +36,16 @@ export interface LockSet {
 export interface FanOut<T> {
   outcomes: Outcome[];
   values: (T | undefined)[];
-  /** "label: reason" for every instance that failed, unreachable ones included. */
+  /** Every instance that failed, unreachable ones included. */
+  failures: InstanceFailure[];
+  /** The same as "label: reason" lines. */
   errors: string[];
 }
 
 /** Run `op` on every instance in parallel and classify each answer with `yes`. */
 export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean): Promise<FanOut<T>> {
   const settled = await Promise.allSettled(set.instances.map(op));
-  const result: FanOut<T> = { outcomes: [], values: [], errors: [] };
+  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [] };
   settled.forEach((s, i) => {
     if (s.status === 'fulfilled') {
       result.outcomes.push(yes(s.value) ? 'yes' : 'no');
@@ -40,9 +53,16 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
     } else {
       result.outcomes.push('error');
       result.values.push(undefined);
-      result.errors.push(`${set.instances[i].target.label}: ${describeError(s.reason)}`);
+      result.failures.push({ label: set.instances[i].target.label, reason: describeError(s.reason) });
     }
   });
-  result.errors.push(...set.unreachable);
+  result.failures.push(...set.unreachable);
+  result.errors = result.failures.map(failureText);
   return result;
+}
+
+/** After a round a quorum won: the instances that did not say yes (errors, and `no` with why). */
+export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): InstanceFailure[] {
+  const refused = set.instances.flatMap((instance, i) => (round.outcomes[i] === 'no' ? [{ label: instance.target.label, reason: no }] : []));
+  return [...refused, ...round.failures];
 }

@@ -4,14 +4,15 @@ import type { HolderMeta } from '../lock/acquire.js';
 import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire } from './acquire.js';
-import type { LockSet } from './lockset.js';
+import type { InstanceFailure, LockSet } from './lockset.js';
 import { pollDelayMs, ReleaseWatcher } from './waiter.js';
 
-export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number };
+export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
 export type NotObtained =
   | { kind: 'busy'; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
-  | { kind: 'unavailable'; errors: string[]; waitedMs: number };
+  /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
+  | { kind: 'unavailable'; errors: string[]; waitedMs: number; outageMs?: number };
 
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
@@ -19,28 +20,49 @@ export interface ObtainOptions {
   signal: AbortSignal;
   /** Called each time the lock is found busy and we are about to wait (spinner, verbose log). */
   onWait?: (waitedMs: number) => void | Promise<void>;
+  /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
+  onOutage?: (errors: string[]) => void;
+  onOutageOver?: () => void;
 }
 
 export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOptions): Promise<Obtained | NotObtained> {
   const start = now();
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
+  // Once the lock was found busy, a wait longer than --connect-timeout outlasts an outage
+  // (a restart, a failover); before that, an unreachable Redis is 69 within --connect-timeout.
+  const waitOutlastsOutages = options.waitMs === undefined || options.waitMs > set.connectTimeoutMs;
   let watcher: ReleaseWatcher | undefined;
   let unavailableSince: number | undefined;
+  let outageRetries = 0;
+  let outageReported = false;
   try {
     for (;;) {
       const attempt = await tryAcquire(set, meta);
       const waitedMs = Math.round(now() - start);
+      if (attempt.kind !== 'unavailable') {
+        if (outageReported) options.onOutageOver?.();
+        unavailableSince = undefined;
+        outageRetries = 0;
+        outageReported = false;
+      }
       if (attempt.kind === 'acquired') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
-        // A wait rides out an outage of up to --connect-timeout (a restart, a blip); then it is 69.
         unavailableSince ??= now();
+        const outageMs = Math.round(now() - unavailableSince);
+        const ridingOut = watcher !== undefined && waitOutlastsOutages;
         const final = attempt.errors.some(isPermanentFailure);
-        if (final || now() >= deadline || now() - unavailableSince >= set.connectTimeoutMs) return { ...attempt, waitedMs };
-        await sleep(Math.min(outageRetryMs(set), deadline - now()), options.signal);
+        if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { ...attempt, waitedMs };
+        if (now() >= deadline) return { ...attempt, waitedMs, ...(ridingOut ? { outageMs } : {}) };
+        if (ridingOut && !outageReported && outageMs >= set.connectTimeoutMs) {
+          outageReported = true;
+          options.onOutage?.(attempt.errors);
+        }
+        const pauseMs = Math.min(outageRetryMs(set, outageRetries++), deadline - now());
+        // A reconnect or a release message ends the pause early.
+        await (watcher ? watcher.next(pauseMs, options.signal) : sleep(pauseMs, options.signal));
         continue;
       }
-      unavailableSince = undefined;
       if (now() >= deadline) return { kind: 'busy', waitedMs };
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
@@ -56,7 +78,13 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   }
 }
 
-/** Pause between attempts while too few instances answer: short, jittered, never a storm. */
-function outageRetryMs(set: LockSet): number {
-  return Math.max(10, Math.min(set.timeoutMs, 250)) * (0.5 + Math.random());
+/**
+ * Pause between attempts while too few instances answer: short at first (a blip), then
+ * backing off to 2s (an outage), jittered so waiters do not retry in step.
+ */
+export function outageRetryMs(set: Pick<LockSet, 'timeoutMs'>, retries: number, random = Math.random()): number {
+  const first = Math.max(10, Math.min(set.timeoutMs, 250));
+  return Math.round(Math.min(first * 2 ** Math.min(retries, 10), OUTAGE_RETRY_CAP_MS) * (0.5 + random));
 }
+
+export const OUTAGE_RETRY_CAP_MS = 2_000;

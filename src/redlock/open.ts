@@ -1,12 +1,17 @@
 // Connect to the configured instances and describe one lock on them.
 
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config.js';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import { disconnectAll, failureLine } from '../redis/client.js';
+import { describeError, disconnectAll, failureLine } from '../redis/client.js';
+import { resolveHosts } from '../redis/resolve.js';
+import type { RedisTarget } from '../redis/url.js';
+import { now, TimeoutError } from '../timeout.js';
 import { connectQuorum } from './connect.js';
-import type { LockSet } from './lockset.js';
+import { findDuplicate } from './duplicates.js';
+import { failureText, type LockSet } from './lockset.js';
 import { instanceTimeoutMs, quorumSize } from './quorum.js';
 
 /** A fresh 128-bit owner token, hex. */
@@ -20,22 +25,56 @@ export function newOwnerToken(): string {
  */
 export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?: number, owner = newOwnerToken()): Promise<LockSet> {
   const total = config.targets.length;
-  const timeoutMs = ttlMs ? instanceTimeoutMs(config.connectTimeoutMs, ttlMs, total) : config.connectTimeoutMs;
-  const { instances, errors } = await connectQuorum(config.targets, config.connectTimeoutMs, ttlMs ? timeoutMs : undefined);
+  const started = now();
+  const unresolved = total > 1 ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
+  // Name lookups count toward the --connect-timeout bound (IP addresses need none).
+  const looked = config.targets.some((target) => target.nodes.some((node) => !isIP(node.host)));
+  const connectTimeoutMs = total > 1 && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
+  const timeoutMs = ttlMs ? instanceTimeoutMs(connectTimeoutMs, ttlMs, total) : connectTimeoutMs;
+  const { instances, failures } = await connectQuorum(config.targets, connectTimeoutMs, ttlMs ? timeoutMs : undefined, unresolved);
   if (instances.length < quorumSize(total)) {
     disconnectAll(instances);
-    throw unavailable(total, errors);
+    throw unavailable(total, failures.map(failureText));
   }
   return {
     instances,
     total,
-    unreachable: errors,
+    unreachable: failures,
     keys: lockKeys(config.prefix, key),
     owner,
     ttlMs: ttlMs ?? 0,
     timeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
   };
+}
+
+/**
+ * Usage error (64) when two targets reach the same server: it would count twice toward a
+ * majority. Host names are compared by every address they resolve to. Returns, per target,
+ * why a one-server target cannot be reached when its host did not resolve (that is 69, later).
+ */
+async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Promise<(string | undefined)[]> {
+  const resolved = await resolveHosts(
+    targets.flatMap((target) => target.nodes.map((node) => node.host)),
+    timeoutMs,
+  );
+  const addresses = (host: string) => {
+    const found = resolved.get(host);
+    return Array.isArray(found) ? found : [host];
+  };
+  const duplicate = findDuplicate(
+    targets.map((target) => ({ ...target, nodes: target.nodes.map((node) => ({ addresses: addresses(node.host), port: node.port })) })),
+  );
+  if (duplicate) {
+    throw new UsageError(
+      `${duplicate.first} and ${duplicate.second} are the same Redis server (${duplicate.server}): it would count twice toward the Redlock majority; give each server once`,
+    );
+  }
+  return targets.map((target) => {
+    const failed = target.kind === 'standalone' ? resolved.get(target.host) : undefined;
+    if (!(failed instanceof Error)) return undefined;
+    return failed instanceof TimeoutError ? `host lookup timed out after ${failed.ms}ms` : describeError(failed);
+  });
 }
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */

@@ -22,18 +22,11 @@ export class ReleaseWatcher {
 
   private constructor(private readonly subscribers: RedisClient[]) {}
 
-  /** Subscribe on every instance that answers within `timeoutMs`; the others are only polled. */
+  /** Subscribe on every instance that answers within `timeoutMs`; the others are subscribed when they answer. */
   static async start(set: LockSet, timeoutMs: number): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
-    await Promise.allSettled(
-      subscribers.map(async (subscriber) => {
-        subscriber.on('error', () => {});
-        // Our own releases (undoing an attempt) are no news to us.
-        subscriber.on('message', (_channel: string, message: string) => message !== set.owner && watcher.notify());
-        await withTimeout(subscriber.connect().then(() => subscriber.subscribe(set.keys.released)), timeoutMs);
-      }),
-    );
+    await Promise.allSettled(subscribers.map((subscriber) => withTimeout(listen(subscriber, set, () => watcher.notify()), timeoutMs)));
     return watcher;
   }
 
@@ -65,4 +58,30 @@ export class ReleaseWatcher {
   stop(): void {
     for (const subscriber of this.subscribers) subscriber.disconnect();
   }
+}
+
+/**
+ * Subscribe to the release channel; `wake` on a release by someone else, and whenever the
+ * connection drops or comes back: a dropped one cannot hear a release (so an outage shows at
+ * once), and a release published while it was down is gone (ioredis subscribes again by
+ * itself after a reconnect, but cannot replay that).
+ */
+function listen(subscriber: RedisClient, set: LockSet, wake: () => void): Promise<unknown> {
+  subscriber.on('error', () => {});
+  // Our own releases (undoing an attempt) are no news to us.
+  subscriber.on('message', (_channel: string, message: string) => message !== set.owner && wake());
+  let connectedBefore = false;
+  let connected = false;
+  subscriber.on('ready', () => {
+    if (connectedBefore) wake();
+    connectedBefore = connected = true;
+  });
+  subscriber.on('close', () => {
+    if (connected) wake();
+    connected = false;
+  });
+  const subscribed = subscriber.connect().then(() => subscriber.subscribe(set.keys.released));
+  // The first connect failed (the instance is down): subscribe once it answers.
+  subscribed.catch(() => subscriber.once('ready', () => void subscriber.subscribe(set.keys.released).catch(() => {})));
+  return subscribed;
 }
