@@ -147,7 +147,7 @@ describe('usage errors (exit 64) name the option and show the bad value', () => 
     ['--redis bad port', { redis: ['redis://127.0.0.1:99999'] }, {}, /--redis.*"redis:\/\/127.0.0.1:99999"/],
     ['--redis bad db', { redis: ['redis://127.0.0.1:6379/x'] }, {}, /--redis.*database/],
     ['--redis query string', { redis: ['redis://127.0.0.1:6379?db=1'] }, {}, /--redis/],
-    ['bad DLOCK_REDIS_URL entry', {}, { DLOCK_REDIS_URL: 'redis://ok:1,nope' }, /DLOCK_REDIS_URL.*"nope"/],
+    ['bad DLOCK_REDIS_URL entry', {}, { DLOCK_REDIS_URL: 'redis://ok:1,nope' }, /DLOCK_REDIS_URL.*"redis:\/\/ok:1,nope"/],
     ['-q with -v', { quiet: true, verbose: true }, {}, /--quiet and --verbose/],
   ])('%s', (_what, raw, env, message) => {
     expect(usageError(() => config(raw, env)).message).toMatch(message);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { events, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
-import { expectOneError } from './helpers/hostile.js';
+import { errorLines, expectOneError } from './helpers/hostile.js';
 import { startServers, type RedisServer } from './helpers/redis.js';
 import { redisFlags } from './helpers/redlock.js';
 import { Replicated, waitUntil } from './helpers/topology.js';
@@ -61,7 +61,7 @@ describe('a primary with one replica', () => {
       const result = await dlock(['run', '--redis', topology.primary.url, '--sync-replicas', '1', '--connect-timeout', '400ms', '--log-format', 'json', `lag-${fault}`, '--', 'touch', join(dir, 'ran')]);
       console.log(`replica ${fault}: 69 after ${Date.now() - started}ms (WAIT timeout 400ms)`);
       expect(result.code, result.stderr).toBe(69);
-      expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      expect(errorLines(result.stderr).at(-1)).toMatch(
         new RegExp(`^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 400ms \\(redis://127\\.0\\.0\\.1:${topology.primary.port}: 0 of 1\\); released it without running the command$`),
       );
       expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true });
