@@ -89,8 +89,8 @@ describe('the password in the command line', () => {
 
 describe('DLOCK_REDIS_URL', () => {
   test('a comma inside a password never shows a piece of it, reachable or not', async () => {
-    const closed = await freePort();
-    for (const list of [`redis://:${PASSWORD}@127.0.0.1:${closed}`, `redis://:${PASSWORD}@127.0.0.1:${closed},redis://127.0.0.1:${closed}`]) {
+    const [closed, closed2] = [await freePort(), await freePort()];
+    for (const list of [`redis://:${PASSWORD}@127.0.0.1:${closed}`, `redis://:${PASSWORD}@127.0.0.1:${closed},redis://127.0.0.1:${closed2}`]) {
       const result = await dlock(['run', 'comma', '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_URL: list }) });
       expect(result.code).toBe(69);
       expect(result.stderr).toMatch(/^dlock: [^\n]*\n$/);

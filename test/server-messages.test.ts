@@ -132,7 +132,9 @@ describe('a lock key that holds a value dlock did not write: 69 naming the key a
       const { result, elapsed } = await timed(args(master.url, key));
       const line = expectOneError(result, 69, pattern);
       expect(line).toMatch(/^dlock: redis:\/\/127\.0\.0\.1:\d+: the key /);
-      expect(elapsed).toBeLessThan(4000);
+      // run waits forever for a busy lock: finishing at all shows it was not taken as busy. The
+      // bound is loose because a loaded 2-core machine can take seconds to start Node.
+      expect(elapsed).toBeLessThan(15_000);
     }
     // Untouched: no lock hash, no fence counter made, the foreign value still there.
     expect(await admin.keys(`dlock:{${key}}*`)).toEqual(before);
