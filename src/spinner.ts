@@ -3,6 +3,7 @@
 
 import type { Ora } from 'ora';
 import type { Env } from './config.js';
+import { printable } from './untrusted.js';
 
 /** CI is set to something other than "", "0" or "false" (CI=false is how jobs opt out). */
 export function underCi(env: Env): boolean {
@@ -26,8 +27,10 @@ export class Spinner {
 
   constructor(private readonly env: Env) {}
 
+  /** `text` is built with its untrusted parts escaped and cut already; anything raw left is escaped here. */
   async update(text: string): Promise<void> {
     if (this.failed) return;
+    text = printable(text);
     try {
       if (!this.ora) {
         const { default: ora } = await import('ora');
