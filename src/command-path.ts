@@ -5,6 +5,7 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
 import { CommandError, EXIT } from './errors.js';
+import { printable } from './untrusted.js';
 
 /** What the kernel reads of a script to find its `#!` line (Linux BINPRM_BUF_SIZE). */
 const HEAD_BYTES = 256;
@@ -117,7 +118,3 @@ function envCommand(argument: string): string | undefined {
   return split[1].split(/[ \t]+/).find((word) => word !== '' && !word.startsWith('-') && !word.includes('='));
 }
 
-/** A `#!` line is the file's text: show control characters (a DOS line end) inert. */
-function printable(text: string): string {
-  return text.replace(/\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}

@@ -2,6 +2,7 @@
 // read the lock, so secrets are masked by where they stand, never by searching for them.
 
 import { redactUrlsIn } from './redis/url.js';
+import { printable } from './untrusted.js';
 
 /** Longest command line stored in the holder metadata. */
 export const MAX_CMD_METADATA = 256;
@@ -20,7 +21,8 @@ export function holderCmd(command: string[], passwords: string[]): string {
     if (eq > 0 && known.has(word.slice(eq + 1))) return `${word.slice(0, eq + 1)}***`;
     return redactUrlsIn(word);
   });
-  // Control and format characters would reach the terminal of whoever runs `dlock status`.
-  const text = words.join(' ').replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  // Control and format characters would reach the terminal of whoever runs `dlock status`
+  // (which escapes them again, as any field of a hash that may be forged).
+  const text = printable(words.join(' '));
   return Array.from(text).slice(0, MAX_CMD_METADATA).join('');
 }

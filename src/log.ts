@@ -4,6 +4,7 @@
 import type { LogFormat, Verbosity } from './config.js';
 import { stderr, type Output } from './output.js';
 import { epochMs } from './timeout.js';
+import { printable, toJson } from './untrusted.js';
 
 export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'signal' | 'released' | 'force-released' | 'degraded' | 'outage' | 'restored';
 
@@ -47,13 +48,18 @@ export class Logger {
     if (this.format === 'json') {
       const ts = epochMs();
       const message = level === 'info' ? {} : { message: oneLine(text) };
-      this.out.write(`${JSON.stringify({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`);
+      this.out.write(`${toJson({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`);
     } else if (level !== 'info' || this.verbosity === 'verbose') {
       this.out.write(`dlock: ${oneLine(text)}\n`);
     }
   }
 }
 
+/**
+ * One line, nothing raw left: messages are built with every untrusted part escaped already
+ * (a forged holder's newline must not become a space here); this catches what was not, such
+ * as a server's error text.
+ */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ');
+  return printable(text.replace(/\s*\n\s*/g, ' '));
 }

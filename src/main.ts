@@ -8,6 +8,7 @@ import { DlockError, EXIT } from './errors.js';
 import { Logger } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
+import { printable } from './untrusted.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
   guardStdio();
@@ -49,7 +50,7 @@ function report(error: unknown, log: Logger, verbose: boolean): number {
     log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it)`, { exit_code: EXIT.internal, ...(stack ? { stack } : {}) });
   } else {
     log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})`, { exit_code: EXIT.internal });
-    if (stack) stderr.write(`${stack}\n`);
+    if (stack) stderr.write(`${stack.split('\n').map(printable).join('\n')}\n`);
   }
   return EXIT.internal;
 }

@@ -3,6 +3,15 @@
 
 import type { Ora } from 'ora';
 import type { Env } from './config.js';
+import { cut, printable } from './untrusted.js';
+
+/**
+ * Longest spinner text, in code points. ora measures the text's width on every frame (80 ms)
+ * with Intl.Segmenter, whose cost grows with the square of the length: 30 KB took 0.35 s a
+ * frame, 100 KB 20 s, and the event loop (SIGTERM included) waited meanwhile. The fields are
+ * cut already; this keeps even a line of escaped fields cheap.
+ */
+const SPINNER_MAX = 512;
 
 /** CI is set to something other than "", "0" or "false" (CI=false is how jobs opt out). */
 export function underCi(env: Env): boolean {
@@ -26,8 +35,10 @@ export class Spinner {
 
   constructor(private readonly env: Env) {}
 
+  /** `text` is built with its untrusted parts escaped and cut already; anything raw left is escaped here. */
   async update(text: string): Promise<void> {
     if (this.failed) return;
+    text = cut(printable(text), SPINNER_MAX);
     try {
       if (!this.ora) {
         const { default: ora } = await import('ora');

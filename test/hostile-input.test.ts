@@ -188,13 +188,13 @@ describe('in-process: config.ts over thousands of inputs', () => {
         const placed = [pw, `--password=${pw}`, `redis://me:${encodeURIComponent(pw)}@h:1/0`];
         const config = runConfig('k', ['cmd', ...command, ...placed], { redis: [url] }, env);
         expect(config.targets[0].password).toBe(pw);
-        expect(config.holderCmd).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+        expect(config.holderCmd).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u);
         expect([...config.holderCmd].length).toBeLessThanOrEqual(256);
         if ([...config.holderCmd].length < 256) expect(config.holderCmd.endsWith(' *** --password=*** redis://me:***@h:1/0')).toBe(true);
         // Text that merely contains the password is stored as it was, not with "***" spliced in.
         const plain = runConfig('k', ['cmd', ...command], { redis: [url] }, env);
         const expected = ['cmd', ...command].map((word) => (word === pw || word === encodeURIComponent(pw) ? '***' : word));
-        if (expected.every((word) => !/[\p{Cc}\p{Cf}]|:\/\/|=/u.test(word))) expect(plain.holderCmd).toBe(expected.join(' ').slice(0, 256));
+        if (expected.every((word) => !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]|:\/\/|=/u.test(word))) expect(plain.holderCmd).toBe(expected.join(' ').slice(0, 256));
         expect(runConfig('k', ['cmd', ...command], { redis: [url], cmdMetadata: false }, env).holderCmd).toBe('');
       }),
       { numRuns: 2000 },

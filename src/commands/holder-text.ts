@@ -1,15 +1,17 @@
 // One line about who holds a lock, for the spinner, the busy message and release --force.
+// The holder's fields are untrusted: each is escaped here, as it goes into the line.
 
 import { formatDuration } from '../duration.js';
 import type { Holder } from '../lock/holder.js';
 import type { LockSet } from '../redlock/lockset.js';
+import { printable } from '../untrusted.js';
 import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
-  const who = `${holder.host || 'unknown host'} pid ${holder.pid || '?'}`;
+  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}`;
   const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
-  if (holder.sinceMs) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
-  if (holder.fence) parts.push(`fence ${holder.fence}`);
+  if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
+  if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);
   if (pttlMs !== undefined && pttlMs >= 0) parts.push(`expires in ${formatDuration(pttlMs)}`);
   return parts.join(', ');
 }

@@ -1,6 +1,6 @@
 // What each instance says about one lock, and what a majority of them says (status).
 
-import type { Holder } from '../lock/holder.js';
+import { pidNumber, type Holder } from '../lock/holder.js';
 import { inspectOn } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
 import { describeError } from '../redis/client.js';
@@ -47,9 +47,24 @@ export function majority(views: InstanceView[], total: number): { verdict: Verdi
   return { verdict: couldHide ? 'unknown' : 'free' };
 }
 
-/** What status shows of a holder: everything but the owner token (a capability to release). */
+/**
+ * What status shows of a holder: everything but the owner token (a capability to release).
+ * Always the same shape: a pid, time or length the hash does not hold as a number is null.
+ * The text fields are as stored (cut): serialise with toJson, which escapes what JSON.stringify leaves raw.
+ */
 export function publicHolder(holder: Holder, ttlMs: number | undefined) {
-  return { host: holder.host, pid: Number(holder.pid) || holder.pid, cmd: holder.cmd, since: new Date(holder.sinceMs).toISOString(), since_ms: holder.sinceMs, ttl_ms: holder.ttlMs, ttl_left_ms: ttlMs, fence: holder.fence, ...(holder.owner === '' ? { closed: true } : {}) };
+  const since = holder.sinceMs === undefined ? null : holder.sinceMs;
+  return {
+    host: holder.host,
+    pid: pidNumber(holder) ?? null,
+    cmd: holder.cmd,
+    since: since === null ? null : new Date(since).toISOString(),
+    since_ms: since,
+    ttl_ms: holder.ttlMs ?? null,
+    ttl_left_ms: ttlMs,
+    fence: holder.fence,
+    ...(holder.owner === '' ? { closed: true } : {}),
+  };
 }
 
 export function publicView(v: InstanceView) {

@@ -13,6 +13,7 @@ import { stdout, type Output } from '../output.js';
 import { describeError, disconnectAll } from '../redis/client.js';
 import { failureText } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
+import { printable } from '../untrusted.js';
 import { describeHolder } from './holder-text.js';
 import { publicHolder } from './instance-views.js';
 
@@ -39,7 +40,7 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     }
     const owners = new Map(removed.map((holder) => [holder.owner || `closed:${holder.host}:${holder.pid}:${holder.fence}`, holder]));
     for (const holder of owners.values()) {
-      const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${holder.cmd})` : ''}`;
+      const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
       out.write(`${text}\n`);
       log.event('force-released', { key, fence: holder.fence, holder: publicHolder(holder, undefined), closed_for_ms: options.now ? 0 : holder.closedForMs }, text);

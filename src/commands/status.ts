@@ -14,6 +14,7 @@ import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { withTimeout } from '../timeout.js';
+import { cut, printable, toJson } from '../untrusted.js';
 import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
 
 export interface StatusOptions {
@@ -37,7 +38,7 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
   if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
   if (options.json) {
     const held = verdict === 'unknown' ? null : verdict === 'held';
-    out.write(`${JSON.stringify({ key, held, holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null, quorum: quorumSize(set.total), instances: views.map(publicView) })}\n`);
+    out.write(`${toJson({ key, held, holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null, quorum: quorumSize(set.total), instances: views.map(publicView) })}\n`);
   } else {
     out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
     if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
@@ -48,21 +49,23 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
   return verdict === 'held' ? 0 : 1;
 }
 
-function describe(key: string, holder: Holder, pttlMs: number): string {
+/** The holder as status shows it; every field from the hash is escaped (it may be forged). */
+export function describe(key: string, holder: Holder, pttlMs: number, nowMs: number = Date.now()): string {
+  const since = holder.sinceMs === undefined ? 'unknown' : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
   const lines = [
-    `${key}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
-    `  host     ${holder.host}`,
-    `  pid      ${holder.pid}`,
-    `  command  ${holder.cmd}`,
-    `  since    ${new Date(holder.sinceMs).toISOString()} (${formatDuration(Date.now() - holder.sinceMs)} ago)`,
-    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ${formatDuration(holder.ttlMs)}`,
-    `  fence    ${holder.fence}`,
+    `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
+    `  host     ${printable(holder.host)}`,
+    `  pid      ${printable(holder.pid)}`,
+    `  command  ${printable(holder.cmd)}`,
+    `  since    ${since}`,
+    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
+    `  fence    ${printable(holder.fence)}`,
   ];
   return `${lines.join('\n')}\n`;
 }
 
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
-  const lines = views.map((v) => `  ${v.redis}  ${v.error ? `error: ${v.error}` : v.holder ? `held by ${v.holder.host} pid ${v.holder.pid} (fence ${v.holder.fence})` : 'free'}`);
+  const lines = views.map((v) => `  ${v.redis}  ${v.error ? `error: ${printable(v.error)}` : v.holder ? `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})` : 'free'}`);
   const summary = verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
   return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
 }
@@ -87,18 +90,32 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
     const { agreed } = majority(await inspectAll(set, lockKeys(config.prefix, key), order), set.total);
     if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1 }]);
   }
+  // A name SCAN found can be anything (a forged hash): it is cut for showing, looked up whole.
   if (options.json) {
-    out.write(`${JSON.stringify(rows.map(([key, { holder, ttlMs }]) => ({ key, ...publicHolder(holder, ttlMs) })))}\n`);
+    out.write(`${toJson(rows.map(([key, { holder, ttlMs }]) => ({ key: cut(key), ...publicHolder(holder, ttlMs) })))}\n`);
   } else if (rows.length === 0) {
     out.write(`no locks held under ${config.prefix}\n`);
   } else {
-    const table = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
-      rows.map(([key, { holder, ttlMs }]) => [key, holder.host, holder.pid, formatDuration(Date.now() - holder.sinceMs), formatDuration(ttlMs), holder.fence, holder.cmd]),
-    );
-    const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
-    out.write(table.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n') + '\n');
+    out.write(table(rows.map(([key, { holder, ttlMs }]) => ({ key, holder, ttlMs }))));
   }
   return rows.length > 0 ? 0 : 1;
+}
+
+/** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
+export function table(rows: { key: string; holder: Holder; ttlMs: number }[], nowMs: number = Date.now()): string {
+  const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
+    rows.map(({ key, holder, ttlMs }) => [
+      printable(cut(key)),
+      printable(holder.host),
+      printable(holder.pid),
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
+      ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
+      printable(holder.fence),
+      printable(holder.cmd),
+    ]),
+  );
+  const widths = cells[0].map((_, c) => Math.max(...cells.map((row) => row[c].length)));
+  return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n') + '\n';
 }
 
 async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<string[]> {

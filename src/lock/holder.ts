@@ -1,14 +1,25 @@
 // What a lock hash says about its holder, as status, release --force and the spinner show it.
+// Anyone who can write to Redis can forge the hash: every field is cut to SHOWN_MAX here, once,
+// before anything formats it, and the numbers are read strictly (a bad one is unknown, never
+// NaN or an invalid date). The text stays raw: whoever prints it escapes it (../untrusted.ts).
+
+import { cut, parseCount } from '../untrusted.js';
+
+/** The latest time a Date can hold (ms since the epoch). */
+const MAX_DATE_MS = 8.64e15;
 
 export interface Holder {
-  /** The owner token; "" when nobody owns the key: closed by `release --force`, or not dlock's. */
+  /** The owner token; "" when nobody owns the key: closed by `release --force`, or not dlock's. Never shown, never cut. */
   owner: string;
   fence: string;
   host: string;
+  /** As stored: dlock writes a number, a forged hash anything (see pidNumber). */
   pid: string;
   cmd: string;
-  sinceMs: number;
-  ttlMs: number;
+  /** When it was taken (ms since the epoch); undefined when the field is missing or not a time. */
+  sinceMs?: number;
+  /** The lease length; undefined when missing or not a number. */
+  ttlMs?: number;
   /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
   forcedMs: number;
 }
@@ -20,17 +31,17 @@ export function holderFromReply(flat: unknown): Holder | undefined {
   for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
   return {
     owner: fields.owner ?? '',
-    fence: fields.fence ?? '',
-    host: printable(fields.host ?? ''),
-    pid: printable(fields.pid ?? ''),
-    cmd: printable(fields.cmd ?? ''),
-    sinceMs: Number(fields.since_ms ?? 0),
-    ttlMs: Number(fields.ttl_ms ?? 0),
-    forcedMs: Number(fields.forced_ms ?? 0) || 0,
+    fence: cut(fields.fence ?? ''),
+    host: cut(fields.host ?? ''),
+    pid: cut(fields.pid ?? ''),
+    cmd: cut(fields.cmd ?? ''),
+    sinceMs: parseCount(fields.since_ms, 1, MAX_DATE_MS),
+    ttlMs: parseCount(fields.ttl_ms, 0, Number.MAX_SAFE_INTEGER),
+    forcedMs: parseCount(fields.forced_ms, 1, MAX_DATE_MS) ?? 0,
   };
 }
 
-/** Anyone who can write to Redis can put terminal escape codes in a hash: show them inert. */
-function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cf}]/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+/** The pid as a number, or undefined when the hash holds something else. */
+export function pidNumber(holder: Holder): number | undefined {
+  return parseCount(holder.pid, 1, 2 ** 31 - 1);
 }

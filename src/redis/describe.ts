@@ -4,6 +4,7 @@
 // of classes defined here, never by class name.
 
 import { TimeoutError } from '../timeout.js';
+import { cut } from '../untrusted.js';
 
 /**
  * The server answered, and its answer is final: a replica, not a Redis server, a key that
@@ -94,7 +95,8 @@ export function describeError(error: unknown): string {
 
 /** A reply the server sent (-ERR ..., -WRONGPASS ...), without the script details Redis appends. */
 function describeReply(message: string): string {
-  const reply = message.replace(/^ReplyError: /, '').replace(/\s*script: \w+, on @\w+:\d+\.?$/, '');
+  // The server's own text, of any size (escaped where it is printed).
+  const reply = cut(message.replace(/^ReplyError: /, '')).replace(/\s*script: \w+, on @\w+:\d+\.?$/, '');
   if (/cluster support disabled/i.test(reply)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
   if (/^NOAUTH/.test(reply)) return answered('the server needs a password: put it in the URL (redis://:PASSWORD@host:port) or in DLOCK_REDIS_PASSWORD');
   if (/WRONGPASS|invalid password|invalid username-password/i.test(reply)) return 'authentication failed';
