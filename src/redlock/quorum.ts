@@ -22,9 +22,9 @@ export function localDeadline(ttlMs: number, startedAt: number): number {
 
 /**
  * Scheduling margin of the deadline: dlock's SIGKILL timer may fire late on a loaded machine
- * (timer lateness measured with bench/timer-lateness.mjs: p99 72 ms with 4 busy processes on 2
- * cores, p99 145 ms and max 192 ms with 8), and the drift margin alone (ttl*1% + 2ms) is too
- * small to absorb that. A tenth of the TTL, at most 200 ms.
+ * (bench/timer-lateness.mjs on 2 shared cores with 2-8 busy processes: p99 62-145 ms, the worst
+ * timer 165-244 ms, once a 1.2 s freeze; README "Guarantees"), and the drift margin alone
+ * (ttl*1% + 2ms) is too small to absorb that. A tenth of the TTL, at most 200 ms.
  */
 export function schedulingMarginMs(ttlMs: number): number {
   return Math.min(SCHEDULING_MARGIN_CAP_MS, Math.floor(ttlMs / 10));
