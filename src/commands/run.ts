@@ -15,6 +15,7 @@ import { obtain } from '../redlock/obtain.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { RedundancyWatch } from '../redlock/redundancy.js';
 import { releaseAll } from '../redlock/release.js';
+import { schedulingMarginMs } from '../redlock/quorum.js';
 import { SignalRelay } from '../signals.js';
 import { now } from '../timeout.js';
 import { ChildSignals } from './child-signals.js';
@@ -116,7 +117,8 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
       } else if (config.onLost === 'kill') toChild.send('SIGKILL', 'lost');
       else if (config.onLost === 'term') {
         toChild.send('SIGTERM', 'lost');
-        toChild.killLater(reason.deadline - now());
+        // Past the scheduling margin a late SIGKILL may come after the lease ended: say so.
+        toChild.killLater(reason.deadline - now(), reason.kind === 'expiring' ? schedulingMarginMs(set.ttlMs) : Infinity);
       }
     };
     // Lost while the child was being spawned: the event has fired already.
