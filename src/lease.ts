@@ -1,23 +1,27 @@
 // The lease: renew every ttl/3 while the child runs and report loss through an AbortSignal.
 // A refused renewal means lost now. Failing renewals are retried until the local deadline
-// (start of the last successful renewal + ttl - drift); loss is reported `graceMs` before it,
-// so the child can be stopped before the server-side expiry.
+// (start of the last successful renewal + ttl - drift). The child must be gone a scheduling
+// margin before it (the kill deadline: a loaded machine fires timers late), and loss is
+// reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
+import type { HeldLock } from './lock/retake.js';
 import { extendAll } from './redlock/extend.js';
 import type { InstanceFailure, LockSet } from './redlock/lockset.js';
-import { localDeadline } from './redlock/quorum.js';
+import { killDeadline } from './redlock/quorum.js';
 import { now } from './timeout.js';
 
 export interface LossReason {
   kind: 'refused' | 'expiring';
-  /** Monotonic ms at which our hold ends for sure; the child must be gone by then. */
+  /** Monotonic ms by which the child must be gone (SIGKILL then at the latest). */
   deadline: number;
   message: string;
+  /** How late the lease's own timer fired (an event-loop stall), when it did. */
+  lateMs?: number;
 }
 
 export interface LeaseEvents {
-  /** `failures`: instances that did not renew this time (a quorum did). */
-  renewed?: (failures: InstanceFailure[]) => void;
+  /** `failures`: instances that did not renew this time (a quorum did); `retaken`: instances that hold it again. */
+  renewed?: (failures: InstanceFailure[], retaken: string[]) => void;
   renewFailed?: (errors: string[]) => void;
 }
 
@@ -25,10 +29,13 @@ export class Lease {
   private readonly controller = new AbortController();
   /** Aborts with a LossReason when the lock is lost. */
   readonly lost: AbortSignal = this.controller.signal;
+  /** Monotonic ms by which the child must be gone unless renewed. */
   private deadline: number;
   private renewTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  /** Monotonic ms at which the renewal in flight was sent (undefined when none is). */
+  private renewingSince: number | undefined;
   private stopped = false;
 
   constructor(
@@ -36,14 +43,21 @@ export class Lease {
     startedAt: number,
     private readonly graceMs: number,
     private readonly events: LeaseEvents = {},
+    /** Redlock: what an instance that lost the key is re-taken with. */
+    private readonly held?: HeldLock,
   ) {
-    this.deadline = localDeadline(set.ttlMs, startedAt);
+    this.deadline = killDeadline(set.ttlMs, startedAt);
     this.armDeadline();
     this.scheduleRenewal(startedAt + this.renewEvery - now());
   }
 
   get renewEvery(): number {
     return Math.max(1, Math.floor(this.set.ttlMs / 3));
+  }
+
+  /** When the lease gives up unless renewed: the kill deadline less the grace for SIGTERM. */
+  private get givesUpAt(): number {
+    return this.deadline - this.graceMs;
   }
 
   /** Stop renewing and wait for a renewal in flight, so a release cannot race it. */
@@ -57,17 +71,18 @@ export class Lease {
   private scheduleRenewal(delayMs: number): void {
     if (this.stopped) return;
     this.renewTimer = setTimeout(() => {
-      this.inFlight = this.renew();
+      this.renewingSince = now();
+      this.inFlight = this.renew().finally(() => (this.renewingSince = undefined));
     }, Math.max(0, delayMs));
   }
 
   private async renew(): Promise<void> {
-    const renewal = await extendAll(this.set);
+    const renewal = await extendAll(this.set, { givesUpAt: this.givesUpAt, held: this.held });
     if (this.stopped || this.lost.aborted) return;
     if (renewal.kind === 'extended') {
-      this.deadline = localDeadline(this.set.ttlMs, renewal.startedAt);
+      this.deadline = killDeadline(this.set.ttlMs, renewal.startedAt);
       this.armDeadline();
-      this.events.renewed?.(renewal.failures);
+      this.events.renewed?.(renewal.failures, renewal.retaken);
       this.scheduleRenewal(renewal.startedAt + this.renewEvery - now());
     } else if (renewal.kind === 'refused') {
       this.lose('refused', 'renewal refused: the lock was deleted or taken over');
@@ -79,18 +94,23 @@ export class Lease {
 
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(
-      () => this.lose('expiring', 'renewal failed until the lease was about to expire'),
-      Math.max(0, this.deadline - this.graceMs - now()),
-    );
+    const due = this.givesUpAt;
+    this.deadlineTimer = setTimeout(() => {
+      // A timer that fires well after it was due means dlock itself was stalled (a loaded
+      // machine, a pause): the run says so, and kills at once when the deadline has passed.
+      const lateMs = now() - due;
+      // A renewal still waiting for its answer was given until now (see renewTimeoutMs).
+      const waiting = this.renewingSince === undefined ? '' : ` (no quorum answered the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
+      this.lose('expiring', `renewal failed until the lease was about to expire${waiting}`, lateMs);
+    }, Math.max(0, due - now()));
   }
 
-  private lose(kind: LossReason['kind'], message: string): void {
+  private lose(kind: LossReason['kind'], message: string, lateMs?: number): void {
     if (this.lost.aborted) return;
     this.stopped = true;
     clearTimeout(this.renewTimer);
     clearTimeout(this.deadlineTimer);
-    const reason: LossReason = { kind, deadline: kind === 'refused' ? now() + this.graceMs : this.deadline, message };
+    const reason: LossReason = { kind, deadline: kind === 'refused' ? now() + this.graceMs : this.deadline, message, ...(lateMs !== undefined ? { lateMs } : {}) };
     this.controller.abort(reason);
   }
 }

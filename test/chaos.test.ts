@@ -78,6 +78,10 @@ describe('chaos smoke run', () => {
       'flushall',
       'redlock-3-restart-aof',
       'redlock-3-restart-nopersist',
+      'proxy-delay',
+      'proxy-stall',
+      'proxy-drop',
+      'dlock-stall',
       'sentinel-failover',
       'sentinel-failover-sync',
     ]);
@@ -106,6 +110,14 @@ describe('chaos smoke run', () => {
     expect(pause.metrics.past_expiry).toBeGreaterThan(0);
     expect(pause.metrics.stale_rejected).toBeGreaterThan(0);
     expect(pause.metrics.stale_accepted).toBe(0);
+  });
+
+  test('dlock stalled across its kill deadline: it kills at once and says so; every overrun is reported', () => {
+    const stall = kind('dlock-stall');
+    expect(stall.promises).toEqual({ tokens: true, expiry: false });
+    expect(stall.metrics.stalls_reported).toBeGreaterThan(0);
+    expect(stall.metrics.unreported_overruns).toBe(0);
+    expect(stall.checks.find((c) => c.property === 'unreported_overruns')).toMatchObject({ promised: true, pass: true });
   });
 
   test('what the SPEC does not promise is reported, not hidden: FLUSHALL and a restart without persistence roll the counter back', () => {

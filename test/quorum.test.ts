@@ -2,7 +2,7 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../src/lock/fence.js';
-import { driftMs, instanceTimeoutMs, localDeadline, quorumSize, tally, validityMs, type Outcome } from '../src/redlock/quorum.js';
+import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/redlock/quorum.js';
 import { POLL_CAP_MS, pollDelayMs } from '../src/redlock/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
@@ -64,6 +64,67 @@ describe('localDeadline: start of the last success + ttl - drift', () => {
 
   test('is exactly where validity reaches zero', () => {
     for (const ttl of [100, 1_000, 7_777, 30_000]) expect(validityMs(ttl, 50, localDeadline(ttl, 50))).toBe(0);
+  });
+});
+
+describe('schedulingMarginMs: a tenth of the TTL, at most 200ms', () => {
+  test.each([
+    [100, 10],
+    [150, 15],
+    [500, 50],
+    [1_000, 100],
+    [1_999, 199],
+    [2_000, 200],
+    [30_000, 200],
+    [3_600_000, 200],
+  ])('ttl %ims -> %ims', (ttl, margin) => {
+    expect(schedulingMarginMs(ttl)).toBe(margin);
+  });
+
+  test('with the drift, the SIGKILL comes before the lease ends, and more than half a TTL after the last renewal', () => {
+    for (const ttl of [100, 101, 333, 1_000, 7_777, 30_000, 3_600_000]) {
+      const kill = killDeadline(ttl, 0);
+      expect(kill).toBe(ttl - driftMs(ttl) - schedulingMarginMs(ttl));
+      expect(kill).toBeLessThan(ttl);
+      expect(kill).toBeGreaterThan(ttl / 3 + 0.5 * ttl / 3);
+      expect(schedulingMarginMs(ttl)).toBeLessThanOrEqual(SCHEDULING_MARGIN_CAP_MS);
+    }
+  });
+});
+
+describe('killDeadline: the local deadline less the scheduling margin', () => {
+  test.each([
+    [100, 0, 87],
+    [1_000, 0, 888],
+    [1_000, 12_345.5, 13_233.5],
+    [30_000, 1_000, 30_498],
+  ])('ttl %i from %f -> %f', (ttl, startedAt, deadline) => {
+    expect(killDeadline(ttl, startedAt)).toBe(deadline);
+  });
+});
+
+describe('renewTimeoutMs: --connect-timeout, never past the moment the lease gives up, at least a floor', () => {
+  test.each([
+    // connect timeout, ms left until the lease gives up, timeout
+    [5_000, 20_000, 5_000],
+    [5_000, 5_000, 5_000],
+    [5_000, 222, 222],
+    [5_000, 222.9, 222],
+    [150, 222, 150],
+    [5_000, 10, 10],
+    [5_000, 3, RENEW_TIMEOUT_FLOOR_MS],
+    [5_000, 0, RENEW_TIMEOUT_FLOOR_MS],
+    [5_000, -40, RENEW_TIMEOUT_FLOOR_MS],
+    [1, 500, RENEW_TIMEOUT_FLOOR_MS],
+  ])('connect %i, %f left -> %i', (connect, left, timeout) => {
+    expect(renewTimeoutMs(connect, left)).toBe(timeout);
+  });
+
+  test('ttl 1s, default --kill-after: a first renewal gets more than a 150ms round trip (ttl/10 was 100ms)', () => {
+    const ttl = 1_000;
+    const grace = Math.floor(ttl / 3);
+    const givesUpAt = killDeadline(ttl, 0) - grace;
+    expect(renewTimeoutMs(5_000, givesUpAt - ttl / 3)).toBeGreaterThan(150);
   });
 });
 

@@ -104,7 +104,7 @@ describe('a held Redlock with an instance down warns once', () => {
     await waitForEvents(holder, 'degraded', 1);
     const degraded = onlyEvent(holder.stderr(), 'degraded');
     expect(degraded).toMatchObject({ answered: 2, failing: servers[2].url });
-    expect(degraded.error).toBe(`${servers[2].url}: timed out after 300ms`);
+    expect(degraded.error).toBe(`${servers[2].url}: no answer within 300ms after a quorum answered`);
 
     // Resumed within the TTL, it still has the lock, and the next renewal extends it there too.
     servers[2].resume();

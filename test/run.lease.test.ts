@@ -5,6 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { driftMs, schedulingMarginMs } from '../src/redlock/quorum.js';
 import { dlock, type Running } from './helpers/cli.js';
 import { RedisServer } from './helpers/redis.js';
 import { childEnv, childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
@@ -161,5 +162,13 @@ describe('Redis paused (SIGSTOP) past the TTL: the child dies before the server-
     expect(signalsSeen(dir)).toEqual(signals);
     expect(existsSync(join(dir, 'done'))).toBe(false);
     expect(await client.exists(lockKey)).toBe(0);
+    if (onSignal === 'ignore') {
+      // The SIGKILL comes a scheduling margin before the local deadline (ttl - drift after the
+      // last renewal began, which was before its event): half of it is allowed for a late timer.
+      const kill = events(result.stderr, 'signal').find((e) => e.signal === 'SIGKILL')!;
+      const sinceRenewal = kill.ts_ms - events(result.stderr, 'renewed').at(-1)!.ts_ms;
+      console.log(`SIGKILL ${Math.round(sinceRenewal)}ms after the last renewal (deadline ${5_000 - driftMs(5_000)}ms, margin ${schedulingMarginMs(5_000)}ms)`);
+      expect(sinceRenewal).toBeLessThan(5_000 - driftMs(5_000) - schedulingMarginMs(5_000) / 2);
+    }
   });
 });

@@ -106,6 +106,10 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
     orphans: perSection.filter((s) => s.orphanMs > 0).length,
     min_slack_ms: slack.length ? round(Math.min(...slack)) : null,
     longest_runner_stall_ms: round(stalls.longest),
+    // dlock woke up past its kill deadline (a stall): it SIGKILLed at once and said so.
+    stalls_reported: [...runs.values()].filter((r) => r.events.some((e) => e.event === 'stalled')).length,
+    // A child past its lock whose dlock did not say it had been stalled.
+    unreported_overruns: perSection.filter((s) => s.pastExpiryMs > 0 && !runs.get(s.run)?.events.some((e) => e.event === 'stalled')).length,
   };
   const clockSkews = [...runs.values()].flatMap((r) => r.events.map((e) => e.ts_ms - e.received_ms));
   const skew = Math.max(0, ...clockSkews);
@@ -119,6 +123,8 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
     { property: 'token_regressions', promised: tokens, value: metrics.token_regressions },
     { property: 'past_expiry', promised: expiry, value: metrics.past_expiry },
     { property: 'orphans', promised: orphansPromised, value: metrics.orphans },
+    // Where expiry is not promised because dlock itself is stalled, every overrun is reported.
+    ...(kind.reportsOverruns ? [{ property: 'unreported_overruns', promised: true, value: metrics.unreported_overruns }] : []),
     // Follows from the two promises: the lock is exclusive on the server and no child outlives it.
     { property: 'overlaps', promised: tokens && expiry, value: metrics.overlaps },
   ].map((c) => ({ ...c, pass: !c.promised || c.value === 0 }));

@@ -20,7 +20,8 @@
 //   available()        undefined, or why the kind cannot run here (the row says "skipped")
 
 import { existsSync } from 'node:fs';
-import { flushall, restartInstances, restartRedis, sigkillDlock, sigstopDlock, sigstopRedis } from './inject.mjs';
+import { flushall, proxyDelay, proxyDropReplies, proxyStall, restartInstances, restartRedis, sigkillDlock, sigstopDlock, sigstopRedis, stallDlockAtDeadline } from './inject.mjs';
+import { Proxy } from './proxy.mjs';
 import { startServers } from './redis.mjs';
 import { SentinelTopology, sentinelFailover } from './sentinel.mjs';
 
@@ -32,6 +33,24 @@ function redisTopology(count, persistence) {
       urls: servers.map((s) => s.url),
       servers,
       async close() {
+        await Promise.all(servers.map((s) => s.close()));
+      },
+    };
+  };
+}
+
+/** One server reached through a misbehaving TCP proxy (chaos/lib/proxy.mjs): ctx.topology.proxy. */
+function proxiedTopology() {
+  return async () => {
+    const servers = await startServers(1, 'none');
+    const proxy = await Proxy.start(servers[0].port);
+    return {
+      urls: [proxy.url],
+      servers,
+      proxy,
+      async close() {
+        proxy.resume();
+        await proxy.close();
         await Promise.all(servers.map((s) => s.close()));
       },
     };
@@ -122,6 +141,55 @@ export function faultKinds({ redlockInstances }) {
       victimHoldTtls: 3,
       injectAfterTtls: [0, 0.5],
       inject: restartInstances(true),
+    },
+    // -------------------------------------------------------------------------------------
+    // The network between dlock and Redis (chaos/lib/proxy.mjs), and dlock itself stalled at
+    // its deadline. Slow or silent links cost at most the lock, never its promises: a renewal
+    // is given the time the lease has left, and the child is stopped before the lease ends.
+    // -------------------------------------------------------------------------------------
+    {
+      name: 'proxy-delay',
+      title: 'every reply from Redis 0.1 TTL late (100 ms at ttl 1s) for 2-3 TTLs during a hold (a slow link)',
+      promises: { tokens: true, expiry: true },
+      topology: proxiedTopology(),
+      victimHoldTtls: 3,
+      injectAfterTtls: [0, 0.5],
+      inject: proxyDelay,
+    },
+    {
+      name: 'proxy-stall',
+      title: 'all traffic to Redis held for 1.5-2.5 TTLs during a hold, then delivered late (a hung link)',
+      // Requests held in the link reach Redis late: a late extend only keeps a dead holder's key
+      // longer, a late acquire of a waiter that gave up holds a key nobody uses until it expires.
+      promises: { tokens: true, expiry: true },
+      topology: proxiedTopology(),
+      victimHoldTtls: 3,
+      injectAfterTtls: [0, 0.34],
+      inject: proxyStall,
+    },
+    {
+      name: 'proxy-drop',
+      title: "Redis's replies dropped for 1.5-2.5 TTLs during a hold (it still acts on the requests)",
+      promises: { tokens: true, expiry: true },
+      topology: proxiedTopology(),
+      victimHoldTtls: 3,
+      injectAfterTtls: [0, 0.34],
+      inject: proxyDropReplies,
+    },
+    {
+      name: 'dlock-stall',
+      title: 'Redis unreachable (link stalled) and the victim dlock SIGSTOPped for 120 ms across its kill deadline',
+      // A stalled dlock cannot stop its child on time: the deadline's scheduling margin absorbs a
+      // stall that ends within it (ttl/10, at most 200 ms), dlock kills at once and says so
+      // ("stalled") when it wakes past its kill deadline; only fencing is promised.
+      promises: { tokens: true, expiry: false },
+      reportsOverruns: true,
+      topology: proxiedTopology(),
+      // The grace before SIGKILL is as short as it gets, so the stall hits the kill deadline.
+      dlockArgs: ['--kill-after', '1ms'],
+      victimHoldTtls: 3,
+      injectAfterTtls: [0, 0.1],
+      inject: stallDlockAtDeadline,
     },
     // -------------------------------------------------------------------------------------
     // Sentinel (chaos/lib/sentinel.mjs): a primary, a replica and one sentinel (quorum 1); the

@@ -75,3 +75,90 @@ export async function flushall({ servers }) {
 /** Stop 1..quorum random instances (a majority down makes renewal fail), then restart them. */
 export const restartInstances = (wipes) => ({ servers, random, ttlMs, quorum }) =>
   restart(random.sample(servers, random.int(1, quorum)), random.between(0.3, 1.5) * ttlMs, wipes, quorum);
+
+/** Every reply 0.1 TTL late for 2-3 TTLs: renewals take longer, and must still succeed in time. */
+export async function proxyDelay({ topology, random, ttlMs }) {
+  const { proxy } = topology;
+  const delayMs = Math.round(0.1 * ttlMs);
+  const at = wallMs();
+  proxy.delay(delayMs);
+  try {
+    await sleep(random.between(2, 3) * ttlMs);
+  } finally {
+    proxy.delay(0);
+  }
+  return { at, healedAt: wallMs(), delayMs };
+}
+
+/** Hold all traffic 1.5-2.5 TTLs (renewals hang past the deadline), then deliver it. */
+export async function proxyStall({ topology, random, ttlMs }) {
+  const { proxy } = topology;
+  const at = wallMs();
+  proxy.stall();
+  try {
+    await sleep(random.between(1.5, 2.5) * ttlMs);
+  } finally {
+    proxy.resume();
+  }
+  const healedAt = wallMs();
+  return { at, healedAt, stalledMs: round(healedAt - at) };
+}
+
+/** Drop replies 1.5-2.5 TTLs: the server renews, dlock never hears it, and must stop its child. */
+export async function proxyDropReplies({ topology, random, ttlMs }) {
+  const { proxy } = topology;
+  const at = wallMs();
+  proxy.dropReplies();
+  try {
+    await sleep(random.between(1.5, 2.5) * ttlMs);
+  } finally {
+    proxy.resume();
+  }
+  const healedAt = wallMs();
+  return { at, healedAt, droppedMs: round(healedAt - at) };
+}
+
+const STALL_MS = 120;
+
+/**
+ * Right after a renewal, stall the link (so no renewal succeeds again) and SIGSTOP the victim's
+ * dlock for 120 ms, from 60 ms before its kill deadline (the last renewal read + ttl - drift -
+ * scheduling margin: src/redlock/quorum.ts) to 60 ms after; then let it go and heal the link once
+ * it has exited.
+ */
+export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
+  const { proxy } = topology;
+  const seen = victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired').length;
+  const renewed = await waitFor(() => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], 2 * ttlMs);
+  if (!renewed || victim.done) return { at: wallMs(), skipped: 'the victim did not renew' };
+  proxy.stall();
+  const killAt = renewed.received_ms + ttlMs - (Math.ceil(ttlMs / 100) + 2) - Math.min(200, Math.floor(ttlMs / 10));
+  await sleep(killAt - STALL_MS / 2 - wallMs());
+  const stop = { from: wallMs(), to: undefined };
+  victim.stops.push(stop);
+  victim.signalWith('SIGSTOP');
+  try {
+    await sleep(STALL_MS);
+  } finally {
+    victim.signalWith('SIGCONT');
+    stop.to = wallMs();
+  }
+  await Promise.race([victim.exited, sleep(2 * ttlMs)]);
+  proxy.resume();
+  return {
+    at: stop.from,
+    healedAt: wallMs(),
+    stoppedMs: round(stop.to - stop.from),
+    killDeadlineMs: round(killAt - stop.from),
+    reported: victim.events.some((e) => e.event === 'stalled'),
+  };
+}
+
+async function waitFor(check, timeoutMs) {
+  const until = wallMs() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined || wallMs() > until) return value;
+    await sleep(5);
+  }
+}

@@ -46,11 +46,17 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
         faults.push({ victim_run: section.run, victim_fence: section.token, ...fault });
         await Promise.race([victim.exited, timeLimit(holdMs + 4 * ttlMs)]);
       } while (wallMs() - began + cycleMs < phaseMs);
-      // The workers carry on without faults for the rest of the phase's share.
+      // The workers carry on without faults for the rest of the phase's share, and at least
+      // until a critical section has begun after the last fault ended (what the fault left
+      // behind, such as a rolled-back counter, shows only in the work after it).
       await sleep(phaseMs - (wallMs() - began));
+      const healed = Math.max(0, ...faults.map((f) => f.healedAt ?? f.at ?? 0));
+      const giveUpAt = wallMs() + 6 * ttlMs + 2_000;
+      while (![...resource.sections.values()].some((s) => s.begin > healed) && wallMs() < giveUpAt) await sleep(10);
     }
   } finally {
     for (const server of topology.servers) server.resume();
+    topology.proxy?.resume();
     await workers?.stop((kind.victimHoldTtls ?? 1) * ttlMs + 3 * ttlMs + 3_000);
     await resource?.close();
     await topology.close();

@@ -31,13 +31,22 @@ export class ChildSignals {
     );
   }
 
-  /** SIGKILL the child after a delay (the earliest one asked for wins). */
-  killLater(delayMs: number): void {
+  /**
+   * SIGKILL the child after a delay (the earliest one asked for wins). `stallNoticeMs`: when the
+   * timer fires later than that after it was due (dlock itself stalled), say so.
+   */
+  killLater(delayMs: number, stallNoticeMs = Infinity): void {
     const at = now() + Math.max(0, Math.min(delayMs, this.maxGraceMs));
     if (at >= this.due) return;
     this.due = at;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.send('SIGKILL', 'kill-after'), at - now());
+    this.timer = setTimeout(() => {
+      this.send('SIGKILL', 'kill-after');
+      const lateMs = Math.round(now() - at);
+      if (lateMs > stallNoticeMs) {
+        this.log.event('stalled', { ...this.lock, late_ms: lateMs }, `dlock itself was stalled: its SIGKILL timer fired ${lateMs}ms late, past the moment the command had to be gone; it may have run past the lease`);
+      }
+    }, at - now());
   }
 
   cancel(): void {

@@ -15,6 +15,7 @@ import { obtain } from '../redlock/obtain.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { RedundancyWatch } from '../redlock/redundancy.js';
 import { releaseAll } from '../redlock/release.js';
+import { schedulingMarginMs } from '../redlock/quorum.js';
 import { SignalRelay } from '../signals.js';
 import { now } from '../timeout.js';
 import { ChildSignals } from './child-signals.js';
@@ -70,12 +71,13 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
     // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
     lease = new Lease(set, result.startedAt, config.killAfterMs, {
-      renewed: (failures) => {
+      renewed: (failures, retaken) => {
         log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
+        if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
         logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
       },
       renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
-    });
+    }, { fence, meta, sinceMs: Date.now() - (now() - result.startedAt) });
     if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
     // A signal during the WAIT for replicas aborted nothing yet: do not start the child at all.
     if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
@@ -100,11 +102,23 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     if (signals.interrupted.aborted) forward(signals.interrupted.reason as NodeJS.Signals, true);
     const onLost = () => {
       const reason = lease!.lost.reason as LossReason;
-      log.event('lost', { key: config.key, fence, reason: reason.kind }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${onLostText(config.onLost)}`);
-      if (config.onLost === 'kill') toChild.send('SIGKILL', 'lost');
-      if (config.onLost === 'term') {
+      // The lease's timer fired so late (dlock stalled) that the kill deadline has passed: no
+      // time is left for a SIGTERM grace.
+      const stalled = reason.kind === 'expiring' && reason.deadline - now() <= 0 && config.onLost !== 'ignore';
+      const late = reason.lateMs === undefined ? {} : { late_ms: Math.round(reason.lateMs) };
+      log.event('lost', { key: config.key, fence, reason: reason.kind, ...late }, `lost ${config.key} (fence ${fence}): ${reason.message}; ${stalled ? 'killing the child' : onLostText(config.onLost)}`);
+      if (stalled) {
+        toChild.send('SIGKILL', 'lost');
+        log.event(
+          'stalled',
+          { key: config.key, fence, ...late },
+          `dlock itself was stalled: its deadline timer fired ${Math.round(reason.lateMs ?? 0)}ms late, past the moment the command had to be gone; killed it at once (SIGKILL), but it may have run past the lease`,
+        );
+      } else if (config.onLost === 'kill') toChild.send('SIGKILL', 'lost');
+      else if (config.onLost === 'term') {
         toChild.send('SIGTERM', 'lost');
-        toChild.killLater(reason.deadline - now());
+        // Past the scheduling margin a late SIGKILL may come after the lease ended: say so.
+        toChild.killLater(reason.deadline - now(), reason.kind === 'expiring' ? schedulingMarginMs(set.ttlMs) : Infinity);
       }
     };
     // Lost while the child was being spawned: the event has fired already.
@@ -128,6 +142,14 @@ function notAcquiredInOutage(config: RunConfig, set: LockSet, result: { errors: 
   const { message } = unavailable(set.total, result.errors);
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(message);
   return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})`);
+}
+
+function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {
+  log.event(
+    'retaken',
+    { key, fence, instances: retaken.join(' ') },
+    `${key} was gone from ${retaken.join(', ')} (a restart without persistence, an eviction) and is held there again: re-taken while a majority still held it (fence raised to ${fence})`,
+  );
 }
 
 function onLostText(onLost: RunConfig['onLost']): string {

@@ -8,5 +8,5 @@ import { EXTEND } from './scripts.js';
 
 /** true: renewed; false: refused (the lock is gone or someone else's). Throws on errors. */
 export async function extendOn(instance: Instance, keys: LockKeys, owner: string, ttlMs: number, timeoutMs: number): Promise<boolean> {
-  return (await withTimeout(runScript(instance.client, EXTEND, [keys.lock], [owner, ttlMs]), timeoutMs)) === 1;
+  return (await withTimeout(runScript(instance.client, EXTEND, [keys.lock], [owner, ttlMs], true), timeoutMs)) === 1;
 }

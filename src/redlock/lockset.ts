@@ -3,7 +3,7 @@
 
 import type { LockKeys } from '../lock/keys.js';
 import { describeError, type Instance } from '../redis/client.js';
-import type { Outcome } from './quorum.js';
+import { quorumSize, type Outcome } from './quorum.js';
 
 /** An instance that did not answer, and why (the label carries no password). */
 export interface InstanceFailure {
@@ -42,18 +42,46 @@ export interface FanOut<T> {
   errors: string[];
 }
 
-/** Run `op` on every instance in parallel and classify each answer with `yes`. */
-export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean): Promise<FanOut<T>> {
-  const settled = await Promise.allSettled(set.instances.map(op));
+/**
+ * Run `op` on every instance in parallel and classify each answer with `yes`. With
+ * `quorumGraceMs`, stragglers get only that much longer once a quorum said yes: one hung
+ * instance then costs a round that grace, not its whole timeout (it counts as an error).
+ */
+export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean, quorumGraceMs?: number): Promise<FanOut<T>> {
+  const settled: (PromiseSettledResult<T> | undefined)[] = set.instances.map(() => undefined);
+  await new Promise<void>((resolve) => {
+    let pending = set.instances.length;
+    let yeses = 0;
+    let grace: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(grace);
+      resolve();
+    };
+    if (pending === 0) return done();
+    set.instances.forEach((instance, i) => {
+      void op(instance).then(
+        (value) => {
+          settled[i] = { status: 'fulfilled', value };
+          if (yes(value) && ++yeses === quorumSize(set.total) && quorumGraceMs !== undefined) grace = setTimeout(done, quorumGraceMs);
+          if (--pending === 0) done();
+        },
+        (reason: unknown) => {
+          settled[i] = { status: 'rejected', reason };
+          if (--pending === 0) done();
+        },
+      );
+    });
+  });
   const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [] };
   settled.forEach((s, i) => {
-    if (s.status === 'fulfilled') {
+    if (s?.status === 'fulfilled') {
       result.outcomes.push(yes(s.value) ? 'yes' : 'no');
       result.values.push(s.value);
     } else {
       result.outcomes.push('error');
       result.values.push(undefined);
-      result.failures.push({ label: set.instances[i].target.label, reason: describeError(s.reason) });
+      const reason = s ? describeError(s.reason) : `no answer within ${quorumGraceMs}ms after a quorum answered`;
+      result.failures.push({ label: set.instances[i].target.label, reason });
     }
   });
   result.failures.push(...set.unreachable);

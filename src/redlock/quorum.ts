@@ -20,6 +20,35 @@ export function localDeadline(ttlMs: number, startedAt: number): number {
   return startedAt + ttlMs - driftMs(ttlMs);
 }
 
+/**
+ * Scheduling margin of the deadline: dlock's SIGKILL timer may fire late on a loaded machine
+ * (bench/timer-lateness.mjs on 2 shared cores with 2-8 busy processes: p99 62-145 ms, the worst
+ * timer 165-244 ms, once a 1.2 s freeze; README "Guarantees"), and the drift margin alone
+ * (ttl*1% + 2ms) is too small to absorb that. A tenth of the TTL, at most 200 ms.
+ */
+export function schedulingMarginMs(ttlMs: number): number {
+  return Math.min(SCHEDULING_MARGIN_CAP_MS, Math.floor(ttlMs / 10));
+}
+
+export const SCHEDULING_MARGIN_CAP_MS = 200;
+
+/** When the child must be gone: the local deadline less the scheduling margin (SIGKILL is sent then). */
+export function killDeadline(ttlMs: number, startedAt: number): number {
+  return localDeadline(ttlMs, startedAt) - schedulingMarginMs(ttlMs);
+}
+
+/**
+ * Timeout of one renewal request: --connect-timeout, but never past the moment the lease gives
+ * up (`leftMs` from now), since an answer after that is of no use; at least a small floor.
+ * Sized from the time left rather than from the TTL alone, so a slow link (100 ms round trips at
+ * a 1s TTL) still renews.
+ */
+export function renewTimeoutMs(connectTimeoutMs: number, leftMs: number): number {
+  return Math.max(RENEW_TIMEOUT_FLOOR_MS, Math.floor(Math.min(connectTimeoutMs, leftMs)));
+}
+
+export const RENEW_TIMEOUT_FLOOR_MS = 10;
+
 export type Outcome = 'yes' | 'no' | 'error';
 
 /**
