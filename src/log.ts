@@ -5,7 +5,20 @@ import type { LogFormat, Verbosity } from './config.js';
 import { stderr, type Output } from './output.js';
 import { epochMs } from './timeout.js';
 
-export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'signal' | 'released' | 'force-released' | 'degraded' | 'outage' | 'restored';
+export type LockEvent =
+  | 'waiting'
+  | 'acquired'
+  | 'renewed'
+  | 'renew-failed'
+  | 'lost'
+  | 'signal'
+  | 'released'
+  | 'release-failed'
+  | 'force-released'
+  | 'degraded'
+  | 'outage'
+  | 'restored'
+  | 'poll-only';
 
 /** error: always shown; warn: hidden by --quiet; info: --verbose text, or json without --quiet. */
 export type Level = 'info' | 'warn' | 'error';
@@ -19,7 +32,7 @@ export interface EventFields extends Fields {
 }
 
 /** Lock events that are warnings (or say one no longer applies): a normal (not --verbose) text log still shows them. */
-const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'degraded', 'outage', 'restored']);
+const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'release-failed', 'degraded', 'outage', 'restored', 'poll-only']);
 
 export class Logger {
   constructor(
