@@ -120,7 +120,7 @@ describe('a release that fails', () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stderr.split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^dlock: could not release stalled-release on redis:\/\/127\.0\.0\.1:\d+: timed out after \d+ms \(it expires by itself within (59|60)(\.\d)?s\)$/);
+    expect(lines[0]).toMatch(/^dlock: could not release stalled-release on redis:\/\/127\.0\.0\.1:\d+: timed out after \d+ms \(it expires by itself within \d+(\.\d)?s\)$/);
     // It is still there, ours, and expires by itself.
     expect(await admin.pttl('dlock:{stalled-release}')).toBeGreaterThan(0);
     await admin.del('dlock:{stalled-release}');

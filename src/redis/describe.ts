@@ -161,6 +161,7 @@ export function isPermanentFailure(entry: string): boolean {
  * to no reply at all (a timeout, a dropped connection): only then is it known what it did.
  */
 export function isErrorReply(error: unknown): boolean {
+  if (error instanceof AnsweredError) return true;
   if (error instanceof TimeoutError || (error as NodeJS.ErrnoException)?.code) return false;
   return /^(ReplyError: )?[A-Z][A-Z_]+\b/.test(String((error as Error)?.message ?? ''));
 }

@@ -38,13 +38,13 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
     }
   }
 
-  // Not ours: undo every partial hold (errored instances too: the request may have landed and
-  // only its reply been lost). Only a quorum of ours can have turned waiters away, so only then
+  // Not ours: undo every partial hold (errored instances too, unless the server answered with
+  // an error: the request may have landed and only its reply been lost). Only a quorum of ours can have turned waiters away, so only then
   // are they woken. Errored instances are released in the background, retried until
   // --connect-timeout: a hung one must not hold up the next attempt; the caller awaits `undo`.
   const notify = verdict === 'won';
   const stopped = new AbortController();
-  const errored = releaseAll(set, { which: round1.outcomes.map((o) => o === 'error'), notify, signal: stopped.signal });
+  const errored = releaseAll(set, { which: round1.outcomes.map((o, i) => o === 'error' && !round1.answered[i]), notify, signal: stopped.signal });
   const held = await releaseAll(set, { which: round1.outcomes.map((o) => o === 'yes'), notify, signal: stopped.signal });
   const undo: Undo = { done: errored.then((late) => [...held, ...late]), stop: () => stopped.abort() };
   // Round 2 refused for good (an ACL without +set): retrying would only raise the counters.

@@ -2,7 +2,7 @@
 // step below is the Redlock algorithm, which for one instance reduces to the plain one.
 
 import type { LockKeys } from '../lock/keys.js';
-import { describeError, type Instance } from '../redis/client.js';
+import { describeError, isErrorReply, type Instance } from '../redis/client.js';
 import type { Outcome } from './quorum.js';
 
 /** An instance that did not answer, and why (the label carries no password). */
@@ -40,12 +40,14 @@ export interface FanOut<T> {
   failures: InstanceFailure[];
   /** The same as "label: reason" lines. */
   errors: string[];
+  /** Per instance: it failed with an error reply (so the server said what it did), not a lost one. */
+  answered: boolean[];
 }
 
 /** Run `op` on every instance in parallel and classify each answer with `yes`. */
 export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean): Promise<FanOut<T>> {
   const settled = await Promise.allSettled(set.instances.map(op));
-  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [] };
+  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [], answered: [] };
   settled.forEach((s, i) => {
     if (s.status === 'fulfilled') {
       result.outcomes.push(yes(s.value) ? 'yes' : 'no');
@@ -53,6 +55,7 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
     } else {
       result.outcomes.push('error');
       result.values.push(undefined);
+      result.answered[i] = isErrorReply(s.reason);
       result.failures.push({ label: set.instances[i].target.label, reason: describeError(s.reason) });
     }
   });

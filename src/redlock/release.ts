@@ -17,7 +17,7 @@ export type ReleaseOutcome =
    * the first reply was lost.
    */
   | { kind: 'released-or-expired'; reason: string }
-  /** Every attempt failed until the bound; `reason` is the last failure. */
+  /** Every attempt failed until the bound; `reason` is the first failure (retries mostly repeat it). */
   | { kind: 'failed'; reason: string };
 
 export interface InstanceRelease {
@@ -46,6 +46,7 @@ export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Pr
 async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolean, signal?: AbortSignal): Promise<ReleaseOutcome> {
   const deadline = now() + set.connectTimeoutMs;
   let replyLost: string | undefined;
+  let firstFailure: string | undefined;
   for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
     try {
@@ -53,17 +54,21 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
       if (reply === 'not-ours') return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
       return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
     } catch (error) {
-      const reason = describeError(error);
+      const why = describeError(error);
+      const reason = (firstFailure ??= why);
       // An error reply means the script stopped before its DEL; no reply may hide a DEL.
-      if (!isErrorReply(error)) replyLost ??= reason;
+      if (!isErrorReply(error)) replyLost ??= why;
       // A permission the ACL lacks does not come within the bound: say so at once.
-      const pauseMs = Math.min(retryPauseMs(attempt), deadline - now());
-      if (pauseMs <= 0 || signal?.aborted || isPermanentFailure(reason)) return { kind: 'failed', reason };
+      const pauseMs = Math.min(retryPauseMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
+      if (pauseMs <= 0 || signal?.aborted || isPermanentFailure(why)) return { kind: 'failed', reason };
       await sleep(pauseMs, signal);
       if (signal?.aborted) return { kind: 'failed', reason };
     }
   }
 }
+
+/** An attempt with less time than this left is not worth sending. */
+const MIN_ATTEMPT_MS = 10;
 
 /** 25ms doubling to 400ms, jittered: about the client's own reconnect delay. */
 export function retryPauseMs(attempt: number, random = Math.random()): number {
