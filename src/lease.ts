@@ -37,6 +37,8 @@ export class Lease {
   /** Monotonic ms at which the renewal in flight was sent (undefined when none is). */
   private renewingSince: number | undefined;
   private stopped = false;
+  /** When the last renewal round ended: no renewal of ours can have reached a server later. */
+  private lastTouched = now();
 
   constructor(
     private readonly set: LockSet,
@@ -49,6 +51,15 @@ export class Lease {
     this.deadline = killDeadline(set.ttlMs, startedAt);
     this.armDeadline();
     this.scheduleRenewal(startedAt + this.renewEvery - now());
+  }
+
+  /**
+   * Monotonic ms by which the lock expires on every server by itself: the TTL after the last
+   * acquire or renewal round ended (a renewal whose reply was lost counts too: it may have run).
+   * A server that was paused and runs a queued renewal after it resumes can push this out.
+   */
+  get expiresBy(): number {
+    return this.lastTouched + this.set.ttlMs;
   }
 
   get renewEvery(): number {
@@ -78,6 +89,7 @@ export class Lease {
 
   private async renew(): Promise<void> {
     const renewal = await extendAll(this.set, { givesUpAt: this.givesUpAt, held: this.held });
+    this.lastTouched = now();
     if (this.stopped || this.lost.aborted) return;
     if (renewal.kind === 'extended') {
       this.deadline = killDeadline(this.set.ttlMs, renewal.startedAt);

@@ -6,7 +6,22 @@ import { stderr, type Output } from './output.js';
 import { epochMs } from './timeout.js';
 import { printable, toJson } from './untrusted.js';
 
-export type LockEvent = 'waiting' | 'acquired' | 'renewed' | 'renew-failed' | 'lost' | 'signal' | 'released' | 'force-released' | 'degraded' | 'outage' | 'restored' | 'retaken' | 'stalled';
+export type LockEvent =
+  | 'waiting'
+  | 'acquired'
+  | 'renewed'
+  | 'renew-failed'
+  | 'lost'
+  | 'signal'
+  | 'released'
+  | 'release-failed'
+  | 'force-released'
+  | 'degraded'
+  | 'outage'
+  | 'restored'
+  | 'retaken'
+  | 'stalled'
+  | 'poll-only';
 
 /** error: always shown; warn: hidden by --quiet; info: --verbose text, or json without --quiet. */
 export type Level = 'info' | 'warn' | 'error';
@@ -20,7 +35,7 @@ export interface EventFields extends Fields {
 }
 
 /** Lock events that are warnings (or say one no longer applies): a normal (not --verbose) text log still shows them. */
-const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'degraded', 'outage', 'restored', 'retaken', 'stalled']);
+const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'release-failed', 'degraded', 'outage', 'restored', 'retaken', 'stalled', 'poll-only']);
 
 export class Logger {
   constructor(

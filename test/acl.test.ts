@@ -2,14 +2,14 @@
 // the README shows), and each grant in it is needed (removing it makes the server log a
 // denial). Passwords come from the URL, DLOCK_REDIS_PASSWORD or an ACL user, and show nowhere.
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
 import { RedisServer, startServers } from './helpers/redis.js';
-import { HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
+import { events, HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 /** What the dlock user may do: its keys and channels, and the commands its scripts run. */
 const DLOCK_ACL = [
@@ -225,5 +225,92 @@ describe('the holder metadata', () => {
     expect(shown.stdout).not.toContain('s3cr3t');
     writeFileSync(join(secretDir, 'stop'), '');
     expect((await quiet.result).code).toBe(0);
+  });
+});
+
+/** The grants without `rule`. */
+const without = (rule: string) => DLOCK_ACL.filter((r) => r !== rule);
+
+describe('a missing grant does what the README says', () => {
+  test('no +subscribe: one warning, then the wait works by polling (a release is noticed within 5s)', async () => {
+    await grant(without('+subscribe'));
+    await admins[0].hset('dlock:{acl-poll}', 'owner', 'other', 'fence', '0');
+    await admins[0].pexpire('dlock:{acl-poll}', 30_000);
+    const waiter = start(['run', '--redis', url(servers[0]), '--wait', '20s', '--log-format', 'json', 'acl-poll', '--', 'true']);
+    await waiter.waitFor('"poll-only"');
+    await waiter.waitFor('"waiting"');
+    const releasedAt = Date.now();
+    await admins[0].del('dlock:{acl-poll}');
+    const result = await waiter.result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(onlyEvent(result.stderr, 'poll-only').message).toMatch(/^cannot subscribe to acl-poll's release channel \(redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*subscribe.*\); waiting by polling, so a release is noticed within 5s instead of at once$/);
+    // Noticed by the next poll (at most 5s plus a jitter of at most 50ms), not by the 30s expiry.
+    expect(onlyEvent(result.stderr, 'acquired').ts_ms - releasedAt).toBeLessThan(5_100);
+    expect(events(result.stderr).filter((e) => e.event === 'error' || e.event === 'warning')).toEqual([]);
+  });
+
+  test('no +publish: the release is done (the DEL ran) and one warning says waiters notice by polling', async () => {
+    await grant(without('+publish'));
+    const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-nopub', '--', 'true']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^dlock: released acl-nopub, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/);
+    expect(await admins[0].exists('dlock:{acl-nopub}')).toBe(0);
+  });
+
+  test('no +del: the release is reported failed at once (no retry loop), with when the lock expires; the exit code is the command\'s', async () => {
+    await grant(without('+del'));
+    const result = await dlock(['run', '-n', '--ttl', '20s', '--log-format', 'json', '--redis', url(servers[0]), 'acl-nodel', '--', 'true']);
+    expect(result.code, result.stderr).toBe(0);
+    const failed = onlyEvent(result.stderr, 'release-failed');
+    expect(failed.message).toMatch(/^could not release acl-nodel on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .* \(it expires by itself within (19|20)(\.\d)?s\)$/);
+    expect(failed.ts_ms - onlyEvent(result.stderr, 'acquired').ts_ms).toBeLessThan(1_000);
+    expect(await admins[0].pttl('dlock:{acl-nodel}')).toBeGreaterThan(0);
+  });
+
+  test('no +set, Redlock: 69 "permission denied" at once, never busy, the fence counters raised once, nothing left', async () => {
+    await grant(without('+set'));
+    // Instance 2's counter is ahead, so round 2 must SET the others.
+    await admins[1].set('dlock:{acl-noset}:fence', '5');
+    const started = Date.now();
+    const result = await dlock(['run', '--wait', '10s', '--connect-timeout', '2s', '--log-format', 'json', ...servers.flatMap((s) => ['--redis', url(s)]), 'acl-noset', '--', 'true']);
+    const line = expectOneError(result, 69, /^dlock: no quorum: .*permission denied by the server's ACL/);
+    expect(line).not.toMatch(/busy/);
+    expect(onlyEvent(result.stderr, 'error').ts_ms - started).toBeLessThan(2_000);
+    expect(await Promise.all(admins.map((a) => a.get('dlock:{acl-noset}:fence')))).toEqual(['1', '6', '1']);
+    expect(await Promise.all(admins.map((a) => a.exists('dlock:{acl-noset}')))).toEqual([0, 0, 0]);
+  });
+
+  test('no +wait, --sync-replicas: 69 "permission denied" at once, the command not run, nothing left', async () => {
+    await grant(without('+wait'));
+    const dir = tempDir();
+    const started = Date.now();
+    const result = await dlock(['run', '-n', '--sync-replicas', '1', '--connect-timeout', '2s', '--log-format', 'json', '--redis', url(servers[0]), 'acl-nowait', '--', 'touch', join(dir, 'ran')]);
+    expect(result.code, result.stderr).toBe(69);
+    expect(events(result.stderr).map((e) => e.event)).toEqual(['acquired', 'released', 'error']);
+    const error = onlyEvent(result.stderr, 'error');
+    expect(error.message).toMatch(/^--sync-replicas 1: WAIT refused on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*'wait'.*; released the lock without running the command$/);
+    expect(error.ts_ms - started).toBeLessThan(2_000);
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
+    expect(await admins[0].get('dlock:{acl-nowait}:fence')).toBe('1');
+    expect(await admins[0].exists('dlock:{acl-nowait}')).toBe(0);
+  });
+
+  test('status without a key lists a lock it may not read as unreadable, and exits 69', async () => {
+    // Only dlock:{visible}... may be read; SCAN still names every key.
+    await grant([...without('~dlock:*'), '~dlock:{visible}*']);
+    for (const key of ['visible', 'hidden']) {
+      await admins[0].hset(`dlock:{${key}}`, 'owner', 'x', 'host', 'h', 'pid', '1', 'fence', '1', 'since_ms', String(Date.now()), 'ttl_ms', '10000');
+      await admins[0].pexpire(`dlock:{${key}}`, 10_000);
+    }
+    const json = await dlock(['status', '--json', '--redis', url(servers[0])]);
+    expect(json.code, json.stderr).toBe(69);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { key: 'hidden', error: expect.stringMatching(/^permission denied by the server's ACL/) },
+      expect.objectContaining({ key: 'visible', host: 'h' }),
+    ]);
+    expectOneError({ ...json, stdout: '' }, 69, /^dlock: could not read 1 of the 2 locks under dlock: \(hidden: permission denied by the server's ACL: .*\)$/);
+    const text = await dlock(['status', '--redis', url(servers[0])]);
+    expect(text.code).toBe(69);
+    expect(text.stdout).toMatch(/^KEY +HOST.*\nvisible +h +1 .*\nhidden +unreadable: permission denied by the server's ACL: .*\n$/);
   });
 });

@@ -8,15 +8,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { schedulingMarginMs } from '../src/redlock/quorum.js';
 import { childPid, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
-import { startProxy, type Proxy } from './helpers/proxy.js';
+import { TcpProxy } from './helpers/proxy.js';
 import { RedisServer } from './helpers/redis.js';
 import { waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 let redis: RedisServer;
-let proxy: Proxy;
+let proxy: TcpProxy;
 beforeAll(async () => {
   redis = await RedisServer.start();
-  proxy = await startProxy(redis.port);
+  proxy = await TcpProxy.start(redis.port);
 });
 afterEach(() => {
   killLeftovers();

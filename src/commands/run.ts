@@ -16,10 +16,12 @@ import { openLockSet, unavailable } from '../redlock/open.js';
 import { RedundancyWatch } from '../redlock/redundancy.js';
 import { releaseAll } from '../redlock/release.js';
 import { schedulingMarginMs } from '../redlock/quorum.js';
+import { POLL_CAP_MS } from '../redlock/waiter.js';
 import { SignalRelay } from '../signals.js';
 import { now } from '../timeout.js';
 import { ChildSignals } from './child-signals.js';
 import { logOutage, logOutageOver, logRedundancy } from './instance-warnings.js';
+import { expiresText, reportRelease } from './release-report.js';
 import { isHeldBy } from './reentrant.js';
 import { syncReplicas } from './sync-replicas.js';
 import { WaitDisplay } from './wait-display.js';
@@ -56,9 +58,11 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     onWait: (waitedMs) => display.waiting(waitedMs),
     onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
     onOutageOver: () => logOutageOver(log, config.key),
+    onPollOnly: (errors) => logPollOnly(log, config.key, errors),
   }).finally(() => display.stop());
 
   if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
+  if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
   if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
   if (result.kind === 'aborted') return interruptedStatus(signals.interrupted);
 
@@ -131,17 +135,34 @@ async function runLocked(config: RunConfig, set: LockSet, file: string, args: st
     }
     return status;
   } finally {
+    const expiresBy = lease?.expiresBy ?? now() + config.ttlMs;
     await lease?.stop();
-    const released = await releaseAll(set);
-    log.event('released', { key: config.key, fence, released: released > 0 }, released > 0 ? `released ${config.key} (fence ${fence})` : `${config.key} was no longer ours to release`);
+    const releases = await releaseAll(set);
+    reportRelease(log, releases, { key: config.key, fence, total: set.total, lost: lease?.lost.aborted ?? false, expiresInMs: expiresBy - now() });
   }
 }
 
 /** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
-function notAcquiredInOutage(config: RunConfig, set: LockSet, result: { errors: string[]; outageMs?: number }): UnavailableError {
+function notAcquiredInOutage(config: RunConfig, set: LockSet, result: { errors: string[]; outageMs?: number; unreleased: string[] }): UnavailableError {
   const { message } = unavailable(set.total, result.errors);
-  if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(message);
-  return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})`);
+  // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
+  const undone = result.unreleased.length > 0 ? `; could not undo the attempt on ${result.unreleased.join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})` : '';
+  if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
+  return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`);
+}
+
+/** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line. */
+function logNotUndone(log: Logger, config: RunConfig, unreleased: string[]): void {
+  log.event(
+    'release-failed',
+    { key: config.key, instance: unreleased.map((entry) => entry.slice(0, entry.indexOf(': '))).join(' '), error: unreleased.join('; '), expires_in_ms: config.ttlMs },
+    `could not undo the attempt on ${config.key} on ${unreleased.join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
+  );
+}
+
+/** Waiting without the release channel: one warning, then polling alone. */
+function logPollOnly(log: Logger, key: string, errors: string[]): void {
+  log.event('poll-only', { key, error: errors.join('; ') }, `cannot subscribe to ${key}'s release channel (${errors.join('; ')}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`);
 }
 
 function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {

@@ -86,17 +86,29 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
   const keys = [...names].flatMap((name) => keyFromLockName(config.prefix, name) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const order = config.targets.map((target) => target.label);
   const rows: [string, { holder: Holder; ttlMs: number }][] = [];
+  // A lock that could not be read is listed as such, never left out (exit 69 after the list).
+  const unreadable: { key: string; error: string }[] = [];
   for (const key of keys) {
-    const { agreed } = majority(await inspectAll(set, lockKeys(config.prefix, key), order), set.total);
+    const views = await inspectAll(set, lockKeys(config.prefix, key), order);
+    const { verdict, agreed } = majority(views, set.total);
     if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1 }]);
+    else if (verdict === 'unknown') unreadable.push({ key, error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; ') });
   }
   // A name SCAN found can be anything (a forged hash): it is cut for showing, looked up whole.
   if (options.json) {
-    out.write(`${toJson(rows.map(([key, { holder, ttlMs }]) => ({ key: cut(key), ...publicHolder(holder, ttlMs) })))}\n`);
-  } else if (rows.length === 0) {
+    const entries = [...rows.map(([key, { holder, ttlMs }]) => ({ key: cut(key), ...publicHolder(holder, ttlMs) })), ...unreadable.map(({ key, error }) => ({ key: cut(key), error }))];
+    out.write(`${toJson(entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))}\n`);
+  } else if (rows.length === 0 && unreadable.length === 0) {
     out.write(`no locks held under ${config.prefix}\n`);
   } else {
-    out.write(table(rows.map(([key, { holder, ttlMs }]) => ({ key, holder, ttlMs }))));
+    const shown = rows.length > 0 ? table(rows.map(([key, { holder, ttlMs }]) => ({ key, holder, ttlMs }))) : '';
+    out.write(shown);
+    const width = Math.max(3, ...shown.split('\n').map((line) => line.indexOf('  ')).filter((i) => i > 0));
+    for (const { key, error } of unreadable) out.write(`${printable(cut(key)).padEnd(width)}  unreadable: ${printable(error)}\n`);
+  }
+  if (unreadable.length > 0) {
+    const which = unreadable.map(({ key, error }) => `${cut(key)}: ${error}`).join('; ');
+    throw new UnavailableError(`could not read ${unreadable.length} of the ${keys.length} locks under ${config.prefix} (${which})`);
   }
   return rows.length > 0 ? 0 : 1;
 }

@@ -82,13 +82,18 @@ return 1
  * RELEASE
  * KEYS[1] lock hash, KEYS[2] release channel; ARGV[1] owner token, ARGV[2] "0" to delete
  * without telling the waiters (undoing a Redlock attempt that never held a quorum)
- * Returns 1 when the owner matched and the lock was deleted (waiters told unless ARGV[2] is "0"); else 0.
+ * Returns 1 when the owner matched and the lock was deleted (waiters told unless ARGV[2] is "0");
+ * 2 when it was deleted but the PUBLISH was refused (an ACL without +publish: waiters notice by
+ * polling); else 0. The DEL is done first, so an error reply means nothing was deleted.
  */
 export const RELEASE = `
 if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] ~= '0' then
-    redis.call('PUBLISH', KEYS[2], ARGV[1])
+    local published = redis.pcall('PUBLISH', KEYS[2], ARGV[1])
+    if type(published) == 'table' and published.err then
+      return 2
+    end
   end
   return 1
 end

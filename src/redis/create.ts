@@ -47,10 +47,11 @@ export async function createClient(target: RedisTarget, timeoutMs: number): Prom
         // One sentinel that hangs must leave time to ask the next one within the bound.
         sentinelCommandTimeout: Math.max(50, Math.floor(timeoutMs / (target.nodes.length + 1))),
         sentinelRetryStrategy: () => null,
-        // The ready check (INFO) makes sure the server we reach is a master; a demoted one we
-        // still talk to answers READONLY, which reconnects through the sentinels (and see
-        // sentinel-watch.ts for failovers).
-        enableReadyCheck: true,
+        // dlock checks with INFO that the server it reaches is a master (server-check.ts), not
+        // ioredis' ready check: that one skips the check and prints to stderr when the ACL
+        // refuses INFO. A demoted one we still talk to answers READONLY, which reconnects
+        // through the sentinels (and see sentinel-watch.ts for failovers).
+        enableReadyCheck: false,
         reconnectOnError: (error) => error.message.startsWith('READONLY'),
         lazyConnect: true,
         enableOfflineQueue: false,

@@ -157,3 +157,13 @@ const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unkn
 export function isPermanentFailure(entry: string): boolean {
   return answeredReasons.has(reasonOf(entry)) || PERMANENT.test(entry);
 }
+
+/**
+ * Whether a failed command got an error reply from the server (-ERR, -NOPERM, ...), as opposed
+ * to no reply at all (a timeout, a dropped connection): only then is it known what it did.
+ */
+export function isErrorReply(error: unknown): boolean {
+  if (error instanceof AnsweredError) return true;
+  if (error instanceof TimeoutError || (error as NodeJS.ErrnoException)?.code) return false;
+  return /^(ReplyError: )?[A-Z][A-Z_]+\b/.test(String((error as Error)?.message ?? ''));
+}

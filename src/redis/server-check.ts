@@ -4,6 +4,7 @@
 // retried) lock command later.
 
 import { UnavailableError, UsageError, type DlockError } from '../errors.js';
+import type { Redis } from 'ioredis';
 import type { RedisClient } from './create.js';
 import { AnsweredError, describeError, failureLine } from './describe.js';
 import type { RedisTarget } from './url.js';
@@ -15,6 +16,13 @@ import type { RedisTarget } from './url.js';
  * ready check already insists on a master; a Cluster finds its masters itself.
  */
 export async function checkServer(client: RedisClient, target: RedisTarget): Promise<void> {
+  if (target.kind === 'sentinel') {
+    // dlock's own master check (ioredis' ready check would skip it, printing its own warning,
+    // when the ACL refuses INFO; refused, it is 69 "permission denied" here).
+    const role = /^role:(\w+)/m.exec(await (client as Redis).info('replication'))?.[1];
+    if (role !== undefined && role !== 'master') throw new Error(`the sentinels named a ${role}, not a master (a failover under way?)`);
+    return;
+  }
   if (target.kind !== 'standalone') {
     await client.ping();
     return;

@@ -2,41 +2,56 @@
 
 import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.js';
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
+import { isPermanentFailure } from '../redis/client.js';
 import { now } from '../timeout.js';
-import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
+import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
 import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
-import { releaseAll } from './release.js';
+import { releaseAll, type InstanceRelease } from './release.js';
+
+/** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */
+export interface Undo {
+  done: Promise<InstanceRelease[]>;
+  stop(): void;
+}
 
 export type Attempt =
   /** `failures`: the instances that are not ours (a quorum is). */
   | { kind: 'acquired'; fence: string; startedAt: number; failures: InstanceFailure[] }
   /** Held by someone else, or a split vote: try again in about `retryInMs`. */
-  | { kind: 'busy'; retryInMs: number }
-  /** Too few instances answered to ever reach a quorum. */
-  | { kind: 'unavailable'; errors: string[] };
+  | { kind: 'busy'; retryInMs: number; undo: Undo }
+  /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */
+  | { kind: 'unavailable'; errors: string[]; undo: Undo };
 
 /** Try once: round 1 acquires and collects counters, round 2 raises them to the max. */
 export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attempt> {
   const startedAt = now();
   const round1 = await fanOut<AcquireReply>(set, (i) => acquireOn(i, set.keys, set.owner, set.ttlMs, meta, set.timeoutMs), (r) => r.acquired);
   const verdict = tally(round1.outcomes, set.total);
+  let round2: FanOut<boolean> | undefined;
 
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
     const fences = round1.values.flatMap((r) => (r?.acquired ? [r.fence] : []));
     const fence = fences.reduce(maxFence);
-    if (set.total === 1 || (await raiseFences(set, round1.values, fence))) {
+    round2 = set.total === 1 ? undefined : await raiseFences(set, round1.values, fence);
+    if (!round2 || tally(round2.outcomes, set.total) === 'won') {
       if (validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'acquired', fence, startedAt, failures: notWith(set, round1, 'held by another owner') };
     }
   }
 
-  // Not ours: undo every partial hold (errored instances too: the request may have landed).
-  // Only a quorum of ours can have turned waiters away, so only then are they woken. Errored
-  // instances are sent their release without waiting: a hung one must not double the bound.
+  // Not ours: undo every partial hold (errored instances too, unless the server answered with
+  // an error: the request may have landed and only its reply been lost). Only a quorum of ours can have turned waiters away, so only then
+  // are they woken. Errored instances are released in the background, retried until
+  // --connect-timeout: a hung one must not hold up the next attempt; the caller awaits `undo`.
   const notify = verdict === 'won';
-  void releaseAll(set, round1.outcomes.map((o) => o === 'error'), notify);
-  await releaseAll(set, round1.outcomes.map((o) => o === 'yes'), notify);
-  if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.errors };
-  return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values) };
+  const stopped = new AbortController();
+  const errored = releaseAll(set, { which: round1.outcomes.map((o, i) => o === 'error' && !round1.answered[i]), notify, signal: stopped.signal });
+  const held = await releaseAll(set, { which: round1.outcomes.map((o) => o === 'yes'), notify, signal: stopped.signal });
+  const undo: Undo = { done: errored.then((late) => [...held, ...late]), stop: () => stopped.abort() };
+  // Round 2 refused for good (an ACL without +set): retrying would only raise the counters.
+  const refused = round2?.errors.filter(isPermanentFailure) ?? [];
+  if (refused.length > 0) return { kind: 'unavailable', errors: refused, undo };
+  if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.errors, undo };
+  return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values), undo };
 }
 
 /**
@@ -57,11 +72,10 @@ function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): numb
   return splitVoteBackoff(set.ttlMs);
 }
 
-/** Round 2: counter = max(counter, T) on every instance we hold; true if a quorum did. */
-async function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence: string): Promise<boolean> {
+/** Round 2: counter = max(counter, T) on every instance we hold (won when a quorum did). */
+function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence: string): Promise<FanOut<boolean>> {
   const held = new Set(set.instances.filter((_, i) => replies[i]?.acquired));
-  const round2 = await fanOut(set, (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)), (ok) => ok);
-  return tally(round2.outcomes, set.total) === 'won';
+  return fanOut(set, (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)), (ok) => ok);
 }
 
 function splitVoteBackoff(ttlMs: number): number {

@@ -2,7 +2,7 @@
 // step below is the Redlock algorithm, which for one instance reduces to the plain one.
 
 import type { LockKeys } from '../lock/keys.js';
-import { describeError, type Instance } from '../redis/client.js';
+import { describeError, isErrorReply, type Instance } from '../redis/client.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
 /** An instance that did not answer, and why (the label carries no password). */
@@ -40,6 +40,8 @@ export interface FanOut<T> {
   failures: InstanceFailure[];
   /** The same as "label: reason" lines. */
   errors: string[];
+  /** Per instance: it failed with an error reply (so the server said what it did), not a lost one. */
+  answered: boolean[];
 }
 
 /**
@@ -72,7 +74,7 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
       );
     });
   });
-  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [] };
+  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [], answered: [] };
   settled.forEach((s, i) => {
     if (s?.status === 'fulfilled') {
       result.outcomes.push(yes(s.value) ? 'yes' : 'no');
@@ -81,6 +83,7 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
       result.outcomes.push('error');
       result.values.push(undefined);
       const reason = s ? describeError(s.reason) : `no answer within ${quorumGraceMs}ms after a quorum answered`;
+      result.answered[i] = s ? isErrorReply(s.reason) : false;
       result.failures.push({ label: set.instances[i].target.label, reason });
     }
   });

@@ -3,12 +3,19 @@
 import type { HolderMeta } from '../lock/acquire.js';
 import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
-import { tryAcquire } from './acquire.js';
+import { tryAcquire, type Undo } from './acquire.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
+import { releaseFailures } from './release.js';
 import { pollDelayMs, ReleaseWatcher } from './waiter.js';
 
 export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
-export type NotObtained =
+/**
+ * `unreleased`: instances where undoing the last attempt failed ("label: reason"): a hold
+ * whose reply was lost may stay there until its TTL runs out.
+ */
+export type NotObtained = Failed & { unreleased: string[] };
+
+type Failed =
   | { kind: 'busy'; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
   /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
@@ -23,9 +30,25 @@ export interface ObtainOptions {
   /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
   onOutage?: (errors: string[]) => void;
   onOutageOver?: () => void;
+  /** The release channel could not be subscribed to (an ACL without +subscribe): waiting polls. */
+  onPollOnly?: (errors: string[]) => void;
 }
 
 export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOptions): Promise<Obtained | NotObtained> {
+  let undo: Undo | undefined;
+  const result = await attempts(set, meta, options, (next) => {
+    // A retry still sent by the last undo could delete the hold this new attempt takes.
+    undo?.stop();
+    undo = next;
+  });
+  if (result.kind === 'acquired') {
+    undo?.stop();
+    return result;
+  }
+  return { ...result, unreleased: undo ? releaseFailures(await undo.done) : [] };
+}
+
+async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, undoing: (undo: Undo | undefined) => void): Promise<Obtained | Failed> {
   const start = now();
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
   // Once the lock was found busy, a wait longer than --connect-timeout outlasts an outage
@@ -37,7 +60,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   let outageReported = false;
   try {
     for (;;) {
+      undoing(undefined);
       const attempt = await tryAcquire(set, meta);
+      if (attempt.kind !== 'acquired') undoing(attempt.undo);
       const waitedMs = Math.round(now() - start);
       if (attempt.kind !== 'unavailable') {
         if (outageReported) options.onOutageOver?.();
@@ -52,8 +77,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
         const outageMs = Math.round(now() - unavailableSince);
         const ridingOut = watcher !== undefined && waitOutlastsOutages;
         const final = attempt.errors.some(isPermanentFailure);
-        if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { ...attempt, waitedMs };
-        if (now() >= deadline) return { ...attempt, waitedMs, ...(ridingOut ? { outageMs } : {}) };
+        const { errors } = attempt;
+        if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { kind: 'unavailable', errors, waitedMs };
+        if (now() >= deadline) return { kind: 'unavailable', errors, waitedMs, ...(ridingOut ? { outageMs } : {}) };
         if (ridingOut && !outageReported && outageMs >= set.connectTimeoutMs) {
           outageReported = true;
           options.onOutage?.(attempt.errors);
@@ -67,7 +93,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.
-        watcher = await ReleaseWatcher.start(set, set.timeoutMs);
+        watcher = await ReleaseWatcher.start(set, set.timeoutMs, options.onPollOnly);
         continue;
       }
       await options.onWait?.(waitedMs);

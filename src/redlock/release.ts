@@ -1,15 +1,81 @@
-// Release on every instance in parallel: owner-checked, best effort, never retried.
+// Release on every instance in parallel: owner-checked, and retried until --connect-timeout
+// runs out on an instance whose release failed (compare-and-delete by owner is idempotent).
 
 import { releaseOn } from '../lock/release.js';
+import { describeError, isErrorReply, isPermanentFailure, type Instance } from '../redis/client.js';
+import { now, sleep } from '../timeout.js';
 import type { LockSet } from './lockset.js';
 
-/**
- * Release where `which[i]` is true (default: everywhere); resolves to how many were ours.
- * `notify: false` does not wake the waiters (see releaseOn).
- */
-export async function releaseAll(set: LockSet, which?: boolean[], notify = true): Promise<number> {
-  const results = await Promise.allSettled(
-    set.instances.map((instance, i) => (which && !which[i] ? Promise.resolve(false) : releaseOn(instance, set.keys, set.owner, set.timeoutMs, notify))),
+export type ReleaseOutcome =
+  /** Deleted; `unannounced`: the server refused the PUBLISH, so waiters notice by polling. */
+  | { kind: 'released'; unannounced?: boolean }
+  /** The owner did not match on the first answer: it had expired or was taken. */
+  | { kind: 'not-ours' }
+  /**
+   * An earlier attempt's reply was lost (it may have deleted the lock) and a retry found the
+   * lock gone or someone else's: released by that attempt, or expired before it. `reason`: why
+   * the first reply was lost.
+   */
+  | { kind: 'released-or-expired'; reason: string }
+  /** Every attempt failed until the bound; `reason` is the first failure (retries mostly repeat it). */
+  | { kind: 'failed'; reason: string };
+
+export interface InstanceRelease {
+  label: string;
+  outcome: ReleaseOutcome;
+}
+
+export interface ReleaseOptions {
+  /** Release only where `which[i]` is true (default: everywhere). */
+  which?: boolean[];
+  /** false: do not wake the waiters (see releaseOn). */
+  notify?: boolean;
+  /** Stop retrying when this aborts (the last attempt sent still runs). */
+  signal?: AbortSignal;
+}
+
+/** Release where asked; one entry per instance released on, in the lock set's order. */
+export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<InstanceRelease[]> {
+  const chosen = set.instances.filter((_, i) => !options.which || options.which[i]);
+  return Promise.all(
+    chosen.map(async (instance) => ({ label: instance.target.label, outcome: await releaseWithRetry(set, instance, options.notify ?? true, options.signal) })),
   );
-  return results.filter((r) => r.status === 'fulfilled' && r.value).length;
+}
+
+/** One instance: retry a failed release (error, timeout, dropped connection) until --connect-timeout. */
+async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolean, signal?: AbortSignal): Promise<ReleaseOutcome> {
+  const deadline = now() + set.connectTimeoutMs;
+  let replyLost: string | undefined;
+  let firstFailure: string | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
+    try {
+      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify);
+      if (reply === 'not-ours') return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
+      return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
+    } catch (error) {
+      const why = describeError(error);
+      const reason = (firstFailure ??= why);
+      // An error reply means the script stopped before its DEL; no reply may hide a DEL.
+      if (!isErrorReply(error)) replyLost ??= why;
+      // A permission the ACL lacks does not come within the bound: say so at once.
+      const pauseMs = Math.min(retryPauseMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
+      if (pauseMs <= 0 || signal?.aborted || isPermanentFailure(why)) return { kind: 'failed', reason };
+      await sleep(pauseMs, signal);
+      if (signal?.aborted) return { kind: 'failed', reason };
+    }
+  }
+}
+
+/** An attempt with less time than this left is not worth sending. */
+const MIN_ATTEMPT_MS = 10;
+
+/** 25ms doubling to 400ms, jittered: about the client's own reconnect delay. */
+export function retryPauseMs(attempt: number, random = Math.random()): number {
+  return Math.round(Math.min(25 * 2 ** attempt, 400) * (0.5 + random));
+}
+
+/** The instances where the release failed, as "label: reason". */
+export function releaseFailures(releases: InstanceRelease[]): string[] {
+  return releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [`${label}: ${outcome.reason}`] : []));
 }

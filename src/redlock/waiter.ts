@@ -2,7 +2,7 @@
 // re-poll when the holder's lease would run out, so a release hands over in about one
 // round trip and an expiry is noticed when it happens, without polling storms.
 
-import type { RedisClient } from '../redis/client.js';
+import { describeError, isPermanentFailure, type RedisClient } from '../redis/client.js';
 import { subscriberFor } from '../redis/nodes.js';
 import { withTimeout } from '../timeout.js';
 import type { LockSet } from './lockset.js';
@@ -22,11 +22,17 @@ export class ReleaseWatcher {
 
   private constructor(private readonly subscribers: RedisClient[]) {}
 
-  /** Subscribe on every instance that answers within `timeoutMs`; the others are subscribed when they answer. */
-  static async start(set: LockSet, timeoutMs: number): Promise<ReleaseWatcher> {
+  /**
+   * Subscribe on every instance that answers within `timeoutMs`; the others are subscribed when
+   * they answer. Where the server refuses for good (an ACL without +subscribe or the channel),
+   * waiting relies on polling alone: `pollOnly` is told which ("label: reason").
+   */
+  static async start(set: LockSet, timeoutMs: number, pollOnly?: (errors: string[]) => void): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
-    await Promise.allSettled(subscribers.map((subscriber) => withTimeout(listen(subscriber, set, () => watcher.notify()), timeoutMs)));
+    const settled = await Promise.allSettled(subscribers.map((subscriber) => withTimeout(listen(subscriber, set, () => watcher.notify()), timeoutMs)));
+    const refused = settled.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])).filter(isPermanentFailure);
+    if (refused.length > 0) pollOnly?.(refused);
     return watcher;
   }
 

@@ -1,120 +1,155 @@
-// A TCP proxy between dlock and a real redis-server that can misbehave the way networks do:
-// delay every reply, stall (hold all traffic until resumed), drop replies (requests still reach
-// the server, so it acts on them, but no answer comes back), and reset every connection.
-//
-//   const proxy = await Proxy.start(redis.port); // dlock gets redis://127.0.0.1:${proxy.port}
-//   proxy.delay(150); proxy.stall(); proxy.resume(); proxy.dropReplies(); proxy.reset();
+// A TCP proxy in front of a real redis-server, for faults that a server process cannot show
+// on cue: a reply lost after the command ran, a stalled or slow link, a reset connection.
+// It works on the bytes of each chunk (no RESP parsing), which is exact while the client has
+// one request in flight on a connection, as dlock does.
 
-import { createServer, connect, type Server, type Socket } from 'node:net';
-
-type Mode = { kind: 'pass' } | { kind: 'stall' } | { kind: 'drop' };
+import { createServer, connect as connectTcp, type Server, type Socket } from 'node:net';
 
 interface Link {
   client: Socket;
   server: Socket;
-  /** Replies and requests held while stalled, in order. */
-  held: { to: Socket; data: Buffer }[];
-  /** When the last delayed reply is due (keeps delayed replies in order). */
-  lastDue: number;
+  /** Replies are dropped from now on (a stalled connection after dropReplyTo). */
+  silent?: boolean;
 }
 
-export class Proxy {
+/** A one-shot rule: the reply to the first request matching `request` is dropped. */
+interface DropRule {
+  request: string | RegExp;
+  /** Replies that do not count as "the reply" and pass (e.g. -NOSCRIPT: the script did not run). */
+  pass?: RegExp;
+  /**
+   * After dropping: reset the connection (a load balancer, a network blip), reset it and refuse
+   * new ones (the server went down right after running it), or leave it silent (a stall).
+   */
+  then: 'reset' | 'down' | 'stall';
+  resolve: () => void;
+  armed?: Link;
+}
+
+export class TcpProxy {
   private readonly links = new Set<Link>();
+  private stalled = false;
   private delayMs = 0;
-  private mode: Mode = { kind: 'pass' };
+  private refusing = false;
+  private rule: DropRule | undefined;
 
   private constructor(
-    private readonly listener: Server,
-    readonly targetPort: number,
+    private readonly server: Server,
+    readonly port: number,
   ) {}
 
-  static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<Proxy> {
-    const listener = createServer();
-    const proxy = new Proxy(listener, targetPort);
-    listener.on('connection', (client) => proxy.accept(client, targetHost));
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(0, '127.0.0.1', resolve);
-    });
+  /** Listen on a free 127.0.0.1 port and forward every connection to `targetPort`. */
+  static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
+    let proxy!: TcpProxy;
+    const server = createServer((client) => proxy.accept(client, targetPort, targetHost));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new TcpProxy(server, (server.address() as { port: number }).port);
     return proxy;
-  }
-
-  get port(): number {
-    return (this.listener.address() as { port: number }).port;
   }
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** Every reply from the server reaches the client `ms` later (0: at once). */
+  /** Connections open now. */
+  get connections(): number {
+    return this.links.size;
+  }
+
+  /**
+   * Forward the first request that contains `request` (a string, or a RegExp over the chunk as
+   * latin1 text), then drop its reply and reset or stall that connection. Resolves once a reply
+   * was dropped: the server ran the command, the client never hears of it.
+   */
+  dropReplyTo(request: string | RegExp, options: { pass?: RegExp; then?: DropRule['then'] } = {}): Promise<void> {
+    return new Promise((resolve) => {
+      this.rule = { request, pass: options.pass, then: options.then ?? 'reset', resolve };
+    });
+  }
+
+  /** Stop forwarding in both directions (bytes are held, connections stay open) until `resume`. */
+  stall(): void {
+    this.stalled = true;
+    for (const { client, server } of this.links) {
+      client.pause();
+      server.pause();
+    }
+  }
+
+  resume(): void {
+    this.stalled = false;
+    for (const { client, server } of this.links) {
+      client.resume();
+      server.resume();
+    }
+  }
+
+  /** Hold every reply for `ms` before passing it on (0: no delay). */
   delay(ms: number): void {
     this.delayMs = ms;
   }
 
-  /** Hold all traffic, both ways, until `resume()` (a hung link: nothing is lost). */
-  stall(): void {
-    this.mode = { kind: 'stall' };
-  }
-
-  /** Requests reach the server (it acts on them); its replies are thrown away until `resume()`. */
-  dropReplies(): void {
-    this.mode = { kind: 'drop' };
-  }
-
-  /** Back to passing traffic; what a stall held is delivered now. */
-  resume(): void {
-    this.mode = { kind: 'pass' };
-    for (const link of this.links) for (const { to, data } of link.held.splice(0)) this.write(link, to, data);
-  }
-
-  /** Reset every open connection (RST both ways); new ones are accepted. */
+  /** Reset every open connection (RST), as a crashed peer or a restarted load balancer does. */
   reset(): void {
-    for (const link of this.links) {
-      link.client.resetAndDestroy();
-      link.server.resetAndDestroy();
-    }
-    this.links.clear();
+    for (const link of this.links) this.drop(link);
+  }
+
+  /** true: close new connections at once (the backend is down); false: forward them again. */
+  refuse(refusing = true): void {
+    this.refusing = refusing;
   }
 
   async close(): Promise<void> {
     this.reset();
-    await new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    await new Promise((resolve) => this.server.close(resolve));
   }
 
-  private accept(client: Socket, host: string): void {
-    const server = connect(this.targetPort, host);
-    const link: Link = { client, server, held: [], lastDue: 0 };
-    this.links.add(link);
-    const end = () => {
-      this.links.delete(link);
-      client.destroy();
-      server.destroy();
-    };
-    client.on('error', end).on('close', end);
-    server.on('error', end).on('close', end);
-    client.on('data', (data) => this.forward(link, server, data, false));
-    server.on('data', (data) => this.forward(link, client, data, true));
-  }
-
-  private forward(link: Link, to: Socket, data: Buffer, reply: boolean): void {
-    if (this.mode.kind === 'stall') link.held.push({ to, data });
-    else if (this.mode.kind === 'drop' && reply) return;
-    else this.write(link, to, data, reply);
-  }
-
-  private write(link: Link, to: Socket, data: Buffer, reply = to === link.client): void {
-    if (!reply || this.delayMs === 0) {
-      to.write(data);
+  private accept(client: Socket, port: number, host: string): void {
+    if (this.refusing) {
+      client.resetAndDestroy();
       return;
     }
-    const due = Math.max(Date.now() + this.delayMs, link.lastDue);
-    link.lastDue = due;
-    setTimeout(() => to.destroyed || to.write(data), due - Date.now());
+    const server = connectTcp(port, host);
+    const link: Link = { client, server };
+    this.links.add(link);
+    if (this.stalled) {
+      client.pause();
+      server.pause();
+    }
+    client.on('data', (chunk) => {
+      const rule = this.rule;
+      if (rule && !rule.armed && matches(rule.request, chunk)) rule.armed = link;
+      server.write(chunk);
+    });
+    server.on('data', (chunk) => {
+      if (link.silent) return;
+      const rule = this.rule;
+      if (rule?.armed === link && !rule.pass?.test(chunk.toString('latin1'))) {
+        this.rule = undefined;
+        if (rule.then === 'stall') link.silent = true;
+        else this.drop(link);
+        if (rule.then === 'down') this.refusing = true;
+        rule.resolve();
+        return;
+      }
+      if (rule?.armed === link) rule.armed = undefined; // a passed reply: wait for the request again
+      if (this.delayMs > 0) {
+        server.pause();
+        setTimeout(() => (client.write(chunk), this.stalled || server.resume()), this.delayMs);
+      } else client.write(chunk);
+    });
+    const end = () => this.drop(link);
+    client.on('error', end).on('close', end);
+    server.on('error', end).on('close', end);
+  }
+
+  private drop(link: Link): void {
+    if (!this.links.delete(link)) return;
+    link.client.resetAndDestroy();
+    link.server.destroy();
   }
 }
 
-/** A proxy to a server on 127.0.0.1:`targetPort`. */
-export function startProxy(targetPort: number): Promise<Proxy> {
-  return Proxy.start(targetPort);
+function matches(request: string | RegExp, chunk: Buffer): boolean {
+  return typeof request === 'string' ? chunk.includes(request) : request.test(chunk.toString('latin1'));
 }

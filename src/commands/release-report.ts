@@ -1,0 +1,59 @@
+// What `dlock run` says after releasing: nothing unusual unless the release went wrong. A
+// release that failed, or found the lock no longer ours, is a warning even without -v: the
+// lock may stay until its TTL runs out, or the command may have run unprotected.
+
+import { formatDuration } from '../duration.js';
+import type { Logger } from '../log.js';
+import { quorumSize } from '../redlock/quorum.js';
+import { releaseFailures, type InstanceRelease } from '../redlock/release.js';
+import { POLL_CAP_MS } from '../redlock/waiter.js';
+
+export interface ReleaseContext {
+  key: string;
+  fence: string;
+  /** Instances configured (the quorum is counted over these). */
+  total: number;
+  /** The loss was reported already: "no longer ours" is expected, not news. */
+  lost: boolean;
+  /** How long until the lock expires by itself (the bound for one we could not release). */
+  expiresInMs: number;
+}
+
+export function reportRelease(log: Logger, releases: InstanceRelease[], context: ReleaseContext): void {
+  const { key, fence } = context;
+  const failed = releaseFailures(releases);
+  if (failed.length > 0) logReleaseFailed(log, releases, context);
+  for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && outcome.unannounced)) {
+    log.warn(`released ${key}, but ${label} refused to tell the waiters (PUBLISH denied: grant +publish); they notice by polling, within ${formatDuration(POLL_CAP_MS)}`, { event: 'unannounced', key, fence, instance: label });
+  }
+  const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired');
+  const notOurs = releases.filter(({ outcome }) => outcome.kind === 'not-ours').length;
+  const unsure = released.flatMap(({ label, outcome }) => (outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : []));
+  if (notOurs >= quorumSize(context.total) && !context.lost) {
+    const text = `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may have run unprotected`;
+    log.event('released', { key, fence, released: false, reason: 'not-ours' }, text, 'warn');
+  } else if (released.length === 0) {
+    log.event('released', { key, fence, released: false }, failed.length > 0 ? `${key} was not released` : `${key} was no longer ours to release`);
+  } else if (unsure.length > 0) {
+    // The first attempt may have deleted it (its reply was lost), or the lock expired before it.
+    const text = `released ${key} (fence ${fence}), or it had expired just before: the first release's reply was lost (${unsure.join('; ')}) and the retry found it no longer ours`;
+    log.event('released', { key, fence, released: true, confirmed: false }, text);
+  } else {
+    log.event('released', { key, fence, released: true }, `released ${key} (fence ${fence})`);
+  }
+}
+
+/** One line naming every instance where the release failed, and when the lock frees by itself. */
+function logReleaseFailed(log: Logger, releases: InstanceRelease[], { key, fence, expiresInMs }: ReleaseContext): void {
+  const failed = releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : []));
+  const where = failed.map(({ label, reason }) => `${label}: ${reason}`).join('; ');
+  log.event(
+    'release-failed',
+    { key, fence, instance: failed.map(({ label }) => label).join(' '), error: where, expires_in_ms: Math.max(0, Math.round(expiresInMs)) },
+    `could not release ${key} on ${where} (it expires by itself ${expiresText(expiresInMs)})`,
+  );
+}
+
+export function expiresText(expiresInMs: number): string {
+  return expiresInMs > 0 ? `within ${formatDuration(expiresInMs)}` : 'by now';
+}
