@@ -3,6 +3,7 @@
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { LockKeys } from './keys.js';
+import { parseFlagReply } from './replies.js';
 import { runScript } from './script.js';
 import { RELEASE } from './scripts.js';
 
@@ -11,5 +12,5 @@ import { RELEASE } from './scripts.js';
  * `notify: false` leaves the waiters asleep (undoing a partial hold that turned nobody away).
  */
 export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true): Promise<boolean> {
-  return (await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs)) === 1;
+  return parseFlagReply('release', await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs));
 }
