@@ -96,6 +96,8 @@ export class FakeRedis {
   /** Every command received, in order, per connection id. */
   readonly commands: { conn: number; argv: string[] }[] = [];
   private readonly sockets = new Set<Socket>();
+  /** Bytes sent to dlock, in total (a huge reply is cut short once dlock closes the connection). */
+  bytesSent = 0;
   private nextId = 1;
 
   private constructor(
@@ -148,6 +150,7 @@ export class FakeRedis {
       queue = queue.then(async () => {
         for (const chunk of chunks) {
           if (closed || socket.destroyed) return;
+          this.bytesSent += chunk.length;
           if (!socket.write(chunk)) await new Promise<void>((resolve) => socket.once('drain', resolve).once('close', resolve));
         }
       });
