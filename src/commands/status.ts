@@ -7,13 +7,14 @@ import { formatDuration } from '../duration.js';
 import { UnavailableError } from '../errors.js';
 import type { Holder } from '../lock/holder.js';
 import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
-import { describeError, disconnectAll, type Instance } from '../redis/client.js';
+import { parseScanReply } from '../lock/replies.js';
+import { AnsweredError, describeError, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
 import { failureText, type LockSet } from '../redlock/lockset.js';
 import { openLockSet, unavailable } from '../redlock/open.js';
 import { quorumSize } from '../redlock/quorum.js';
 import { stdout, type Output } from '../output.js';
-import { withTimeout } from '../timeout.js';
+import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
 
@@ -130,14 +131,30 @@ export function table(rows: { key: string; holder: Holder; ttlMs: number }[], no
   return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n') + '\n';
 }
 
+
+/**
+ * Every lock hash name on one instance. The whole listing gets --connect-timeout: a server
+ * whose cursor never comes back to 0 (or that answers garbage) fails the instance, never hangs.
+ */
 async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<string[]> {
   const names: string[] = [];
+  const deadline = now() + config.connectTimeoutMs;
+  let pages = 0;
+  const unfinished = () => new AnsweredError(`SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one lists more keys)`);
   for (const node of masterNodes(instance.client)) {
     let cursor = '0';
     do {
-      const [next, batch] = await withTimeout(node.scan(cursor, 'MATCH', lockPattern(config.prefix), 'COUNT', 500, 'TYPE', 'hash'), config.connectTimeoutMs);
-      cursor = next;
-      names.push(...batch);
+      const left = Math.floor(deadline - now());
+      if (left <= 0) throw unfinished();
+      const scan = node.scan(cursor, 'MATCH', lockPattern(config.prefix), 'COUNT', 500, 'TYPE', 'hash');
+      // A first SCAN that hangs is a hung server ("timed out"); a later one, a listing too long.
+      const reply = await withTimeout(scan, left).catch((error: unknown) => {
+        throw error instanceof TimeoutError && pages > 0 ? unfinished() : error;
+      });
+      const page = parseScanReply(reply);
+      pages++;
+      cursor = page.cursor;
+      names.push(...page.names);
     } while (cursor !== '0');
   }
   return names;

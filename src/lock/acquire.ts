@@ -3,8 +3,11 @@
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { LockKeys } from './keys.js';
+import { parseAcquireReply, type AcquireReply } from './replies.js';
 import { runScript } from './script.js';
 import { ACQUIRE } from './scripts.js';
+
+export type { AcquireReply } from './replies.js';
 
 export interface HolderMeta {
   host: string;
@@ -13,8 +16,6 @@ export interface HolderMeta {
 }
 
 /** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
-export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number; owner: string };
-
 export async function acquireOn(
   instance: Instance,
   keys: LockKeys,
@@ -24,6 +25,5 @@ export async function acquireOn(
   timeoutMs: number,
 ): Promise<AcquireReply> {
   const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now()];
-  const reply = (await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs)) as [number, string | number, string?];
-  return reply[0] === 1 ? { acquired: true, fence: String(reply[1]) } : { acquired: false, pttlMs: Number(reply[1]), owner: String(reply[2] ?? '') };
+  return parseAcquireReply(await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs));
 }

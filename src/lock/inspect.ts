@@ -2,8 +2,9 @@
 
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
-import { holderFromReply, type Holder } from './holder.js';
+import type { Holder } from './holder.js';
 import type { LockKeys } from './keys.js';
+import { parseForceReleaseReply, parseInspectReply } from './replies.js';
 import { runScript } from './script.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
 
@@ -15,8 +16,7 @@ export interface LockState {
 }
 
 export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  const [pttl, counter, flat] = (await withTimeout(runScript(instance.client, INSPECT, [keys.lock, keys.fence], []), timeoutMs)) as [number, string | null, unknown];
-  return { holder: holderFromReply(flat), pttlMs: Number(pttl), counter: counter ?? '0' };
+  return parseInspectReply(await withTimeout(runScript(instance.client, INSPECT, [keys.lock, keys.fence], []), timeoutMs));
 }
 
 /**
@@ -24,7 +24,5 @@ export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: n
  * it closed until the removed holder's lease runs out (see FORCE_RELEASE).
  */
 export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean): Promise<{ holder?: Holder; closedForMs: number }> {
-  const reply = await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], [now ? 'now' : 'close', Date.now()]), timeoutMs);
-  const [closedFor, flat] = Array.isArray(reply) ? reply : [0, undefined];
-  return { holder: holderFromReply(flat), closedForMs: Math.max(0, Number(closedFor) || 0) };
+  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], [now ? 'now' : 'close', Date.now()]), timeoutMs));
 }

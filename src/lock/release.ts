@@ -4,6 +4,7 @@
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { LockKeys } from './keys.js';
+import { parseReleaseReply } from './replies.js';
 import { runScript } from './script.js';
 import { RELEASE } from './scripts.js';
 
@@ -16,6 +17,5 @@ import { RELEASE } from './scripts.js';
 export type ReleaseReply = 'released' | 'unannounced' | 'not-ours';
 
 export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true): Promise<ReleaseReply> {
-  const reply = await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs);
-  return reply === 1 ? 'released' : reply === 2 ? 'unannounced' : 'not-ours';
+  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs));
 }

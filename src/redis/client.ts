@@ -11,7 +11,7 @@ import { stopWatching, watchFailovers } from './sentinel-watch.js';
 import type { RedisTarget } from './url.js';
 
 export type { RedisClient } from './create.js';
-export { AnsweredError, describeError, failureLine, isErrorReply, isPermanentFailure } from './describe.js';
+export { AnsweredError, describeError, failureLine, isErrorReply, isPermanentFailure, MalformedReplyError } from './describe.js';
 
 export interface Instance {
   target: RedisTarget;

@@ -11,7 +11,8 @@ export type RedisClient = Redis | Cluster;
 const reconnectDelayMs = (attempt: number) => Math.min(25 * attempt, 500);
 
 export async function createClient(target: RedisTarget, timeoutMs: number): Promise<RedisClient> {
-  const { default: Redis, Cluster } = await import('ioredis');
+  const [{ default: Redis, Cluster }, { installReplyGuard }] = await Promise.all([import('ioredis'), import('./reply-guard.js')]);
+  installReplyGuard();
   const common: RedisOptions = {
     // With a password, always name the user ("default" unless the URL says otherwise): a
     // server without a password then accepts it quietly instead of ioredis printing a warning.

@@ -13,6 +13,22 @@ import { cut } from '../untrusted.js';
  */
 export class AnsweredError extends Error {}
 
+/**
+ * The server's reply cannot be a true one: the wrong shape for what was asked, a fencing token
+ * that is not a decimal integer, a reply too large or nested too deep to read. Nothing it said
+ * is used; the instance counts as failed ("the instance failed: <reason>"), and no wait retries
+ * it. `reason` is kept apart from `message`, which ioredis appends to for fatal errors.
+ */
+export class MalformedReplyError extends AnsweredError {
+  constructor(readonly reason: string) {
+    super(reason);
+    malformedReasons.add(reason);
+  }
+}
+
+/** Every MalformedReplyError's reason: ioredis' Sentinel connector passes on only the text. */
+const malformedReasons = new Set<string>();
+
 /** Reasons made from an AnsweredError or a reply that no retry can change (see isPermanentFailure). */
 const answeredReasons = new Set<string>();
 function answered(reason: string): string {
@@ -58,6 +74,7 @@ const CLIENT_MESSAGES: [RegExp, string][] = [
 /** A short reason for a connection or command failure, never containing a password. */
 export function describeError(error: unknown): string {
   if (error instanceof TimeoutError) return error.message;
+  if (error instanceof MalformedReplyError) return answered(`the instance failed: ${error.reason}`);
   if (error instanceof AnsweredError) return answered(error.message);
   const err = error as NodeJS.ErrnoException & { buffer?: unknown; lastNodeError?: unknown };
   if (err?.code && TLS_ERRORS[err.code]) return TLS_ERRORS[err.code];
@@ -81,10 +98,14 @@ export function describeError(error: unknown): string {
   const ready = /^Ready check failed: (.*)$/.exec(message);
   if (ready) return describeError(new Error(ready[1]));
   const sentinels = /^All sentinels are unreachable[^]*?(?:Last error: (.*))?$/.exec(message);
-  if (sentinels) return describeSentinelFailure(sentinels[1] ?? '');
+  if (sentinels) {
+    const malformed = (sentinels[1] ?? '').replace(/\. Please report this\.$/, '');
+    return malformedReasons.has(malformed) ? answered(`the instance failed: ${malformed}`) : describeSentinelFailure(sentinels[1] ?? '');
+  }
   if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) {
     const why = err.lastNodeError ? describeError(err.lastNodeError) : '';
     if (why.startsWith('not a cluster node')) return why;
+    if (err.lastNodeError instanceof MalformedReplyError) return answered(`no cluster node answered (${why})`);
     return why && why !== NOT_CONNECTED ? `no cluster node answered (${why})` : 'no cluster node answered';
   }
   const redirections = /^Too many Cluster redirections\. Last error: (.*)$/.exec(message);

@@ -36,7 +36,8 @@ export async function checkServer(client: RedisClient, target: RedisTarget): Pro
     return;
   }
   const fields = new Map<string, string>();
-  if (Array.isArray(hello)) for (let i = 0; i + 1 < hello.length; i += 2) fields.set(String(hello[i]), String(hello[i + 1]));
+  // Only text fields are read: a lying server's nested arrays are not turned into strings.
+  if (Array.isArray(hello)) for (let i = 0; i + 1 < hello.length; i += 2) if (typeof hello[i] === 'string') fields.set(hello[i], typeof hello[i + 1] === 'string' ? hello[i + 1] : '');
   if (fields.get('mode') === 'sentinel') {
     throw new AnsweredError(`a sentinel, not a Redis server: use redis+sentinel://${target.host}:${target.port}/<master name>`);
   }

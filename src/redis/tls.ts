@@ -2,8 +2,8 @@
 // so a missing or wrong file is a usage error naming the option, not a failed handshake.
 
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { badOption } from '../errors.js';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { badOption, UsageError } from '../errors.js';
 import type { TlsFiles } from './url.js';
 
 export interface TlsPaths {
@@ -12,13 +12,33 @@ export interface TlsPaths {
   key?: { option: string; path: string };
 }
 
+/** Largest PEM file read: a CA bundle of a few hundred certificates fits many times over. */
+export const MAX_TLS_FILE_BYTES = 1024 * 1024;
+
+/**
+ * The file's bytes: a regular file of at most MAX_TLS_FILE_BYTES. /dev/zero, a FIFO or a
+ * huge file is refused, never read forever (opened non-blocking: a FIFO without a writer
+ * does not hang the open).
+ */
 function read(option: string, path: string): Buffer {
+  let fd: number | undefined;
   try {
-    return readFileSync(path);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw badOption(option, path, stat.isDirectory() ? 'is a directory' : 'not a regular file');
+    if (stat.size > MAX_TLS_FILE_BYTES) throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
+    const buffer = Buffer.alloc(MAX_TLS_FILE_BYTES + 1);
+    let length = 0;
+    for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > MAX_TLS_FILE_BYTES) throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
+    return buffer.subarray(0, length);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : `cannot read it (${code ?? 'error'})`;
     throw badOption(option, path, why);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

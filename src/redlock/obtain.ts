@@ -4,7 +4,8 @@ import type { HolderMeta } from '../lock/acquire.js';
 import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire, type Undo } from './acquire.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import { failureText, type InstanceFailure, type LockSet } from './lockset.js';
+import { quorumSize } from './quorum.js';
 import { releaseFailures } from './release.js';
 import { pollDelayMs, ReleaseWatcher } from './waiter.js';
 
@@ -96,6 +97,8 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
         watcher = await ReleaseWatcher.start(set, set.timeoutMs, options.onPollOnly);
         continue;
       }
+      // A subscription that lied leaves too few instances to trust: the instance failed (69).
+      if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures.map(failureText), waitedMs };
       await options.onWait?.(waitedMs);
       await watcher.next(Math.min(pollDelayMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }

@@ -2,10 +2,10 @@
 // re-poll when the holder's lease would run out, so a release hands over in about one
 // round trip and an expiry is noticed when it happens, without polling storms.
 
-import { describeError, isPermanentFailure, type RedisClient } from '../redis/client.js';
+import { describeError, isPermanentFailure, MalformedReplyError, type RedisClient } from '../redis/client.js';
 import { subscriberFor } from '../redis/nodes.js';
 import { withTimeout } from '../timeout.js';
-import type { LockSet } from './lockset.js';
+import type { InstanceFailure, LockSet } from './lockset.js';
 
 /** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
 export const POLL_CAP_MS = 5_000;
@@ -19,6 +19,8 @@ export function pollDelayMs(retryInMs: number, random: number = Math.random()): 
 export class ReleaseWatcher {
   private wake: (() => void) | undefined;
   private released = false;
+  /** Instances whose subscription broke the protocol (a malformed message): they are not listened to any more. */
+  readonly failures: InstanceFailure[] = [];
 
   private constructor(private readonly subscribers: RedisClient[]) {}
 
@@ -30,7 +32,12 @@ export class ReleaseWatcher {
   static async start(set: LockSet, timeoutMs: number, pollOnly?: (errors: string[]) => void): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
-    const settled = await Promise.allSettled(subscribers.map((subscriber) => withTimeout(listen(subscriber, set, () => watcher.notify()), timeoutMs)));
+    const failed = (i: number) => (error: MalformedReplyError) => {
+      subscribers[i].disconnect();
+      watcher.failures.push({ label: set.instances[i].target.label, reason: describeError(error) });
+      watcher.notify();
+    };
+    const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, () => watcher.notify(), failed(i)), timeoutMs)));
     const refused = settled.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])).filter(isPermanentFailure);
     if (refused.length > 0) pollOnly?.(refused);
     return watcher;
@@ -70,10 +77,16 @@ export class ReleaseWatcher {
  * Subscribe to the release channel; `wake` on a release by someone else, and whenever the
  * connection drops or comes back: a dropped one cannot hear a release (so an outage shows at
  * once), and a release published while it was down is gone (ioredis subscribes again by
- * itself after a reconnect, but cannot replay that).
+ * itself after a reconnect, but cannot replay that). A malformed reply on it (reply-guard.ts)
+ * is `failed`: that instance is not listened to again.
  */
-function listen(subscriber: RedisClient, set: LockSet, wake: () => void): Promise<unknown> {
-  subscriber.on('error', () => {});
+function listen(subscriber: RedisClient, set: LockSet, wake: () => void, failed: (error: MalformedReplyError) => void): Promise<unknown> {
+  let lying = false;
+  subscriber.on('error', (error) => {
+    if (!(error instanceof MalformedReplyError) || lying) return;
+    lying = true;
+    failed(error);
+  });
   // Our own releases (undoing an attempt) are no news to us.
   subscriber.on('message', (_channel: string, message: string) => message !== set.owner && wake());
   let connectedBefore = false;
@@ -88,6 +101,6 @@ function listen(subscriber: RedisClient, set: LockSet, wake: () => void): Promis
   });
   const subscribed = subscriber.connect().then(() => subscriber.subscribe(set.keys.released));
   // The first connect failed (the instance is down): subscribe once it answers.
-  subscribed.catch(() => subscriber.once('ready', () => void subscriber.subscribe(set.keys.released).catch(() => {})));
+  subscribed.catch(() => lying || subscriber.once('ready', () => void subscriber.subscribe(set.keys.released).catch(() => {})));
   return subscribed;
 }

@@ -1,0 +1,133 @@
+// Every script's reply checked in one place before anything uses it (pure; see scripts.ts for
+// what each script returns). A reply of any other shape is not from a Redis running dlock's
+// scripts: the instance failed (MalformedReplyError), and nothing in the reply is used.
+// Replies arrive as ioredis gives them: bulk strings as strings, integers as numbers, nil null.
+
+import { MalformedReplyError } from '../redis/describe.js';
+import type { Holder } from './holder.js';
+import { holderFromReply } from './holder.js';
+
+/** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
+export const MAX_FENCE = '9223372036854775807';
+/** Longest holder field dlock accepts (it writes at most a few hundred bytes: a 256-character command). */
+export const MAX_FIELD_BYTES = 4096;
+/** Most fields a lock hash holds (dlock writes eight, `release --force` one more). */
+const MAX_FIELDS = 64;
+
+/**
+ * A fencing token as INCR makes them: decimal digits only, no sign, no leading zero, from 1 to
+ * 2^63 − 1. Checked before a token is compared, raised to, shown or handed to a child.
+ */
+export function isFence(value: unknown): value is string {
+  return typeof value === 'string' && /^[1-9][0-9]{0,18}$/.test(value) && (value.length < MAX_FENCE.length || value <= MAX_FENCE);
+}
+
+export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number; owner: string };
+
+/** ACQUIRE: {1, fence} | {0, pttl, owner}. */
+export function parseAcquireReply(reply: unknown): AcquireReply {
+  if (Array.isArray(reply) && reply.length === 2 && reply[0] === 1) {
+    if (!isFence(reply[1])) throw badFence('acquire', 'a fencing token', reply[1]);
+    return { acquired: true, fence: reply[1] };
+  }
+  if (Array.isArray(reply) && reply.length === 3 && reply[0] === 0 && isPttl(reply[1], -1) && isField(reply[2])) {
+    return { acquired: false, pttlMs: reply[1], owner: reply[2] };
+  }
+  throw malformed('acquire', reply, '{1, fence} or {0, ttl, owner}');
+}
+
+/** RELEASE: 1 (deleted, waiters told), 2 (deleted, PUBLISH denied), 0 (not ours). */
+export function parseReleaseReply(reply: unknown): 'released' | 'unannounced' | 'not-ours' {
+  if (reply === 1) return 'released';
+  if (reply === 2) return 'unannounced';
+  if (reply === 0) return 'not-ours';
+  throw malformed('release', reply, '0, 1 or 2');
+}
+
+/** EXTEND, RAISE_FENCE: 1 (done) or 0 (not ours). */
+export function parseFlagReply(script: string, reply: unknown): boolean {
+  if (reply === 0 || reply === 1) return reply === 1;
+  throw malformed(script, reply, '0 or 1');
+}
+
+export interface InspectReply {
+  holder: Holder | undefined;
+  pttlMs: number;
+  counter: string;
+}
+
+/** INSPECT: {pttl, counter or nil, flat HGETALL}. */
+export function parseInspectReply(reply: unknown): InspectReply {
+  if (!Array.isArray(reply) || reply.length !== 3 || !isPttl(reply[0], -2)) throw malformed('inspect', reply, '{ttl, counter, holder}');
+  const [pttl, counter, flat] = reply;
+  if (counter !== null && !isFence(counter)) throw badFence('inspect', 'a fence counter', counter);
+  return { holder: parseHolder('inspect', flat), pttlMs: pttl, counter: counter ?? '0' };
+}
+
+/** FORCE_RELEASE: {ms closed, flat HGETALL}. */
+export function parseForceReleaseReply(reply: unknown): { holder?: Holder; closedForMs: number } {
+  if (!Array.isArray(reply) || reply.length !== 2 || !isPttl(reply[0], 0)) throw malformed('force-release', reply, '{ttl, holder}');
+  return { holder: parseHolder('force-release', reply[1]), closedForMs: reply[0] };
+}
+
+/** A flat HGETALL of a lock hash: pairs of bounded strings; a `fence` field must be a token. */
+function parseHolder(script: string, flat: unknown): Holder | undefined {
+  if (!Array.isArray(flat) || flat.length % 2 !== 0 || flat.length > MAX_FIELDS * 2 || !flat.every(isField)) {
+    throw malformed(script, flat, `the lock's fields: pairs of strings of at most ${MAX_FIELD_BYTES} bytes`);
+  }
+  const holder = holderFromReply(flat);
+  if (holder && holder.fence !== '' && !isFence(holder.fence)) {
+    throw badFence(script, "a holder's fencing token", holder.fence);
+  }
+  return holder;
+}
+
+/** SCAN: {cursor, names}; the cursor a decimal string, the names strings. */
+export function parseScanReply(reply: unknown): { cursor: string; names: string[] } {
+  if (Array.isArray(reply) && reply.length === 2 && typeof reply[0] === 'string' && /^\d{1,20}$/.test(reply[0]) && Array.isArray(reply[1]) && reply[1].every(isField)) {
+    return { cursor: reply[0], names: reply[1] };
+  }
+  throw new MalformedReplyError(`it answered SCAN with ${shape(reply)} (expected {cursor, names})`);
+}
+
+function isPttl(value: unknown, min: number): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= min;
+}
+
+function isField(value: unknown): value is string {
+  return typeof value === 'string' && Buffer.byteLength(value) <= MAX_FIELD_BYTES;
+}
+
+function malformed(script: string, reply: unknown, expected: string): MalformedReplyError {
+  return new MalformedReplyError(`it answered the ${script} script with ${shape(reply)} (expected ${expected})`);
+}
+
+function badFence(script: string, what: string, value: unknown): MalformedReplyError {
+  return new MalformedReplyError(`it answered the ${script} script with ${what} of ${shape(value)} (expected a decimal integer from 1 to ${MAX_FENCE})`);
+}
+
+/**
+ * What a reply is, for the message: its type and size, and a short string shown inert (it
+ * comes from a server that is lying, and goes to a terminal). Never recurses: a reply may be
+ * nested deeply.
+ */
+export function shape(value: unknown): string {
+  if (value === null || value === undefined) return 'nil';
+  if (typeof value === 'number') return `the integer ${value}`;
+  if (typeof value === 'string') {
+    if (Buffer.byteLength(value) > 40) return `a string of ${Buffer.byteLength(value)} bytes`;
+    return `"${value.replace(/[^\x20-\x7e]|["\\]/gu, escape)}"`;
+  }
+  if (Array.isArray(value)) {
+    const kinds = value.slice(0, 4).map((v) => (Array.isArray(v) ? 'array' : v === null ? 'nil' : typeof v === 'number' ? 'integer' : typeof v === 'string' ? 'string' : 'error'));
+    return value.length === 0 ? 'an empty array' : `an array of ${value.length} (${kinds.join(', ')}${value.length > 4 ? ', …' : ''})`;
+  }
+  if (value instanceof Error) return 'an error';
+  return typeof value;
+}
+
+function escape(c: string): string {
+  if (c === '"' || c === '\\') return `\\${c}`;
+  const code = c.codePointAt(0)!;
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+}

@@ -1,0 +1,272 @@
+// A lying or broken server never crashes, hangs or misleads dlock: each lie, served by the fake
+// RESP server (test/helpers/fake-redis.ts) to bin/dlock spawned as a user runs it, ends in one
+// "dlock: " line and the documented exit code within the --connect-timeout bound. Redlock
+// cases run two real redis-servers and one liar: the liar is one failed instance, no more.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dlock, type Result } from './helpers/cli.js';
+import { CLOSE, ErrorReply, FakeRedis, hugeBulk, nested, Raw, type Reply, type Script } from './helpers/fake-redis.js';
+import { expectOneError } from './helpers/hostile.js';
+import { startServers, type RedisServer } from './helpers/redis.js';
+
+const CONNECT_TIMEOUT_MS = 1000;
+/** Start-up of bin/dlock on a loaded 2-core machine, on top of the bound under test. */
+const SLACK_MS = 2500;
+
+/** Which of dlock's scripts an EVAL carries (by a line only that script has). */
+function scriptOf(lua: string): 'acquire' | 'extend' | 'release' | 'raise-fence' | 'inspect' | 'force-release' {
+  if (lua.includes("redis.call('INCR'")) return 'acquire';
+  if (lua.includes("'forced_ms'")) return 'force-release';
+  if (lua.includes("redis.call('SET', KEYS[2]")) return 'raise-fence';
+  if (lua.includes("redis.call('PTTL', KEYS[1]), redis.call('GET'")) return 'inspect';
+  if (lua.includes("redis.call('DEL', KEYS[1])")) return 'release';
+  return 'extend';
+}
+
+/** Answer EVAL by script; `undefined` entries get the honest-looking default below. */
+function scripted(replies: Partial<Record<ReturnType<typeof scriptOf>, Reply>>): Script {
+  const honest: Record<ReturnType<typeof scriptOf>, Reply> = { acquire: [1, '5'], extend: 1, release: 1, 'raise-fence': 1, inspect: [-2, null, []], 'force-release': [0, []] };
+  return (argv) => {
+    if (argv[0] !== 'EVAL') return undefined;
+    const script = scriptOf(argv[1]);
+    return script in replies ? replies[script] : honest[script];
+  };
+}
+
+/** Run dlock against a fake and check it failed the SPEC way, in time, without crashing. */
+async function against(script: Script, args: string[], url = (fake: FakeRedis) => fake.url): Promise<{ result: Result; ms: number; fake: FakeRedis; line: string | undefined }> {
+  const fake = await FakeRedis.start(script);
+  try {
+    const started = Date.now();
+    const result = await dlock([args[0], '--redis', url(fake), '--connect-timeout', `${CONNECT_TIMEOUT_MS}ms`, ...args.slice(1)]);
+    const ms = Date.now() - started;
+    expect(result.signal, result.stderr).toBeNull();
+    expect(result.stderr).not.toMatch(/RangeError|TypeError|Maximum call stack|Assertion|node:internal|\n\s+at /);
+    return { result, ms, fake, line: undefined };
+  } finally {
+    await fake.close();
+  }
+}
+
+async function expectInstanceFailed(script: Script, args: string[], pattern: RegExp, url?: (fake: FakeRedis) => string): Promise<FakeRedis> {
+  const { result, ms, fake } = await against(script, args, url);
+  expectOneError(result, 69, pattern);
+  expect(result.stderr).not.toMatch(/busy|cannot reach/);
+  expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+  return fake;
+}
+
+const INSTANCE_FAILED = /^dlock: redis:\/\/127\.0\.0\.1:\d+: the instance failed: /;
+
+describe('acquire replies of the wrong shape: the instance failed (69), never busy (75)', () => {
+  test.each<[string, Reply, RegExp]>([
+    ['a string for an array', 'hello', /the acquire script with "hello" \(expected/],
+    ['nil', null, /with nil/],
+    ['an empty array', [], /with an empty array/],
+    ['a status reply "ok"', { simple: 'ok' }, /with "ok"/],
+    ['{2, ...}', [2, '7'], /an array of 2 \(integer, string\)/],
+    ['a negative ttl', [0, -5, 'x'], /an array of 3/],
+    ['an owner that is an array', [0, 100, ['x']], /an array of 3 \(integer, integer, array\)/],
+    ['an error element', [0, 100, new ErrorReply('ERR x')], /an array of 3/],
+    ['a fence with letters', [1, '12abc'], /a fencing token of "12abc"/],
+    ['a fence with a newline', [1, '12\n'], /a fencing token of "12\\x0a"/],
+    ['a fence with NUL', [1, '12\0'], /a fencing token of "12\\x00"/],
+    ['a negative fence', [1, '-3'], /a fencing token of "-3"/],
+    ['a fence past 2^63-1', [1, '9223372036854775808'], /a fencing token of "9223372036854775808"/],
+    ['an integer fence', [1, 7], /a fencing token of the integer 7/],
+    ['100 000 nested arrays', nested(100_000), /nested too deep or too large to read/],
+    ['an array of 2^32 elements announced', new Raw('*4294967296\r\n'), /nested too deep or too large to read/],
+    ['a 100 MB bulk string as the fence', [1, hugeBulk(100 * 1024 * 1024)], /a reply larger than 8 MiB/],
+    ['a 100 MB bulk string as the owner', [0, 100, hugeBulk(100 * 1024 * 1024)], /a reply larger than 8 MiB/],
+    ['a 5 KB owner', [0, 100, 'o'.repeat(5000)], /an array of 3/],
+  ])('%s', async (_, reply, pattern) => {
+    const fake = await expectInstanceFailed(scripted({ acquire: reply }), ['run', '-n', 'k', 'true'], pattern);
+    expect(fake.names().slice(0, 3)).toEqual(['HELLO', 'EVALSHA', 'EVAL']);
+  });
+
+  test('a 100 MB reply is refused after its announced length: dlock closes the connection, most of it is never sent', async () => {
+    const { result, ms, fake } = await against(scripted({ acquire: [1, hugeBulk(100 * 1024 * 1024)] }), ['run', '-n', '--log-format', 'json', 'k', 'true']);
+    expectOneError(result, 69, /larger than 8 MiB/);
+    expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+    expect(fake.bytesSent).toBeLessThan(50 * 1024 * 1024);
+  });
+});
+
+describe('the other scripts', () => {
+  test.each<[string, Reply]>([
+    ['a string', 'x'],
+    ['nil', null],
+    ['{1, 2}', [1, 2]],
+    ['a counter of letters', [5000, 'abc', []]],
+    ['a holder fence of garbage', [5000, '3', ['owner', 'o', 'fence', '3; rm -rf /']]],
+    ['an odd holder list', [5000, '3', ['owner']]],
+    ['100 000 nested arrays', nested(100_000)],
+  ])('inspect (status KEY) answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed(scripted({ inspect: reply }), ['status', 'k'], INSTANCE_FAILED);
+  });
+
+  test.each<[string, Reply]>([
+    ['a string', 'x'],
+    ['[]', []],
+    ['a negative ttl', [-7, []]],
+    ['a holder fence of garbage', [0, ['fence', 'NaN']]],
+  ])('force-release (release --force) answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed(scripted({ 'force-release': reply }), ['release', '--force', 'k'], INSTANCE_FAILED);
+  });
+
+  test('extend answered with garbage: the lock counts as lost (76) within the TTL, the child is stopped', async () => {
+    // A TTL of 3s gives each renewal 300ms (ttl/10) to answer, even on a loaded machine.
+    const { result, ms } = await against(scripted({ extend: [2] }), ['run', '--ttl', '3s', 'k', 'sleep', '30']);
+    expect(result.code).toBe(76);
+    expect(result.stderr).toMatch(/the instance failed: it answered the extend script with an array of 1/);
+    expect(result.stderr).toMatch(/^dlock: lost k/m);
+    expect(ms).toBeLessThan(3000 + SLACK_MS);
+  });
+});
+
+describe('the connection, pub/sub, Cluster and Sentinel', () => {
+  test.each<[string, Reply]>([
+    ['100 000 nested arrays', nested(100_000)],
+    ['a 100 MB bulk string', hugeBulk(100 * 1024 * 1024)],
+  ])('HELLO answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed((argv) => (argv[0] === 'HELLO' ? reply : undefined), ['run', 'k', 'true'], INSTANCE_FAILED);
+  });
+
+  /** The lock is held by someone else, so dlock waits and subscribes; the subscription lies. */
+  const busyThen = (subscribe: Script): Script => (argv, conn) => (argv[0] === 'EVAL' && scriptOf(argv[1]) === 'acquire' ? [0, 60_000, 'other'] : argv[0] === 'EVAL' ? 0 : subscribe(argv, conn));
+
+  test.each<[string, Script]>([
+    ['SUBSCRIBE answered with a string', (argv) => (argv[0] === 'SUBSCRIBE' ? 'x' : undefined)],
+    ['SUBSCRIBE answered with nested arrays', (argv) => (argv[0] === 'SUBSCRIBE' ? nested(100_000) : undefined)],
+    [
+      'a message whose channel is nil',
+      (argv, conn) => {
+        if (argv[0] !== 'SUBSCRIBE') return undefined;
+        setTimeout(() => conn.push(['message', null, 5]), 50);
+        return ['subscribe', argv[1], 1];
+      },
+    ],
+    [
+      'a message of the wrong length',
+      (argv, conn) => {
+        if (argv[0] !== 'SUBSCRIBE') return undefined;
+        setTimeout(() => conn.push(['message', argv[1]]), 50);
+        return ['subscribe', argv[1], 1];
+      },
+    ],
+  ])('malformed pub/sub while waiting (%s): 69, not a wait until --wait runs out', async (_, subscribe) => {
+    const { result, ms } = await against(busyThen(subscribe), ['run', '--wait', '20s', 'k', 'true']);
+    expectOneError(result, 69, /the instance failed: it sent a (malformed pub\/sub message|reply nested too deep)/);
+    expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+  });
+
+  test.each<[string, Reply]>([
+    ['nil', null],
+    ['a string', 'slots'],
+    ['a slot range of 10^12 slots', [[0, 1e12, ['127.0.0.1', 7000]]]],
+    ['a node without a host', [[0, 16383, [null, 7000]]]],
+    ['100 000 nested arrays', nested(100_000)],
+  ])('CLUSTER SLOTS answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed((argv) => (argv[0] === 'CLUSTER' ? reply : undefined), ['run', 'k', 'true'], /^dlock: redis\+cluster:\/\/\S+: no cluster node answered \(the instance failed: /, (fake) => `redis+cluster://127.0.0.1:${fake.port}`);
+  });
+
+  test.each<[string, Reply]>([
+    ['a number', 5],
+    ['an array of 3', ['127.0.0.1', '6379', 'x']],
+    ['a garbage host', ['\0\xff bad host', '6379']],
+    ['a host that is an array', [['127.0.0.1'], '6379']],
+    ['a port out of range', ['127.0.0.1', '99999']],
+  ])('SENTINEL get-master-addr-by-name answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed(
+      (argv) => (argv[0] === 'SENTINEL' && argv[1] === 'get-master-addr-by-name' ? reply : argv[0] === 'SENTINEL' ? [] : undefined),
+      ['run', 'k', 'true'],
+      /^dlock: redis\+sentinel:\/\/\S+: the instance failed: the sentinel answered an address that is not \[host, port\]$/,
+      (fake) => `redis+sentinel://127.0.0.1:${fake.port}/mymaster`,
+    );
+  });
+
+  test('a connection closed instead of a reply: 69 within --connect-timeout (a lost connection, retried until then)', async () => {
+    const { result, ms } = await against((argv) => (argv[0] === 'EVAL' ? CLOSE : undefined), ['run', 'k', 'true']);
+    expectOneError(result, 69, /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: connection lost$/);
+    // Retried until --connect-timeout: the attempt in flight then may take one more.
+    expect(ms).toBeLessThan(2 * CONNECT_TIMEOUT_MS + SLACK_MS);
+  });
+});
+
+describe('status without a key ends within --connect-timeout', () => {
+  let cursor = 0;
+  test.each<[string, Script, RegExp]>([
+    ['a cursor that never comes back to 0', (argv) => (argv[0] === 'SCAN' ? [String(++cursor), []] : undefined), /SCAN did not finish within --connect-timeout \(1s; a larger one lists more keys\)/],
+    ['a string for the page', (argv) => (argv[0] === 'SCAN' ? 'x' : undefined), /the instance failed: it answered SCAN with "x"/],
+    ['keys that are not strings', (argv) => (argv[0] === 'SCAN' ? ['0', [5, ['x']]] : undefined), /the instance failed: it answered SCAN with an array of 2/],
+    ['a cursor with letters', (argv) => (argv[0] === 'SCAN' ? ['1x', []] : undefined), /the instance failed: it answered SCAN/],
+  ])('%s: 69', async (_, script, pattern) => {
+    const { result, ms, fake } = await against(script, ['status']);
+    expectOneError(result, 69, pattern);
+    expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+    expect(fake.names()[0]).toBe('HELLO');
+  });
+});
+
+describe('Redlock: two honest instances and a liar', () => {
+  let servers: RedisServer[];
+  beforeAll(async () => {
+    servers = await startServers(2);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+
+  async function runWithLiar(key: string, liar: Script): Promise<{ result: Result; fake: FakeRedis }> {
+    const fake = await FakeRedis.start(liar);
+    try {
+      const result = await dlock(['run', '--redis', servers[0].url, '--redis', servers[1].url, '--redis', fake.url, '--connect-timeout', '1s', key, 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"']);
+      return { result, fake };
+    } finally {
+      await fake.close();
+    }
+  }
+
+  test.each<[string, Reply]>([
+    ['a fence past 2^63-1', [1, '99999999999999999999999']],
+    ['a fence with letters', [1, '7e99']],
+    ['nested arrays', nested(100_000)],
+  ])('a liar answering acquire with %s does not spread: the token and the honest counters stay theirs', async (_, reply) => {
+    const key = `liar-fence-${Math.random().toString(36).slice(2)}`;
+    const { result } = await runWithLiar(key, scripted({ acquire: reply }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('1');
+    for (const server of servers) expect(await server.client().get(`dlock:{${key}}:fence`)).toBe('1');
+    expect(result.stderr).not.toMatch(/RangeError|TypeError|\n\s+at /);
+  });
+
+  test('a liar answering raise-fence and release with garbage (nested arrays) is one failed instance: the run succeeds', async () => {
+    const key = `liar-raise-${Math.random().toString(36).slice(2)}`;
+    const { result, fake } = await runWithLiar(key, scripted({ acquire: [1, '1'], 'raise-fence': nested(100_000), release: nested(100_000) }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('1');
+    expect(fake.names()).toContain('EVAL');
+    for (const server of servers) expect(await server.client().exists(`dlock:{${key}}`)).toBe(0);
+  });
+});
+
+describe('--tls-ca that is not a small regular file: 64, naming the option, at once', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dlock-tls-files-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test.each<[string, () => string, RegExp]>([
+    ['/dev/zero', () => '/dev/zero', /not a regular file/],
+    ['a FIFO nobody writes to', () => (execFileSync('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')), /not a regular file/],
+    ['a 2 MiB file', () => (writeFileSync(join(dir, 'big.pem'), Buffer.alloc(2 * 1024 * 1024, 'A')), join(dir, 'big.pem')), /larger than 1 MiB/],
+  ])('%s', async (_, path, pattern) => {
+    const started = Date.now();
+    const result = await dlock(['run', '--redis', 'rediss://127.0.0.1:1', '--tls-ca', path(), 'k', 'true']);
+    expectOneError(result, 64, /^dlock: --tls-ca: /);
+    expect(result.stderr).toMatch(pattern);
+    expect(Date.now() - started).toBeLessThan(SLACK_MS);
+  });
+});

@@ -1,0 +1,217 @@
+// Every script reply and every reply ioredis acts on, checked by pure functions: table tests
+// (no server). A reply of the wrong shape throws MalformedReplyError; nothing of it is used.
+
+import { describe, expect, test } from 'vitest';
+import { isFence, MAX_FENCE, parseAcquireReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../src/lock/replies.js';
+import { describeError, isPermanentFailure, MalformedReplyError } from '../src/redis/describe.js';
+import { checkClientReply, checkPushReply } from '../src/redis/reply-shapes.js';
+
+/** The reply's error reason, or "ok" when it was accepted. */
+function verdict(parse: () => unknown): string {
+  try {
+    parse();
+    return 'ok';
+  } catch (error) {
+    expect(error).toBeInstanceOf(MalformedReplyError);
+    return (error as MalformedReplyError).reason;
+  }
+}
+
+const deep = (depth: number) => {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+};
+
+describe('isFence: a decimal integer from 1 to 2^63-1, as INCR makes them', () => {
+  test.each([
+    ['1', true],
+    ['42', true],
+    [MAX_FENCE, true],
+    ['9223372036854775808', false],
+    ['99999999999999999999', false],
+    ['0', false],
+    ['007', false],
+    ['-1', false],
+    ['+1', false],
+    ['1e5', false],
+    ['12\n', false],
+    ['12\0', false],
+    [' 12', false],
+    ['０１', false],
+    ['', false],
+    [12, false],
+    [null, false],
+  ])('%j → %s', (value, ok) => {
+    expect(isFence(value)).toBe(ok);
+  });
+});
+
+describe('ACQUIRE: {1, fence} | {0, pttl, owner}', () => {
+  test.each([
+    [[1, '7'], 'ok'],
+    [[0, 1500, 'abc'], 'ok'],
+    [[0, -1, ''], 'ok'],
+    ['ok', 'with "ok" (expected {1, fence} or {0, ttl, owner})'],
+    [null, 'with nil'],
+    [[], 'with an empty array'],
+    [[2, '7'], 'with an array of 2 (integer, string)'],
+    [[1, 7], 'a fencing token of the integer 7'],
+    [[1, '-7'], 'a fencing token of "-7"'],
+    [[1, 'abc\u001b[2J'], 'a fencing token of "abc\\x1b[2J"'],
+    [[1, '99999999999999999999999'], 'a fencing token of "99999999999999999999999"'],
+    [[1, 'x'.repeat(5000)], 'a fencing token of a string of 5000 bytes'],
+    [[1, '7', 'extra'], 'with an array of 3'],
+    [[0, -5, 'x'], 'with an array of 3 (integer, integer, string)'],
+    [[0, 1.5, 'x'], 'with an array of 3'],
+    [[0, 100, ['x']], 'with an array of 3 (integer, integer, array)'],
+    [[0, 100, 'x'.repeat(5000)], 'with an array of 3'],
+  ])('%j → %s', (reply, expected) => {
+    const reason = verdict(() => parseAcquireReply(reply));
+    if (expected === 'ok') expect(reason).toBe('ok');
+    else expect(reason).toContain(expected);
+  });
+
+  test('100 000 nested arrays: refused without recursing', () => {
+    expect(verdict(() => parseAcquireReply(deep(100_000)))).toContain('with an array of 1 (array)');
+  });
+
+  test('a good reply is used as it is', () => {
+    expect(parseAcquireReply([1, MAX_FENCE])).toEqual({ acquired: true, fence: MAX_FENCE });
+    expect(parseAcquireReply([0, 250, 'owner'])).toEqual({ acquired: false, pttlMs: 250, owner: 'owner' });
+  });
+});
+
+describe('EXTEND, RELEASE, RAISE_FENCE: 0 or 1', () => {
+  test.each([
+    [1, 'ok'],
+    [0, 'ok'],
+    [2, 'the integer 2'],
+    [-1, 'the integer -1'],
+    ['1', '"1"'],
+    [null, 'nil'],
+    [[1], 'an array of 1'],
+  ])('%j → %s', (reply, expected) => {
+    const reason = verdict(() => parseFlagReply('extend', reply));
+    expect(reason).toContain(expected);
+  });
+});
+
+describe('INSPECT: {pttl, counter or nil, flat HGETALL}', () => {
+  test.each([
+    [[-2, null, []], 'ok'],
+    [[5000, '12', ['owner', 'o', 'fence', '12', 'host', 'h']], 'ok'],
+    [[5000, '12', ['owner', '', 'fence', '12', 'forced_ms', '1']], 'ok'],
+    [[5000, '12', ['owner', 'o']], 'ok'],
+    [[-3, null, []], 'with an array of 3'],
+    [[5000, 'abc', []], 'a fence counter of "abc"'],
+    [[5000, 12, []], 'a fence counter of the integer 12'],
+    [[5000, '12', ['fence', '1e5']], `a holder's fencing token of "1e5"`],
+    [[5000, '12', ['owner']], 'pairs of strings'],
+    [[5000, '12', ['cmd', 'x'.repeat(5000)]], 'an array of 2'],
+    [[5000, '12', ['cmd', ['x']]], 'an array of 2 (string, array)'],
+    [[5000, '12', Array.from({ length: 200 }, () => 'f')], 'an array of 200'],
+    [[5000, '12'], 'with an array of 2'],
+    ['x', 'with "x"'],
+  ])('%j → %s', (reply, expected) => {
+    const reason = verdict(() => parseInspectReply(reply));
+    expect(reason).toContain(expected);
+  });
+});
+
+describe('FORCE_RELEASE: {ms closed, flat HGETALL}', () => {
+  test.each([
+    [[0, []], 'ok'],
+    [[1500, ['owner', 'o', 'fence', '3']], 'ok'],
+    [[-1, []], 'with an array of 2'],
+    [[0], 'with an array of 1'],
+    [null, 'nil'],
+    [[0, ['fence', 'NaN']], `a holder's fencing token of "NaN"`],
+  ])('%j → %s', (reply, expected) => {
+    expect(verdict(() => parseForceReleaseReply(reply))).toContain(expected);
+  });
+});
+
+describe('SCAN: {cursor, names}', () => {
+  test.each([
+    [['0', []], 'ok'],
+    [['17', ['dlock:{a}']], 'ok'],
+    ['x', 'with "x"'],
+    [['-1', []], 'an array of 2'],
+    [['0', [5]], 'an array of 2'],
+    [['0', 'names'], 'an array of 2'],
+    [[0, []], 'an array of 2 (integer, array)'],
+  ])('%j → %s', (reply, expected) => {
+    expect(verdict(() => parseScanReply(reply))).toContain(expected);
+  });
+});
+
+describe('a malformed reply fails the instance at once', () => {
+  test('its reason reads "the instance failed: ..." and no wait retries it', () => {
+    const reason = describeError(new MalformedReplyError('it answered the acquire script with nil'));
+    expect(reason).toBe('the instance failed: it answered the acquire script with nil');
+    expect(isPermanentFailure(`redis://h:1: ${reason}`)).toBe(true);
+  });
+
+  test('shape() shows text inert and short, and never recurses', () => {
+    expect(shape('a\u001b]0;x\u0007\u009b"\\\u2028')).toBe('"a\\x1b]0;x\\x07\\x9b\\"\\\\\\u{2028}"');
+    expect(shape('y'.repeat(100))).toBe('a string of 100 bytes');
+    expect(shape(deep(1_000_000))).toBe('an array of 1 (array)');
+  });
+});
+
+const b = (text: string) => Buffer.from(text);
+const cmd = (name: string, ...args: string[]) => ({ name, args });
+
+describe('replies ioredis acts on itself', () => {
+  test.each([
+    ['get-master-addr-by-name', null, true],
+    ['get-master-addr-by-name', [b('10.0.0.1'), b('6379')], true],
+    ['get-master-addr-by-name', [b('redis-1.example'), b('6379')], true],
+    ['get-master-addr-by-name', 5, false],
+    ['get-master-addr-by-name', [b('10.0.0.1'), b('6379'), b('x')], false],
+    ['get-master-addr-by-name', [b('\0\xff host'), b('6379')], false],
+    ['get-master-addr-by-name', [[b('x')], 5], false],
+    ['get-master-addr-by-name', [b('10.0.0.1'), b('99999')], false],
+    ['get-master-addr-by-name', [b('10.0.0.1'), b('NaN')], false],
+    ['sentinels', [[b('ip'), b('10.0.0.2'), b('port'), b('26379'), b('flags'), b('sentinel')]], true],
+    ['sentinels', [[b('ip'), b('a b'), b('port'), b('26379')]], false],
+    ['sentinels', [5], false],
+  ])('SENTINEL %s %j → ok %s', (sub, reply, ok) => {
+    expect(checkClientReply(cmd('sentinel', sub, 'mymaster'), reply) === undefined).toBe(ok);
+  });
+
+  test.each([
+    [[[0, 16383, [b('127.0.0.1'), 7000, b('id')]]], true],
+    [[[0, 100, [b(''), 7000]]], true],
+    [null, false],
+    [b('slots'), false],
+    [[[0, 1e12, [b('127.0.0.1'), 7000]]], false],
+    [[[100, 0, [b('127.0.0.1'), 7000]]], false],
+    [[[0, 100, [null, 7000]]], false],
+    [[[0, 100, [b('127.0.0.1'), b('7000')]]], false],
+    [[[0, 100]], false],
+  ])('CLUSTER SLOTS %j → ok %s', (reply, ok) => {
+    expect(checkClientReply(cmd('cluster', 'SLOTS'), reply) === undefined).toBe(ok);
+  });
+
+  test.each([
+    [[b('message'), b('chan'), b('payload')], true],
+    [[b('subscribe'), b('chan'), 1], true],
+    [[b('unsubscribe'), null, 0], true],
+    [[b('message'), null, 5], false],
+    [[b('message'), b('chan')], false],
+    [b('message'), false],
+    [[5, b('chan'), b('x')], false],
+    [[b('subscribe'), b('chan'), b('1')], false],
+    [[b('surprise'), b('chan'), b('x')], false],
+  ])('pub/sub %j → ok %s', (reply, ok) => {
+    expect(checkPushReply(reply) === undefined).toBe(ok);
+  });
+
+  test('INFO and CLUSTER INFO are text', () => {
+    expect(checkClientReply(cmd('info'), b('role:master'))).toBeUndefined();
+    expect(checkClientReply(cmd('info'), [b('x')])).toBeDefined();
+    expect(checkClientReply(cmd('cluster', 'info'), 5)).toBeDefined();
+  });
+});
