@@ -38,7 +38,11 @@ export class ReleaseWatcher {
       watcher.notify();
     };
     const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, () => watcher.notify(), failed(i)), timeoutMs)));
-    const refused = settled.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])).filter(isPermanentFailure);
+    // A reply that lies fails the instance; a refusal (ACL) leaves it to polling.
+    settled.forEach((s, i) => s.status === 'rejected' && s.reason instanceof MalformedReplyError && failed(i)(s.reason));
+    const refused = settled
+      .flatMap((s, i) => (s.status === 'rejected' && !(s.reason instanceof MalformedReplyError) ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : []))
+      .filter(isPermanentFailure);
     if (refused.length > 0) pollOnly?.(refused);
     return watcher;
   }
