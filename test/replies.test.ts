@@ -65,7 +65,7 @@ describe('ACQUIRE: {1, fence} | {0, pttl, owner}', () => {
     [[0, -5, 'x'], 'with an array of 3 (integer, integer, string)'],
     [[0, 1.5, 'x'], 'with an array of 3'],
     [[0, 100, ['x']], 'with an array of 3 (integer, integer, array)'],
-    [[0, 100, 'x'.repeat(5000)], 'with an array of 3'],
+    [[0, 100, 'x'.repeat(5000)], 'ok'],
   ])('%j → %s', (reply, expected) => {
     const reason = verdict(() => parseAcquireReply(reply));
     if (expected === 'ok') expect(reason).toBe('ok');
@@ -106,9 +106,11 @@ describe('INSPECT: {pttl, counter or nil, flat HGETALL}', () => {
     [[-3, null, []], 'with an array of 3'],
     [[5000, 'abc', []], 'a fence counter of "abc"'],
     [[5000, 12, []], 'a fence counter of the integer 12'],
-    [[5000, '12', ['fence', '1e5']], `a holder's fencing token of "1e5"`],
+    // A holder's fields are only shown (escaped), never used as a token: a forged fence is data.
+    [[5000, '12', ['fence', '1e5']], 'ok'],
     [[5000, '12', ['owner']], 'pairs of strings'],
-    [[5000, '12', ['cmd', 'x'.repeat(5000)]], 'an array of 2'],
+    // A forged field of any size is accepted and cut when shown (the reader bounds a reply at 8 MiB).
+    [[5000, '12', ['cmd', 'x'.repeat(5000)]], 'ok'],
     [[5000, '12', ['cmd', ['x']]], 'an array of 2 (string, array)'],
     [[5000, '12', Array.from({ length: 200 }, () => 'f')], 'an array of 200'],
     [[5000, '12'], 'with an array of 2'],
@@ -126,7 +128,7 @@ describe('FORCE_RELEASE: {ms closed, flat HGETALL}', () => {
     [[-1, []], 'with an array of 2'],
     [[0], 'with an array of 1'],
     [null, 'nil'],
-    [[0, ['fence', 'NaN']], `a holder's fencing token of "NaN"`],
+    [[0, ['fence', 'NaN']], 'ok'],
   ])('%j → %s', (reply, expected) => {
     expect(verdict(() => parseForceReleaseReply(reply))).toContain(expected);
   });
