@@ -2,8 +2,8 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../src/lock/fence.js';
-import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/redlock/quorum.js';
-import { POLL_CAP_MS, pollDelayMs } from '../src/redlock/waiter.js';
+import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/lockset/quorum.js';
+import { POLL_CAP_MS, pollDelayMs } from '../src/lockset/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
   test.each([

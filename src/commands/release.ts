@@ -11,11 +11,11 @@ import { forceReleaseOn } from '../lock/inspect.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { describeError, disconnectAll } from '../redis/client.js';
-import { failureText } from '../redlock/lockset.js';
-import { openLockSet, unavailable } from '../redlock/open.js';
+import { failureText } from '../lockset/lockset.js';
+import { openLockSet, unavailable } from '../lockset/open.js';
 import { printable } from '../untrusted.js';
-import { describeHolder } from './holder-text.js';
-import { publicHolder } from './instance-views.js';
+import { describeHolder } from '../views/holder-text.js';
+import { publicHolder } from '../views/instance-views.js';
 
 export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out: Output = stdout): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);

@@ -1,30 +1,30 @@
 // dlock run: acquire, run the child while the lease renews, release; exit with the child's status.
 
 import { constants as os, hostname } from 'node:os';
-import { spawnChild } from '../child.js';
-import { resolveCommand } from '../command-path.js';
+import { spawnChild } from '../child/spawn.js';
+import { resolveCommand } from '../child/command-path.js';
 import type { Env, RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { LockLostError, UnavailableError } from '../errors.js';
-import { Lease, type LossReason } from '../lease.js';
+import { Lease, type LossReason } from '../hold/lease.js';
 import type { HolderMeta } from '../lock/acquire.js';
 import { Logger } from '../log.js';
 import { disconnectAll } from '../redis/client.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { obtain } from '../redlock/obtain.js';
-import { openLockSet, unavailable } from '../redlock/open.js';
-import { RedundancyWatch } from '../redlock/redundancy.js';
-import { releaseAll } from '../redlock/release.js';
-import { schedulingMarginMs } from '../redlock/quorum.js';
-import { POLL_CAP_MS } from '../redlock/waiter.js';
-import { SignalRelay } from '../signals.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { obtain } from '../lockset/obtain.js';
+import { openLockSet, unavailable } from '../lockset/open.js';
+import { RedundancyWatch } from '../lockset/redundancy.js';
+import { releaseAll } from '../lockset/release.js';
+import { schedulingMarginMs } from '../lockset/quorum.js';
+import { POLL_CAP_MS } from '../lockset/waiter.js';
+import { SignalRelay } from '../child/signal-relay.js';
 import { now } from '../timeout.js';
-import { ChildSignals } from './child-signals.js';
-import { logOutage, logOutageOver, logRedundancy } from './instance-warnings.js';
-import { expiresText, reportRelease } from './release-report.js';
-import { isHeldBy } from './reentrant.js';
-import { syncReplicas } from './sync-replicas.js';
-import { WaitDisplay } from './wait-display.js';
+import { ChildSignals } from '../child/child-signals.js';
+import { logOutage, logOutageOver, logRedundancy } from '../hold/warnings.js';
+import { expiresText, reportRelease } from '../hold/release-report.js';
+import { isHeldBy } from '../hold/reentrant.js';
+import { syncReplicas } from '../hold/sync-replicas.js';
+import { WaitDisplay } from '../hold/wait-display.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);

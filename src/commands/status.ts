@@ -10,13 +10,13 @@ import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
 import { parseScanReply } from '../lock/replies.js';
 import { AnsweredError, describeError, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
-import { failureText, type LockSet } from '../redlock/lockset.js';
-import { openLockSet, unavailable } from '../redlock/open.js';
-import { quorumSize } from '../redlock/quorum.js';
+import { failureText, type LockSet } from '../lockset/lockset.js';
+import { openLockSet, unavailable } from '../lockset/open.js';
+import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
-import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
+import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from '../views/instance-views.js';
 
 export interface StatusOptions {
   json: boolean;

@@ -6,9 +6,9 @@ import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { describeSnapshot, holderSnapshot, type HolderSnapshot } from './holder-text.js';
-import { publicHolder } from './instance-views.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
+import { publicHolder } from '../views/instance-views.js';
 
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;

@@ -4,8 +4,8 @@ import { pidNumber, type Holder } from '../lock/holder.js';
 import { inspectOn } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
 import { describeError } from '../redis/client.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { quorumSize } from '../redlock/quorum.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { quorumSize } from '../lockset/quorum.js';
 
 export interface InstanceView {
   redis: string;

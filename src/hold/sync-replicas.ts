@@ -7,8 +7,8 @@
 import { UnavailableError } from '../errors.js';
 import { nodeForKey } from '../redis/nodes.js';
 import { isPermanentFailure } from '../redis/client.js';
-import { fanOut, type LockSet } from '../redlock/lockset.js';
-import { tally } from '../redlock/quorum.js';
+import { fanOut, type LockSet } from '../lockset/lockset.js';
+import { tally } from '../lockset/quorum.js';
 import { withTimeout } from '../timeout.js';
 
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {

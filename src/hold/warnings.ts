@@ -3,9 +3,9 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { failureText } from '../redlock/lockset.js';
-import { quorumSize } from '../redlock/quorum.js';
-import type { RedundancyChange } from '../redlock/redundancy.js';
+import { failureText } from '../lockset/lockset.js';
+import { quorumSize } from '../lockset/quorum.js';
+import type { RedundancyChange } from '../lockset/redundancy.js';
 
 export function logRedundancy(log: Logger, key: string, fence: string, total: number, change: RedundancyChange | undefined): void {
   if (!change) return;

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { constants as os } from 'node:os';
-import { CommandError, EXIT } from './errors.js';
+import { CommandError, EXIT } from '../errors.js';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
 export interface ChildHandle {

@@ -4,11 +4,11 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import type { HeldLock } from './lock/retake.js';
-import { extendAll } from './redlock/extend.js';
-import type { InstanceFailure, LockSet } from './redlock/lockset.js';
-import { killDeadline } from './redlock/quorum.js';
-import { now } from './timeout.js';
+import type { HeldLock } from '../lock/retake.js';
+import { extendAll } from '../lockset/extend.js';
+import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
+import { killDeadline } from '../lockset/quorum.js';
+import { now } from '../timeout.js';
 
 export interface LossReason {
   kind: 'refused' | 'expiring';
