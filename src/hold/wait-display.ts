@@ -1,4 +1,4 @@
-// What a waiting `dlock run` shows: a spinner on a terminal, a verbose/json "waiting"
+// What a waiting dlock shows: a spinner on a terminal, a verbose/json "waiting"
 // event otherwise, and the one-line message when the lock was not obtained.
 
 import { spinnerWanted, Spinner } from '../spinner.js';
@@ -10,6 +10,8 @@ import type { LockSet } from '../lockset/lockset.js';
 import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
+type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
+
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;
   private announced = false;
@@ -18,7 +20,7 @@ export class WaitDisplay {
   private ticker: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly config: RunConfig,
+    private readonly config: DisplayConfig,
     private readonly set: LockSet,
     private readonly log: Logger,
   ) {

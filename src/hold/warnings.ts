@@ -1,10 +1,13 @@
-// What `dlock run` says when Redis instances fail but the lock goes on: a held Redlock that
-// lost redundancy (once per change of the failing set), and a wait riding out an outage.
+// What a hold says when Redis instances fail but the lock goes on: a held Redlock that lost
+// redundancy (once per change of the failing set) or had an instance re-taken, a wait riding
+// out an outage or falling back to polling, and an attempt whose undo failed.
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
 import { failureText } from '../lockset/lockset.js';
 import { quorumSize } from '../lockset/quorum.js';
+import { POLL_CAP_MS } from '../lockset/waiter.js';
+import { expiresText } from './release-report.js';
 import type { RedundancyChange } from '../lockset/redundancy.js';
 
 export function logRedundancy(log: Logger, key: string, fence: string, total: number, change: RedundancyChange | undefined): void {
@@ -32,4 +35,26 @@ export function logOutage(log: Logger, key: string, waitMs: number | undefined, 
 
 export function logOutageOver(log: Logger, key: string): void {
   log.event('restored', { key }, `Redis answers again; still waiting for ${key}`);
+}
+
+/** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line. */
+export function logNotUndone(log: Logger, config: { key: string; ttlMs: number }, unreleased: string[]): void {
+  log.event(
+    'release-failed',
+    { key: config.key, instance: unreleased.map((entry) => entry.slice(0, entry.indexOf(': '))).join(' '), error: unreleased.join('; '), expires_in_ms: config.ttlMs },
+    `could not undo the attempt on ${config.key} on ${unreleased.join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
+  );
+}
+
+/** Waiting without the release channel: one warning, then polling alone. */
+export function logPollOnly(log: Logger, key: string, errors: string[]): void {
+  log.event('poll-only', { key, error: errors.join('; ') }, `cannot subscribe to ${key}'s release channel (${errors.join('; ')}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`);
+}
+
+export function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {
+  log.event(
+    'retaken',
+    { key, fence, instances: retaken.join(' ') },
+    `${key} was gone from ${retaken.join(', ')} (a restart without persistence, an eviction) and is held there again: re-taken while a majority still held it (fence raised to ${fence})`,
+  );
 }
