@@ -14,6 +14,7 @@ import { obtain, type NotObtained } from '../lockset/obtain.js';
 import { unavailable } from '../lockset/open.js';
 import { RedundancyWatch } from '../lockset/redundancy.js';
 import { releaseAll } from '../lockset/release.js';
+import { failureText } from '../redis/client.js';
 import { now } from '../timeout.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
@@ -130,7 +131,7 @@ const NEVER = new AbortController().signal;
 function notAcquiredInOutage(config: HoldConfig, set: LockSet, result: NotObtained & { kind: 'unavailable' }): UnavailableError {
   const { message } = unavailable(set.total, result.errors);
   // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
-  const undone = result.unreleased.length > 0 ? `; could not undo the attempt on ${result.unreleased.join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})` : '';
+  const undone = result.unreleased.length > 0 ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})` : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`);
 }

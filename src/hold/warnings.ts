@@ -4,7 +4,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { failureText } from '../lockset/lockset.js';
+import { failureText, type InstanceFailure } from '../redis/client.js';
 import { quorumSize } from '../lockset/quorum.js';
 import { POLL_CAP_MS } from '../lockset/waiter.js';
 import { expiresText } from './release-report.js';
@@ -28,9 +28,10 @@ export function logRedundancy(log: Logger, key: string, fence: string, total: nu
   );
 }
 
-export function logOutage(log: Logger, key: string, waitMs: number | undefined, errors: string[]): void {
+export function logOutage(log: Logger, key: string, waitMs: number | undefined, failures: InstanceFailure[]): void {
   const until = waitMs === undefined ? 'as long as it takes (no --wait)' : `until --wait ${formatDuration(waitMs)} runs out`;
-  log.event('outage', { key, error: errors.join('; ') }, `Redis is unreachable while waiting for ${key} (${errors.join('; ')}); retrying ${until}`);
+  const errors = failures.map(failureText).join('; ');
+  log.event('outage', { key, error: errors }, `Redis is unreachable while waiting for ${key} (${errors}); retrying ${until}`);
 }
 
 export function logOutageOver(log: Logger, key: string): void {
@@ -38,17 +39,19 @@ export function logOutageOver(log: Logger, key: string): void {
 }
 
 /** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line. */
-export function logNotUndone(log: Logger, config: { key: string; ttlMs: number }, unreleased: string[]): void {
+export function logNotUndone(log: Logger, config: { key: string; ttlMs: number }, unreleased: Pick<InstanceFailure, 'label' | 'reason'>[]): void {
+  const errors = unreleased.map(failureText).join('; ');
   log.event(
     'release-failed',
-    { key: config.key, instance: unreleased.map((entry) => entry.slice(0, entry.indexOf(': '))).join(' '), error: unreleased.join('; '), expires_in_ms: config.ttlMs },
-    `could not undo the attempt on ${config.key} on ${unreleased.join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
+    { key: config.key, instance: unreleased.map(({ label }) => label).join(' '), error: errors, expires_in_ms: config.ttlMs },
+    `could not undo the attempt on ${config.key} on ${errors} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
   );
 }
 
 /** Waiting without the release channel: one warning, then polling alone. */
-export function logPollOnly(log: Logger, key: string, errors: string[]): void {
-  log.event('poll-only', { key, error: errors.join('; ') }, `cannot subscribe to ${key}'s release channel (${errors.join('; ')}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`);
+export function logPollOnly(log: Logger, key: string, failures: InstanceFailure[]): void {
+  const errors = failures.map(failureText).join('; ');
+  log.event('poll-only', { key, error: errors }, `cannot subscribe to ${key}'s release channel (${errors}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`);
 }
 
 export function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {

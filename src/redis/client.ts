@@ -11,7 +11,8 @@ import { stopWatching, watchFailovers } from './sentinel-watch.js';
 import type { RedisTarget } from './url.js';
 
 export type { RedisClient } from './create.js';
-export { AnsweredError, describeError, failureLine, isErrorReply, isPermanentFailure, MalformedReplyError } from './describe.js';
+export { AnsweredError, describeError, isErrorReply, MalformedReplyError } from './describe.js';
+export { failureLine, failureText, instanceFailure, retryableFailure, type InstanceFailure } from './failure.js';
 
 export interface Instance {
   target: RedisTarget;
