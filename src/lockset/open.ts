@@ -7,7 +7,7 @@ import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
 import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
-import type { RedisTarget } from '../redis/url.js';
+import type { RedisTarget } from '../redis/target.js';
 import { now, TimeoutError } from '../timeout.js';
 import { connectQuorum } from './connect.js';
 import { findDuplicate } from './duplicates.js';

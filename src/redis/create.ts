@@ -3,7 +3,7 @@
 // offline queue, nothing retried behind dlock's back until the first connect succeeded.
 
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { RedisTarget } from './url.js';
+import type { RedisTarget } from './target.js';
 
 export type RedisClient = Redis | Cluster;
 

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { RedisClient } from './create.js';
 import { AnsweredError, describeFailure } from './describe.js';
 import { InstanceUnavailableError } from './failure.js';
-import type { RedisTarget } from './url.js';
+import type { RedisTarget } from './target.js';
 
 /**
  * Prove the path (TLS both ways, AUTH, SELECT) with one round trip. For one server that is

@@ -4,7 +4,7 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { badOption, UsageError } from '../errors.js';
-import type { TlsFiles } from './url.js';
+import type { TlsFiles } from './target.js';
 
 export interface TlsPaths {
   ca?: { option: string; path: string };
