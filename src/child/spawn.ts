@@ -29,7 +29,7 @@ function hasSetpriv(): boolean {
 }
 
 /** Exit status of a finished child as a shell reports it. */
-export function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
+function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
   if (signal) return 128 + (os.signals[signal as NodeJS.Signals] ?? 0);
   return code ?? EXIT.internal;
 }

@@ -100,7 +100,7 @@ export class Lease {
       this.lose('refused', 'renewal refused: the lock was deleted or taken over');
     } else {
       this.events.renewFailed?.(renewal.errors);
-      this.scheduleRenewal(retryDelayMs(this.set.ttlMs));
+      this.scheduleRenewal(renewalRetryMs(this.set.ttlMs));
     }
   }
 
@@ -128,6 +128,6 @@ export class Lease {
 }
 
 /** Pause between failed renewals: short next to the TTL, never a storm. */
-export function retryDelayMs(ttlMs: number): number {
+function renewalRetryMs(ttlMs: number): number {
   return Math.min(1000, Math.max(20, Math.floor(ttlMs / 15)));
 }

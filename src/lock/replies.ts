@@ -10,7 +10,7 @@ import { holderFromReply } from './holder.js';
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
 /** Longest holder field dlock accepts (it writes at most a few hundred bytes: a 256-character command). */
-export const MAX_FIELD_BYTES = 4096;
+const MAX_FIELD_BYTES = 4096;
 /** Most fields a lock hash holds (dlock writes eight, `release --force` one more). */
 const MAX_FIELDS = 64;
 

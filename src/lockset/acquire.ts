@@ -50,7 +50,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   const refused = round2?.failures.filter(({ permanent }) => permanent) ?? [];
   if (refused.length > 0) return { kind: 'unavailable', errors: refused, undo };
   if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.failures, undo };
-  return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values), undo };
+  return { kind: 'busy', retryInMs: retryInMsFor(set, round1.values), undo };
 }
 
 /**
@@ -58,7 +58,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
  * sooner); a lock without a TTL (not one of ours) is only ever released, so wait for that.
  * Nobody does (a split vote between contenders): after a short random back-off.
  */
-function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): number {
+function retryInMsFor(set: LockSet, replies: (AcquireReply | undefined)[]): number {
   const pttlsByOwner = new Map<string, number[]>();
   for (const reply of replies) {
     if (reply && !reply.acquired) pttlsByOwner.set(reply.owner, [...(pttlsByOwner.get(reply.owner) ?? []), reply.pttlMs]);
@@ -68,7 +68,7 @@ function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): numb
     const expiring = pttls.filter((pttl) => pttl > 0);
     return expiring.length > 0 ? Math.min(...expiring) : Infinity;
   }
-  return splitVoteBackoff(set.ttlMs);
+  return splitVoteRetryMs(set.ttlMs);
 }
 
 /** Round 2: counter = max(counter, T) on every instance we hold (won when a quorum did). */
@@ -77,6 +77,6 @@ function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence:
   return fanOut(set, (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)), (ok) => ok);
 }
 
-function splitVoteBackoff(ttlMs: number): number {
+function splitVoteRetryMs(ttlMs: number): number {
   return Math.min(driftMs(ttlMs) * 2, 50) * (0.5 + Math.random());
 }

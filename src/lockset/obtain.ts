@@ -6,7 +6,7 @@ import { tryAcquire, type Undo } from './acquire.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
 import { releaseFailures } from './release.js';
-import { pollDelayMs, ReleaseWatcher } from './waiter.js';
+import { busyRetryMs, ReleaseWatcher } from './waiter.js';
 
 export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
 /**
@@ -99,7 +99,7 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
       // A subscription that lied leaves too few instances to trust: the instance failed (69).
       if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures, waitedMs };
       await options.onWait?.(waitedMs);
-      await watcher.next(Math.min(pollDelayMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
+      await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {
     watcher?.stop();

@@ -15,7 +15,7 @@ import type { LockSet } from './lockset.js';
 import { instanceTimeoutMs, quorumSize } from './quorum.js';
 
 /** A fresh 128-bit owner token, hex. */
-export function newOwnerToken(): string {
+function newOwnerToken(): string {
   return randomBytes(16).toString('hex');
 }
 

@@ -59,7 +59,7 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
       // An error reply means the script stopped before its DEL; no reply may hide a DEL.
       if (!failure.errorReply) replyLost ??= failure.reason;
       // A permission the ACL lacks does not come within the bound: say so at once.
-      const pauseMs = Math.min(retryPauseMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
+      const pauseMs = Math.min(releaseRetryMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
       if (pauseMs <= 0 || signal?.aborted || failure.permanent) return { kind: 'failed', reason };
       await sleep(pauseMs, signal);
       if (signal?.aborted) return { kind: 'failed', reason };
@@ -71,7 +71,7 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
 const MIN_ATTEMPT_MS = 10;
 
 /** 25ms doubling to 400ms, jittered: about the client's own reconnect delay. */
-export function retryPauseMs(attempt: number, random = Math.random()): number {
+function releaseRetryMs(attempt: number, random = Math.random()): number {
   return Math.round(Math.min(25 * 2 ** attempt, 400) * (0.5 + random));
 }
 

@@ -11,7 +11,7 @@ import type { InstanceFailure, LockSet } from './lockset.js';
 export const POLL_CAP_MS = 5_000;
 
 /** Sleep before the next poll: the holder's remaining TTL, capped, plus jitter so waiters spread out. */
-export function pollDelayMs(retryInMs: number, random: number = Math.random()): number {
+export function busyRetryMs(retryInMs: number, random: number = Math.random()): number {
   const base = Math.min(retryInMs, POLL_CAP_MS);
   return Math.max(1, Math.round(base + 1 + random * Math.min(base * 0.05, 50)));
 }

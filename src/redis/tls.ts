@@ -13,7 +13,7 @@ export interface TlsPaths {
 }
 
 /** Largest PEM file read: a CA bundle of a few hundred certificates fits many times over. */
-export const MAX_TLS_FILE_BYTES = 1024 * 1024;
+const MAX_TLS_FILE_BYTES = 1024 * 1024;
 
 /**
  * The file's bytes: a regular file of at most MAX_TLS_FILE_BYTES. /dev/zero, a FIFO or a

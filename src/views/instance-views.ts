@@ -12,7 +12,6 @@ export interface InstanceView {
   held: boolean;
   holder?: Holder;
   ttl_ms?: number;
-  fence_counter?: string;
   error?: string;
   /** Why it did not answer, as data (not shown as such: `error` is its reason). */
   failure?: InstanceFailure;
@@ -27,7 +26,7 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
     set.instances.map(async (instance) => {
       try {
         const state = await inspectOn(instance, keys, set.timeoutMs);
-        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs, fence_counter: state.counter };
+        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs };
       } catch (error) {
         const failure = instanceFailure(instance.target.label, error);
         return { redis: failure.label, held: false, error: failure.reason, failure };
