@@ -4,7 +4,8 @@ import { parseDuration } from './duration.js';
 import { holderCmd } from './holder-cmd.js';
 import { badOption, UsageError } from './errors.js';
 import { readTlsFiles, type TlsPaths } from './redis/tls.js';
-import { parseRedisUrl, splitRedisUrls, type RedisTarget } from './redis/url.js';
+import type { RedisTarget } from './redis/target.js';
+import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
 
 export const DEFAULTS = {
   redis: 'redis://127.0.0.1:6379',

@@ -5,7 +5,7 @@ import { redactUrlsIn } from './redis/url.js';
 import { printable } from './untrusted.js';
 
 /** Longest command line stored in the holder metadata. */
-export const MAX_CMD_METADATA = 256;
+const MAX_CMD_METADATA = 256;
 
 /**
  * `command` joined with its secrets masked: the password of every URL (`scheme://user:***@`),

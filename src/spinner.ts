@@ -20,7 +20,7 @@ export function underCi(env: Env): boolean {
 }
 
 /** NO_COLOR (https://no-color.org): present and not empty turns colour off. */
-export function colourWanted(env: Env): boolean {
+function colourWanted(env: Env): boolean {
   return !env.NO_COLOR;
 }
 

@@ -4,7 +4,8 @@
 
 import { createRequire } from 'node:module';
 import { describe, expect, test } from 'vitest';
-import { AnsweredError, describeError, failureLine, isPermanentFailure } from '../src/redis/describe.js';
+import { AnsweredError, describeError, describeFailure } from '../src/redis/describe.js';
+import { failureLine, instanceFailure } from '../src/redis/failure.js';
 import { TimeoutError } from '../src/timeout.js';
 
 const require = createRequire(import.meta.url);
@@ -67,16 +68,15 @@ describe('describeError', () => {
 
 describe('the error line for one instance', () => {
   test('a server that did not answer: "cannot reach"; one that answered: its URL and the reason', () => {
-    expect(failureLine(`redis://h:1: ${describeError(errno('ECONNREFUSED'))}`)).toBe('cannot reach redis://h:1: connection refused');
-    const replica = describeError(new AnsweredError('a read-only replica'));
-    expect(failureLine(`redis://h:1: ${replica}`)).toBe('redis://h:1: a read-only replica');
+    expect(failureLine(instanceFailure('redis://h:1', errno('ECONNREFUSED')))).toBe('cannot reach redis://h:1: connection refused');
+    expect(failureLine(instanceFailure('redis://h:1', new AnsweredError('a read-only replica')))).toBe('redis://h:1: a read-only replica');
   });
 
   test('answered and credential failures end a wait; a refused connection does not', () => {
-    expect(isPermanentFailure(`redis://h:1: ${describeError(new AnsweredError('not a Redis server'))}`)).toBe(true);
-    expect(isPermanentFailure(`redis://h:1: ${describeError(new ReplyError('NOAUTH Authentication required.'))}`)).toBe(true);
-    expect(isPermanentFailure('redis://h:1: authentication failed')).toBe(true);
-    expect(isPermanentFailure(`redis://h:1: ${describeError(errno('ECONNREFUSED'))}`)).toBe(false);
-    expect(isPermanentFailure(`redis://h:1: ${describeError(new ReplyError('READONLY no'))}`)).toBe(false);
+    expect(describeFailure(new AnsweredError('not a Redis server')).permanent).toBe(true);
+    expect(describeFailure(new ReplyError('NOAUTH Authentication required.')).permanent).toBe(true);
+    expect(describeFailure(new ReplyError('WRONGPASS invalid username-password pair or user is disabled.'))).toEqual({ reason: 'authentication failed', permanent: true, reached: false });
+    expect(describeFailure(errno('ECONNREFUSED')).permanent).toBe(false);
+    expect(describeFailure(new ReplyError('READONLY no')).permanent).toBe(false);
   });
 });

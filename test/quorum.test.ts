@@ -2,8 +2,8 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../src/lock/fence.js';
-import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/redlock/quorum.js';
-import { POLL_CAP_MS, pollDelayMs } from '../src/redlock/waiter.js';
+import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/lockset/quorum.js';
+import { POLL_CAP_MS, busyRetryMs } from '../src/lockset/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
   test.each([
@@ -193,7 +193,7 @@ describe('instanceTimeoutMs: --connect-timeout, and small next to the TTL', () =
   });
 });
 
-describe('pollDelayMs: the holder\'s remaining TTL, capped, plus jitter', () => {
+describe('busyRetryMs: the holder\'s remaining TTL, capped, plus jitter', () => {
   test.each([
     // retry in, random, delay
     [0, 0, 1],
@@ -207,13 +207,13 @@ describe('pollDelayMs: the holder\'s remaining TTL, capped, plus jitter', () => 
     [60_000, 1, POLL_CAP_MS + 51],
     [Infinity, 1, POLL_CAP_MS + 51],
   ])('retry in %f, random %f -> %i', (retryIn, random, delay) => {
-    expect(pollDelayMs(retryIn, random)).toBe(delay);
+    expect(busyRetryMs(retryIn, random)).toBe(delay);
   });
 
   test('never sleeps less than the lock has left (up to the cap), nor more than 5% or 50ms over it', () => {
     for (const retryIn of [1, 37, 999, 4_000, 123_456]) {
       for (const random of [0, 0.3, 0.999]) {
-        const delay = pollDelayMs(retryIn, random);
+        const delay = busyRetryMs(retryIn, random);
         const base = Math.min(retryIn, POLL_CAP_MS);
         expect(delay).toBeGreaterThan(base);
         expect(delay).toBeLessThanOrEqual(base + 1 + Math.min(base * 0.05, 50) + 0.5);

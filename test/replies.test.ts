@@ -3,7 +3,7 @@
 
 import { describe, expect, test } from 'vitest';
 import { isFence, MAX_FENCE, parseAcquireReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../src/lock/replies.js';
-import { describeError, isPermanentFailure, MalformedReplyError } from '../src/redis/describe.js';
+import { describeError, describeFailure, MalformedReplyError } from '../src/redis/describe.js';
 import { checkClientReply, checkPushReply } from '../src/redis/reply-shapes.js';
 
 /** The reply's error reason, or "ok" when it was accepted. */
@@ -150,9 +150,9 @@ describe('SCAN: {cursor, names}', () => {
 
 describe('a malformed reply fails the instance at once', () => {
   test('its reason reads "the instance failed: ..." and no wait retries it', () => {
-    const reason = describeError(new MalformedReplyError('it answered the acquire script with nil'));
-    expect(reason).toBe('the instance failed: it answered the acquire script with nil');
-    expect(isPermanentFailure(`redis://h:1: ${reason}`)).toBe(true);
+    const error = new MalformedReplyError('it answered the acquire script with nil');
+    expect(describeError(error)).toBe('the instance failed: it answered the acquire script with nil');
+    expect(describeFailure(error).permanent).toBe(true);
   });
 
   test('shape() shows text inert and short, and never recurses', () => {

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { schedulingMarginMs } from '../src/redlock/quorum.js';
+import { schedulingMarginMs } from '../src/lockset/quorum.js';
 import { childPid, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 import { TcpProxy } from './helpers/proxy.js';
 import { RedisServer } from './helpers/redis.js';

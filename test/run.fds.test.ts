@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { childStdio, inheritedFds } from '../src/inherited-fds.js';
+import { childStdio, inheritedFds } from '../src/child/inherited-fds.js';
 import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
 import { RedisServer } from './helpers/redis.js';
 import { removeTempDirs, tempDir } from './fixtures/observe.js';

@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { driftMs, schedulingMarginMs } from '../src/redlock/quorum.js';
+import { driftMs, schedulingMarginMs } from '../src/lockset/quorum.js';
 import { dlock, type Running } from './helpers/cli.js';
 import { RedisServer } from './helpers/redis.js';
 import { childEnv, childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';

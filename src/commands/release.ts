@@ -10,12 +10,11 @@ import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
-import { describeError, disconnectAll } from '../redis/client.js';
-import { failureText } from '../redlock/lockset.js';
-import { openLockSet, unavailable } from '../redlock/open.js';
+import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
+import { openLockSet, unavailable } from '../lockset/open.js';
 import { printable } from '../untrusted.js';
-import { describeHolder } from './holder-text.js';
-import { publicHolder } from './instance-views.js';
+import { describeHolder } from '../views/holder-text.js';
+import { publicHolder } from '../views/instance-views.js';
 
 export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out: Output = stdout): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -27,13 +26,13 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now))));
     const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value.holder ? [{ ...r.value.holder, closedForMs: r.value.closedForMs }] : []));
     const failed = [
-      ...results.flatMap((r, i) => (r.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(r.reason)}`] : [])),
-      ...set.unreachable.map(failureText),
+      ...results.flatMap((r, i) => (r.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, r.reason)] : [])),
+      ...set.unreachable,
     ];
     // Nothing removed: the error alone says why. Else an instance we could not reach may still
     // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
-    for (const failure of failed) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
+    for (const failure of failed.map(failureText)) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
       out.write(`${key}: not held; nothing released\n`);
       return 1;

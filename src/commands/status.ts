@@ -8,15 +8,15 @@ import { UnavailableError } from '../errors.js';
 import type { Holder } from '../lock/holder.js';
 import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
 import { parseScanReply } from '../lock/replies.js';
-import { AnsweredError, describeError, disconnectAll, type Instance } from '../redis/client.js';
+import { AnsweredError, disconnectAll, failureText, instanceFailure, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
-import { failureText, type LockSet } from '../redlock/lockset.js';
-import { openLockSet, unavailable } from '../redlock/open.js';
-import { quorumSize } from '../redlock/quorum.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { openLockSet, unavailable } from '../lockset/open.js';
+import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
-import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from './instance-views.js';
+import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from '../views/instance-views.js';
 
 export interface StatusOptions {
   json: boolean;
@@ -35,7 +35,7 @@ export async function status(config: ConnectionConfig, key: string | undefined, 
 async function showKey(set: LockSet, config: ConnectionConfig, key: string, options: StatusOptions, out: Output): Promise<number> {
   const views = await inspectAll(set, set.keys, config.targets.map((target) => target.label));
   const { verdict, agreed } = majority(views, set.total);
-  const failures = views.flatMap((v) => (v.error ? [`${v.redis}: ${v.error}`] : []));
+  const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
   if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
   if (options.json) {
     const held = verdict === 'unknown' ? null : verdict === 'held';
@@ -45,7 +45,7 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
     if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
   }
   if (verdict === 'unknown') {
-    throw new UnavailableError(`cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
+    throw new UnavailableError(`cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.map(failureText).join('; ')})`);
   }
   return verdict === 'held' ? 0 : 1;
 }
@@ -79,7 +79,7 @@ function describeInstances(views: InstanceView[], total: number, verdict: Verdic
  */
 async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: Output): Promise<number> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
-  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : [])), ...set.unreachable.map(failureText)];
+  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [failureText(instanceFailure(set.instances[i].target.label, s.reason))] : [])), ...set.unreachable.map(failureText)];
   if (failures.length >= quorumSize(set.total)) {
     throw new UnavailableError(`cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
   }

@@ -8,10 +8,11 @@ import { AnsweredError } from './describe.js';
 import { isCluster } from './nodes.js';
 import { checkServer, connectFailure } from './server-check.js';
 import { stopWatching, watchFailovers } from './sentinel-watch.js';
-import type { RedisTarget } from './url.js';
+import type { RedisTarget } from './target.js';
 
 export type { RedisClient } from './create.js';
-export { AnsweredError, describeError, failureLine, isErrorReply, isPermanentFailure, MalformedReplyError } from './describe.js';
+export { AnsweredError, describeError, isErrorReply, MalformedReplyError } from './describe.js';
+export { failureLine, failureText, instanceFailure, retryableFailure, type InstanceFailure } from './failure.js';
 
 export interface Instance {
   target: RedisTarget;

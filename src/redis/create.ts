@@ -3,12 +3,12 @@
 // offline queue, nothing retried behind dlock's back until the first connect succeeded.
 
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import type { RedisTarget } from './url.js';
+import type { RedisTarget } from './target.js';
 
 export type RedisClient = Redis | Cluster;
 
 /** Reconnect delay once connected: quick, so a restart or failover does not cost the lease. */
-const reconnectDelayMs = (attempt: number) => Math.min(25 * attempt, 500);
+const reconnectRetryMs = (attempt: number) => Math.min(25 * attempt, 500);
 
 export async function createClient(target: RedisTarget, timeoutMs: number): Promise<RedisClient> {
   const [{ default: Redis, Cluster }, { installReplyGuard }] = await Promise.all([import('ioredis'), import('./reply-guard.js')]);
@@ -74,9 +74,9 @@ export async function createClient(target: RedisTarget, timeoutMs: number): Prom
 /** After the first connect: a dropped connection is retried (commands sent meanwhile fail at once). */
 export function keepReconnecting(client: RedisClient): void {
   if (client.isCluster) {
-    (client as Cluster).options.clusterRetryStrategy = reconnectDelayMs;
+    (client as Cluster).options.clusterRetryStrategy = reconnectRetryMs;
   } else {
-    (client as Redis).options.retryStrategy = reconnectDelayMs;
-    (client as Redis).options.sentinelRetryStrategy = reconnectDelayMs;
+    (client as Redis).options.retryStrategy = reconnectRetryMs;
+    (client as Redis).options.sentinelRetryStrategy = reconnectRetryMs;
   }
 }

@@ -29,12 +29,23 @@ export class MalformedReplyError extends AnsweredError {
 /** Every MalformedReplyError's reason: ioredis' Sentinel connector passes on only the text. */
 const malformedReasons = new Set<string>();
 
-/** Reasons made from an AnsweredError or a reply that no retry can change (see isPermanentFailure). */
-const answeredReasons = new Set<string>();
-function answered(reason: string): string {
-  answeredReasons.add(reason);
-  return reason;
+/** A failure in dlock's words, and what it means for retrying and for how it is shown. */
+export interface Described {
+  reason: string;
+  /** No retry can change it (a permission, credentials, the wrong kind of server, a lying reply): a wait gives up at once. */
+  permanent: boolean;
+  /** The reason is what a server that was reached answered or is: the error line leaves out "cannot reach". */
+  reached: boolean;
 }
+
+/** A failure a retry may cure (a refused or dropped connection, a timeout, a server busy for now). */
+const passing = (reason: string): Described => ({ reason, permanent: false, reached: false });
+/** A failure no retry can cure, said by the server itself. */
+const answered = (reason: string): Described => ({ reason, permanent: true, reached: true });
+/** A failure no retry can cure (credentials, permissions), shown as "cannot reach". */
+const refused = (reason: string): Described => ({ reason, permanent: true, reached: false });
+/** Another reason around an inner failure: as final as the inner one, shown as "cannot reach". */
+const around = (inner: Described, reason: string): Described => ({ reason, permanent: inner.permanent, reached: false });
 
 const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
 const NOT_TLS = 'TLS handshake failed (is this a TLS port? use redis:// for plain text)';
@@ -73,64 +84,77 @@ const CLIENT_MESSAGES: [RegExp, string][] = [
 
 /** A short reason for a connection or command failure, never containing a password. */
 export function describeError(error: unknown): string {
-  if (error instanceof TimeoutError) return error.message;
+  return describeFailure(error).reason;
+}
+
+/** The reason for a connection or command failure, and whether a retry can cure it. */
+export function describeFailure(error: unknown): Described {
+  if (error instanceof TimeoutError) return passing(error.message);
   if (error instanceof MalformedReplyError) return answered(`the instance failed: ${error.reason}`);
   if (error instanceof AnsweredError) return answered(error.message);
   const err = error as NodeJS.ErrnoException & { buffer?: unknown; lastNodeError?: unknown };
-  if (err?.code && TLS_ERRORS[err.code]) return TLS_ERRORS[err.code];
-  if (err?.code?.startsWith('ERR_SSL_') || err?.code === 'EPROTO') return `TLS handshake failed (${err.code})`;
+  if (err?.code && TLS_ERRORS[err.code]) return passing(TLS_ERRORS[err.code]);
+  if (err?.code?.startsWith('ERR_SSL_') || err?.code === 'EPROTO') return passing(`TLS handshake failed (${err.code})`);
   switch (err?.code) {
     case 'ECONNREFUSED':
-      return 'connection refused';
+      return passing('connection refused');
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'host not found';
+      return passing('host not found');
     case 'ETIMEDOUT':
-      return 'connect timed out';
+      return passing('connect timed out');
     case 'ECONNRESET':
-      return 'connection reset';
+      return passing('connection reset');
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return 'no route to the host';
+      return passing('no route to the host');
   }
   const message = String(err?.message ?? error).split('\n')[0];
   if (message.startsWith('Protocol error, got')) return answered(notRedis(err.buffer));
   const ready = /^Ready check failed: (.*)$/.exec(message);
-  if (ready) return describeError(new Error(ready[1]));
+  if (ready) return describeFailure(new Error(ready[1]));
   const sentinels = /^All sentinels are unreachable[^]*?(?:Last error: (.*))?$/.exec(message);
   if (sentinels) {
     const malformed = (sentinels[1] ?? '').replace(/\. Please report this\.$/, '');
     return malformedReasons.has(malformed) ? answered(`the instance failed: ${malformed}`) : describeSentinelFailure(sentinels[1] ?? '');
   }
   if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) {
-    const why = err.lastNodeError ? describeError(err.lastNodeError) : '';
-    if (why.startsWith('not a cluster node')) return why;
-    if (err.lastNodeError instanceof MalformedReplyError) return answered(`no cluster node answered (${why})`);
-    return why && why !== NOT_CONNECTED ? `no cluster node answered (${why})` : 'no cluster node answered';
+    const why = err.lastNodeError ? describeFailure(err.lastNodeError) : passing('');
+    if (why.reason.startsWith('not a cluster node')) return why;
+    if (err.lastNodeError instanceof MalformedReplyError) return answered(`no cluster node answered (${why.reason})`);
+    return around(why, why.reason && why.reason !== NOT_CONNECTED ? `no cluster node answered (${why.reason})` : 'no cluster node answered');
   }
   const redirections = /^Too many Cluster redirections\. Last error: (.*)$/.exec(message);
-  if (redirections) return `too many cluster redirections (${describeError(new Error(redirections[1].replace(/^\w*Error: /, '')))})`;
-  for (const [pattern, reason] of CLIENT_MESSAGES) if (pattern.test(message)) return reason;
+  if (redirections) {
+    const last = describeFailure(new Error(redirections[1].replace(/^\w*Error: /, '')));
+    return around(last, `too many cluster redirections (${last.reason})`);
+  }
+  for (const [pattern, reason] of CLIENT_MESSAGES) if (pattern.test(message)) return passing(reason);
   return describeReply(message);
 }
 
 /** A reply the server sent (-ERR ..., -WRONGPASS ...), without the script details Redis appends. */
-function describeReply(message: string): string {
+function describeReply(message: string): Described {
   // The server's own text, of any size (escaped where it is printed).
   const reply = cut(message.replace(/^ReplyError: /, '')).replace(/\s*script: \w+, on @\w+:\d+\.?$/, '');
-  if (/cluster support disabled/i.test(reply)) return 'not a cluster node (cluster support disabled; use redis:// for a single server)';
+  if (/cluster support disabled/i.test(reply)) return passing('not a cluster node (cluster support disabled; use redis:// for a single server)');
   if (/^NOAUTH/.test(reply)) return answered('the server needs a password: put it in the URL (redis://:PASSWORD@host:port) or in DLOCK_REDIS_PASSWORD');
-  if (/WRONGPASS|invalid password|invalid username-password/i.test(reply)) return 'authentication failed';
-  if (/^NOPERM/.test(reply)) return `permission denied by the server's ACL: ${reply.replace(/^NOPERM\s*/, '')}`;
-  if (/can't run this command/.test(reply)) return `permission denied by the server's ACL: ${reply.replace(/^ERR\s*/, '')}`;
-  if (/^READONLY/.test(reply)) return 'the server is a read-only replica (READONLY)';
-  if (/^LOADING/.test(reply)) return 'the server is loading its data set (LOADING)';
-  if (/^(MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY)\b/.test(reply)) return `the server cannot serve now (${reply})`;
-  if (/^OOM/.test(reply)) return `the server is out of memory (${reply})`;
-  if (/^[A-Z]+\b/.test(reply)) return `the server answered: ${reply}`;
+  if (/WRONGPASS|invalid password|invalid username-password/i.test(reply)) return refused('authentication failed');
+  if (/^NOPERM/.test(reply)) return refused(`permission denied by the server's ACL: ${reply.replace(/^NOPERM\s*/, '')}`);
+  if (/can't run this command/.test(reply)) return refused(`permission denied by the server's ACL: ${reply.replace(/^ERR\s*/, '')}`);
+  if (/^READONLY/.test(reply)) return passing('the server is a read-only replica (READONLY)');
+  if (/^LOADING/.test(reply)) return passing('the server is loading its data set (LOADING)');
+  if (/^(MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY)\b/.test(reply)) return passing(`the server cannot serve now (${reply})`);
+  if (/^OOM/.test(reply)) return passing(`the server is out of memory (${reply})`);
+  // A reply no retry changes: a key of another type in our place, a command the server lacks.
+  const final = FINAL_REPLY.test(reply);
+  if (/^[A-Z]+\b/.test(reply)) return (final ? refused : passing)(`the server answered: ${reply}`);
   // Not a reply, and none of the client's messages above: say whose it is, one line.
-  return `Redis client error: ${reply}`;
+  return (final ? refused : passing)(`Redis client error: ${reply}`);
 }
+
+/** Server replies that no retry changes, besides credentials and permissions (handled above). */
+const FINAL_REPLY = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
 
 /** The first bytes of what a non-Redis server sent, made printable; ParserError keeps them as JSON. */
 function notRedis(buffer: unknown): string {
@@ -149,34 +173,15 @@ function notRedis(buffer: unknown): string {
 }
 
 /** Why no sentinel told us the master, from the last sentinel's error. */
-function describeSentinelFailure(last: string): string {
-  if (/No such master/i.test(last)) return 'no sentinel knows a master by that name';
+function describeSentinelFailure(last: string): Described {
+  if (/No such master/i.test(last)) return passing('no sentinel knows a master by that name');
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|without any password/i.test(last)) {
-    return "the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)";
+    return refused("the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)");
   }
   if (/unknown command .sentinel/i.test(last)) {
     return answered('a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use redis://host:port)');
   }
-  return 'no sentinel answered';
-}
-
-/** The reason part of a "<url>: <reason>" entry (URLs hold no ": "). */
-function reasonOf(entry: string): string {
-  const at = entry.indexOf(': ');
-  return at < 0 ? entry : entry.slice(at + 2);
-}
-
-/** One instance's failure as the whole error line: "cannot reach <url>: why" only when it may not have answered. */
-export function failureLine(entry: string): string {
-  return answeredReasons.has(reasonOf(entry)) ? entry : `cannot reach ${entry}`;
-}
-
-/** Failures a wait cannot cure: permissions, credentials, a foreign key in our place, the wrong kind of server. */
-const PERMANENT = /NOPERM|permission denied|authentication failed|WRONGTYPE|unknown command/i;
-
-/** Whether a "<url>: <reason>" entry is final: a wait should give up at once rather than retry. */
-export function isPermanentFailure(entry: string): boolean {
-  return answeredReasons.has(reasonOf(entry)) || PERMANENT.test(entry);
+  return passing('no sentinel answered');
 }
 
 /**

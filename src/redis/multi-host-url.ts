@@ -5,12 +5,14 @@
 //   redis+cluster://[user:password@]host[:port][,host[:port]...]
 
 import { badOption } from '../errors.js';
-import type { RedisNode, RedisTarget } from './url.js';
+import type { RedisNode, RedisTarget } from './target.js';
 
 const DEFAULT_PORT = { sentinel: 26379, cluster: 6379 } as const;
-const MAX_DB = 2_147_483_647;
+/** Highest database index accepted in a URL (Redis' own limit is the `databases` setting). */
+export const MAX_DB = 2_147_483_647;
 
-function decode(option: string, shown: string, part: string, what: string): string {
+/** A %-encoded part of a URL, or a usage error naming the part. */
+export function decode(option: string, shown: string, part: string, what: string): string {
   try {
     return decodeURIComponent(part);
   } catch {

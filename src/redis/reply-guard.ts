@@ -13,7 +13,7 @@ import { MalformedReplyError } from './describe.js';
 import { checkClientReply, checkPushReply } from './reply-shapes.js';
 
 /** The largest reply dlock reads; dlock's own are a few KiB (a SCAN page, CLUSTER SLOTS of a large cluster: < 4 MiB). */
-export const MAX_REPLY_BYTES = 8 * 1024 * 1024;
+const MAX_REPLY_BYTES = 8 * 1024 * 1024;
 
 interface GuardState {
   /** Bytes fed to the parser so far, and where the last whole reply ended. */

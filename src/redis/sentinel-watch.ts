@@ -5,7 +5,7 @@
 // (ioredis' own failoverDetector does the same but prints the errors of sentinels that are down.)
 
 import type { Redis } from 'ioredis';
-import type { RedisTarget } from './url.js';
+import type { RedisTarget } from './target.js';
 
 const watchers = new WeakMap<Redis, Redis[]>();
 

@@ -3,11 +3,12 @@
 // plain text. Asked once at connect, so each is one clear line at once instead of a failed (and
 // retried) lock command later.
 
-import { UnavailableError, UsageError, type DlockError } from '../errors.js';
+import { UsageError, type DlockError } from '../errors.js';
 import type { Redis } from 'ioredis';
 import type { RedisClient } from './create.js';
-import { AnsweredError, describeError, failureLine } from './describe.js';
-import type { RedisTarget } from './url.js';
+import { AnsweredError, describeFailure } from './describe.js';
+import { InstanceUnavailableError } from './failure.js';
+import type { RedisTarget } from './target.js';
 
 /**
  * Prove the path (TLS both ways, AUTH, SELECT) with one round trip. For one server that is
@@ -53,19 +54,19 @@ export async function connectFailure(target: RedisTarget, error: unknown, status
   if (/DB index is out of range/i.test(message)) {
     return new UsageError(`${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower number in the URL`);
   }
-  let reason = describeError(error);
-  if (/^timed out/.test(reason)) {
+  let failure = describeFailure(error);
+  if (/^timed out/.test(failure.reason)) {
     // A TLS client that times out before the handshake ends often talks to a plain-text port.
-    if (target.tls && status === 'connecting') reason += ' in the TLS handshake (is this a plain-text port? use redis://)';
-    else if (status !== 'connecting') reason += ' waiting for an answer (a hung Redis, or not a Redis port?)';
-  } else if (!target.tls && target.kind === 'standalone' && (reason === 'connection reset' || reason === 'not connected')) {
+    if (target.tls && status === 'connecting') failure.reason += ' in the TLS handshake (is this a plain-text port? use redis://)';
+    else if (status !== 'connecting') failure.reason += ' waiting for an answer (a hung Redis, or not a Redis port?)';
+  } else if (!target.tls && target.kind === 'standalone' && (failure.reason === 'connection reset' || failure.reason === 'not connected')) {
     // Closed without a word: a TLS port does that to plain text, so ask it for a TLS handshake.
     // Anything else may be passing (a proxy whose backend is down): not final, "cannot reach".
-    reason = (await answersTls(target, remainingMs))
-      ? describeError(new AnsweredError('a TLS port: use rediss:// (and --tls-ca if its CA is private)'))
-      : 'the server closed the connection without answering (not a Redis server? check the host and port)';
+    failure = (await answersTls(target, remainingMs))
+      ? describeFailure(new AnsweredError('a TLS port: use rediss:// (and --tls-ca if its CA is private)'))
+      : { ...failure, reason: 'the server closed the connection without answering (not a Redis server? check the host and port)' };
   }
-  return new UnavailableError(failureLine(`${target.label}: ${reason}`));
+  return new InstanceUnavailableError({ label: target.label, ...failure, errorReply: false });
 }
 
 /** Whether host:port completes a TLS handshake within `ms` (any certificate: this only asks "is it TLS?"). */

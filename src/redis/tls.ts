@@ -4,7 +4,7 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { badOption, UsageError } from '../errors.js';
-import type { TlsFiles } from './url.js';
+import type { TlsFiles } from './target.js';
 
 export interface TlsPaths {
   ca?: { option: string; path: string };
@@ -13,7 +13,7 @@ export interface TlsPaths {
 }
 
 /** Largest PEM file read: a CA bundle of a few hundred certificates fits many times over. */
-export const MAX_TLS_FILE_BYTES = 1024 * 1024;
+const MAX_TLS_FILE_BYTES = 1024 * 1024;
 
 /**
  * The file's bytes: a regular file of at most MAX_TLS_FILE_BYTES. /dev/zero, a FIFO or a

@@ -1,50 +1,8 @@
 // Redis URLs as users write them, parsed once and shown only without their password.
 
 import { badOption } from '../errors.js';
-import { parseMultiHostUrl } from './multi-host-url.js';
-
-/** TLS material read from --tls-ca/--tls-cert/--tls-key (PEM), for rediss:// targets. */
-export interface TlsFiles {
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-}
-
-export interface RedisNode {
-  host: string;
-  port: number;
-}
-
-/**
- * How a target is reached: one server (redis://, rediss://), the master a set of sentinels
- * names (redis+sentinel://), or a Cluster found from seed nodes (redis+cluster://).
- */
-export type RedisKind = 'standalone' | 'sentinel' | 'cluster';
-
-export interface RedisTarget {
-  kind: RedisKind;
-  /** What messages may show: the URL with any password replaced by "***". */
-  label: string;
-  /** The server; for sentinel and cluster the first of `nodes`. */
-  host: string;
-  port: number;
-  /** The server, the sentinels, or the cluster's seed nodes, as listed in the URL. */
-  nodes: RedisNode[];
-  /** The name the sentinels know the master by (sentinel only). */
-  masterName?: string;
-  /** User and password of the data nodes (for sentinel: the master, not the sentinels). */
-  username?: string;
-  password?: string;
-  /** The sentinels' own password (DLOCK_SENTINEL_PASSWORD), if they have one. */
-  sentinelPassword?: string;
-  db: number;
-  tls: boolean;
-  /** Extra trust and client certificate for a rediss:// target (verification is always on). */
-  tlsFiles?: TlsFiles;
-}
-
-/** Highest database index accepted in a URL (Redis' own limit is the `databases` setting). */
-const MAX_DB = 2_147_483_647;
+import { decode, MAX_DB, parseMultiHostUrl } from './multi-host-url.js';
+import type { RedisTarget } from './target.js';
 
 /**
  * The URL with everything that may be a password masked; safe for any output, even when
@@ -84,14 +42,6 @@ export function splitRedisUrls(text: string): string[] {
     else urls.push(part);
   }
   return urls.map((url) => url.replace(/[\s,]+$/, '')).filter((url) => url.trim() !== '');
-}
-
-function decode(option: string, shown: string, part: string, what: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    throw badOption(option, shown, `the ${what} has a malformed %-escape`);
-  }
 }
 
 /** Parse one redis://, rediss://, redis+sentinel:// or redis+cluster:// URL; `option` names the flag or env var for errors. */

@@ -4,11 +4,11 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import type { HeldLock } from './lock/retake.js';
-import { extendAll } from './redlock/extend.js';
-import type { InstanceFailure, LockSet } from './redlock/lockset.js';
-import { killDeadline } from './redlock/quorum.js';
-import { now } from './timeout.js';
+import type { HeldLock } from '../lock/retake.js';
+import { extendAll } from '../lockset/extend.js';
+import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
+import { killDeadline } from '../lockset/quorum.js';
+import { now } from '../timeout.js';
 
 export interface LossReason {
   kind: 'refused' | 'expiring';
@@ -100,7 +100,7 @@ export class Lease {
       this.lose('refused', 'renewal refused: the lock was deleted or taken over');
     } else {
       this.events.renewFailed?.(renewal.errors);
-      this.scheduleRenewal(retryDelayMs(this.set.ttlMs));
+      this.scheduleRenewal(renewalRetryMs(this.set.ttlMs));
     }
   }
 
@@ -128,6 +128,6 @@ export class Lease {
 }
 
 /** Pause between failed renewals: short next to the TTL, never a storm. */
-export function retryDelayMs(ttlMs: number): number {
+function renewalRetryMs(ttlMs: number): number {
   return Math.min(1000, Math.max(20, Math.floor(ttlMs / 15)));
 }

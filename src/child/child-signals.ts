@@ -1,7 +1,7 @@
 // Every signal dlock sends to the child, logged with why: the lock was lost, dlock itself was
 // signalled (forwarded), or the child outlived its grace after SIGTERM (kill-after).
 
-import type { ChildHandle } from '../child.js';
+import type { ChildHandle } from './spawn.js';
 import type { Logger } from '../log.js';
 import { now } from '../timeout.js';
 

@@ -4,9 +4,9 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { quorumSize } from '../redlock/quorum.js';
-import { releaseFailures, type InstanceRelease } from '../redlock/release.js';
-import { POLL_CAP_MS } from '../redlock/waiter.js';
+import { quorumSize } from '../lockset/quorum.js';
+import { releaseFailures, type InstanceRelease } from '../lockset/release.js';
+import { POLL_CAP_MS } from '../lockset/waiter.js';
 
 export interface ReleaseContext {
   key: string;

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { constants as os } from 'node:os';
-import { CommandError, EXIT } from './errors.js';
+import { CommandError, EXIT } from '../errors.js';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
 export interface ChildHandle {
@@ -29,7 +29,7 @@ function hasSetpriv(): boolean {
 }
 
 /** Exit status of a finished child as a shell reports it. */
-export function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
+function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
   if (signal) return 128 + (os.signals[signal as NodeJS.Signals] ?? 0);
   return code ?? EXIT.internal;
 }

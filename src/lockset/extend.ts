@@ -3,6 +3,7 @@
 
 import { extendOn } from '../lock/extend.js';
 import { retakeOn, type HeldLock } from '../lock/retake.js';
+import { failureText } from '../redis/client.js';
 import { now } from '../timeout.js';
 import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
 import { quorumSize, renewTimeoutMs, tally, validityMs, type Outcome } from './quorum.js';
@@ -38,7 +39,7 @@ export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions)
     return { kind: 'extended', startedAt, failures, retaken };
   }
   if (verdict === 'refused') return { kind: 'refused' };
-  return { kind: 'failed', errors: round.errors.length ? round.errors : ['no quorum renewed in time'] };
+  return { kind: 'failed', errors: round.failures.length ? round.failures.map(failureText) : ['no quorum renewed in time'] };
 }
 
 /**

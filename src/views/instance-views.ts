@@ -3,17 +3,18 @@
 import { pidNumber, type Holder } from '../lock/holder.js';
 import { inspectOn } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
-import { describeError } from '../redis/client.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { quorumSize } from '../redlock/quorum.js';
+import { instanceFailure, type InstanceFailure } from '../redis/client.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { quorumSize } from '../lockset/quorum.js';
 
 export interface InstanceView {
   redis: string;
   held: boolean;
   holder?: Holder;
   ttl_ms?: number;
-  fence_counter?: string;
   error?: string;
+  /** Why it did not answer, as data (not shown as such: `error` is its reason). */
+  failure?: InstanceFailure;
 }
 
 /** held: one owner has a quorum; free: nobody can have one; unknown: the failed instances could complete one. */
@@ -25,13 +26,14 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
     set.instances.map(async (instance) => {
       try {
         const state = await inspectOn(instance, keys, set.timeoutMs);
-        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs, fence_counter: state.counter };
+        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs };
       } catch (error) {
-        return { redis: instance.target.label, held: false, error: describeError(error) };
+        const failure = instanceFailure(instance.target.label, error);
+        return { redis: failure.label, held: false, error: failure.reason, failure };
       }
     }),
   );
-  for (const { label, reason } of set.unreachable) views.push({ redis: label, held: false, error: reason });
+  for (const failure of set.unreachable) views.push({ redis: failure.label, held: false, error: failure.reason, failure });
   return views.sort((a, b) => order.indexOf(a.redis) - order.indexOf(b.redis));
 }
 

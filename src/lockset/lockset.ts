@@ -2,19 +2,10 @@
 // step below is the Redlock algorithm, which for one instance reduces to the plain one.
 
 import type { LockKeys } from '../lock/keys.js';
-import { describeError, isErrorReply, type Instance } from '../redis/client.js';
+import { instanceFailure, retryableFailure, type Instance, type InstanceFailure } from '../redis/client.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
-/** An instance that did not answer, and why (the label carries no password). */
-export interface InstanceFailure {
-  label: string;
-  reason: string;
-}
-
-/** "label: reason", as messages show a failure. */
-export function failureText({ label, reason }: InstanceFailure): string {
-  return `${label}: ${reason}`;
-}
+export type { InstanceFailure } from '../redis/client.js';
 
 export interface LockSet {
   /** The instances we are connected to (unreachable ones are missing: they count as "no"). */
@@ -38,10 +29,8 @@ export interface FanOut<T> {
   values: (T | undefined)[];
   /** Every instance that failed, unreachable ones included. */
   failures: InstanceFailure[];
-  /** The same as "label: reason" lines. */
-  errors: string[];
-  /** Per instance: it failed with an error reply (so the server said what it did), not a lost one. */
-  answered: boolean[];
+  /** Per instance: its failure, if it failed. */
+  failed: (InstanceFailure | undefined)[];
 }
 
 /**
@@ -74,7 +63,7 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
       );
     });
   });
-  const result: FanOut<T> = { outcomes: [], values: [], failures: [], errors: [], answered: [] };
+  const result: FanOut<T> = { outcomes: [], values: [], failures: [], failed: [] };
   settled.forEach((s, i) => {
     if (s?.status === 'fulfilled') {
       result.outcomes.push(yes(s.value) ? 'yes' : 'no');
@@ -82,18 +71,18 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
     } else {
       result.outcomes.push('error');
       result.values.push(undefined);
-      const reason = s ? describeError(s.reason) : `no answer within ${quorumGraceMs}ms after a quorum answered`;
-      result.answered[i] = s ? isErrorReply(s.reason) : false;
-      result.failures.push({ label: set.instances[i].target.label, reason });
+      const { label } = set.instances[i].target;
+      const failure = s ? instanceFailure(label, s.reason) : retryableFailure(label, `no answer within ${quorumGraceMs}ms after a quorum answered`);
+      result.failed[i] = failure;
+      result.failures.push(failure);
     }
   });
   result.failures.push(...set.unreachable);
-  result.errors = result.failures.map(failureText);
   return result;
 }
 
 /** After a round a quorum won: the instances that did not say yes (errors, and `no` with why). */
 export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): InstanceFailure[] {
-  const refused = set.instances.flatMap((instance, i) => (round.outcomes[i] === 'no' ? [{ label: instance.target.label, reason: no }] : []));
+  const refused = set.instances.flatMap((instance, i) => (round.outcomes[i] === 'no' ? [retryableFailure(instance.target.label, no)] : []));
   return [...refused, ...round.failures];
 }

@@ -2,7 +2,7 @@
 // runs out on an instance whose release failed (compare-and-delete by owner is idempotent).
 
 import { releaseOn } from '../lock/release.js';
-import { describeError, isErrorReply, isPermanentFailure, type Instance } from '../redis/client.js';
+import { instanceFailure, type Instance, type InstanceFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import type { LockSet } from './lockset.js';
 
@@ -54,13 +54,13 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
       if (reply === 'not-ours') return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
       return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
     } catch (error) {
-      const why = describeError(error);
-      const reason = (firstFailure ??= why);
+      const failure = instanceFailure(instance.target.label, error);
+      const reason = (firstFailure ??= failure.reason);
       // An error reply means the script stopped before its DEL; no reply may hide a DEL.
-      if (!isErrorReply(error)) replyLost ??= why;
+      if (!failure.errorReply) replyLost ??= failure.reason;
       // A permission the ACL lacks does not come within the bound: say so at once.
-      const pauseMs = Math.min(retryPauseMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
-      if (pauseMs <= 0 || signal?.aborted || isPermanentFailure(why)) return { kind: 'failed', reason };
+      const pauseMs = Math.min(releaseRetryMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
+      if (pauseMs <= 0 || signal?.aborted || failure.permanent) return { kind: 'failed', reason };
       await sleep(pauseMs, signal);
       if (signal?.aborted) return { kind: 'failed', reason };
     }
@@ -71,11 +71,11 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
 const MIN_ATTEMPT_MS = 10;
 
 /** 25ms doubling to 400ms, jittered: about the client's own reconnect delay. */
-export function retryPauseMs(attempt: number, random = Math.random()): number {
+function releaseRetryMs(attempt: number, random = Math.random()): number {
   return Math.round(Math.min(25 * 2 ** attempt, 400) * (0.5 + random));
 }
 
-/** The instances where the release failed, as "label: reason". */
-export function releaseFailures(releases: InstanceRelease[]): string[] {
-  return releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [`${label}: ${outcome.reason}`] : []));
+/** The instances where the release failed, and why. */
+export function releaseFailures(releases: InstanceRelease[]): Pick<InstanceFailure, 'label' | 'reason'>[] {
+  return releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : []));
 }

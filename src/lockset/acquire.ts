@@ -2,7 +2,6 @@
 
 import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.js';
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
-import { isPermanentFailure } from '../redis/client.js';
 import { now } from '../timeout.js';
 import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
 import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
@@ -20,7 +19,7 @@ export type Attempt =
   /** Held by someone else, or a split vote: try again in about `retryInMs`. */
   | { kind: 'busy'; retryInMs: number; undo: Undo }
   /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */
-  | { kind: 'unavailable'; errors: string[]; undo: Undo };
+  | { kind: 'unavailable'; errors: InstanceFailure[]; undo: Undo };
 
 /** Try once: round 1 acquires and collects counters, round 2 raises them to the max. */
 export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attempt> {
@@ -44,14 +43,14 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   // --connect-timeout: a hung one must not hold up the next attempt; the caller awaits `undo`.
   const notify = verdict === 'won';
   const stopped = new AbortController();
-  const errored = releaseAll(set, { which: round1.outcomes.map((o, i) => o === 'error' && !round1.answered[i]), notify, signal: stopped.signal });
+  const errored = releaseAll(set, { which: round1.outcomes.map((o, i) => o === 'error' && !round1.failed[i]?.errorReply), notify, signal: stopped.signal });
   const held = await releaseAll(set, { which: round1.outcomes.map((o) => o === 'yes'), notify, signal: stopped.signal });
   const undo: Undo = { done: errored.then((late) => [...held, ...late]), stop: () => stopped.abort() };
   // Round 2 refused for good (an ACL without +set): retrying would only raise the counters.
-  const refused = round2?.errors.filter(isPermanentFailure) ?? [];
+  const refused = round2?.failures.filter(({ permanent }) => permanent) ?? [];
   if (refused.length > 0) return { kind: 'unavailable', errors: refused, undo };
-  if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.errors, undo };
-  return { kind: 'busy', retryInMs: retryDelayMs(set, round1.values), undo };
+  if (verdict === 'unavailable') return { kind: 'unavailable', errors: round1.failures, undo };
+  return { kind: 'busy', retryInMs: retryInMsFor(set, round1.values), undo };
 }
 
 /**
@@ -59,7 +58,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
  * sooner); a lock without a TTL (not one of ours) is only ever released, so wait for that.
  * Nobody does (a split vote between contenders): after a short random back-off.
  */
-function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): number {
+function retryInMsFor(set: LockSet, replies: (AcquireReply | undefined)[]): number {
   const pttlsByOwner = new Map<string, number[]>();
   for (const reply of replies) {
     if (reply && !reply.acquired) pttlsByOwner.set(reply.owner, [...(pttlsByOwner.get(reply.owner) ?? []), reply.pttlMs]);
@@ -69,7 +68,7 @@ function retryDelayMs(set: LockSet, replies: (AcquireReply | undefined)[]): numb
     const expiring = pttls.filter((pttl) => pttl > 0);
     return expiring.length > 0 ? Math.min(...expiring) : Infinity;
   }
-  return splitVoteBackoff(set.ttlMs);
+  return splitVoteRetryMs(set.ttlMs);
 }
 
 /** Round 2: counter = max(counter, T) on every instance we hold (won when a quorum did). */
@@ -78,6 +77,6 @@ function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence:
   return fanOut(set, (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)), (ok) => ok);
 }
 
-function splitVoteBackoff(ttlMs: number): number {
+function splitVoteRetryMs(ttlMs: number): number {
   return Math.min(driftMs(ttlMs) * 2, 50) * (0.5 + Math.random());
 }

@@ -5,17 +5,17 @@ import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import { describeError, disconnectAll, failureLine } from '../redis/client.js';
+import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
-import type { RedisTarget } from '../redis/url.js';
+import type { RedisTarget } from '../redis/target.js';
 import { now, TimeoutError } from '../timeout.js';
 import { connectQuorum } from './connect.js';
 import { findDuplicate } from './duplicates.js';
-import { failureText, type LockSet } from './lockset.js';
+import type { LockSet } from './lockset.js';
 import { instanceTimeoutMs, quorumSize } from './quorum.js';
 
 /** A fresh 128-bit owner token, hex. */
-export function newOwnerToken(): string {
+function newOwnerToken(): string {
   return randomBytes(16).toString('hex');
 }
 
@@ -34,7 +34,7 @@ export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?:
   const { instances, failures } = await connectQuorum(config.targets, connectTimeoutMs, ttlMs ? timeoutMs : undefined, unresolved);
   if (instances.length < quorumSize(total)) {
     disconnectAll(instances);
-    throw unavailable(total, failures.map(failureText));
+    throw unavailable(total, failures);
   }
   return {
     instances,
@@ -78,9 +78,9 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
 }
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */
-export function unavailable(total: number, errors: string[]): UnavailableError {
-  if (total === 1) return new UnavailableError(errors.length > 0 ? errors.map(failureLine).join('; ') : 'cannot reach redis');
+export function unavailable(total: number, failures: InstanceFailure[]): UnavailableError {
+  if (total === 1) return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(
-    `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${errors.length} failed (${errors.join('; ')})`,
+    `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${failures.length} failed (${failures.map(failureText).join('; ')})`,
   );
 }

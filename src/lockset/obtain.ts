@@ -1,26 +1,25 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
-import { isPermanentFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire, type Undo } from './acquire.js';
-import { failureText, type InstanceFailure, type LockSet } from './lockset.js';
+import type { InstanceFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
 import { releaseFailures } from './release.js';
-import { pollDelayMs, ReleaseWatcher } from './waiter.js';
+import { busyRetryMs, ReleaseWatcher } from './waiter.js';
 
 export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
 /**
- * `unreleased`: instances where undoing the last attempt failed ("label: reason"): a hold
- * whose reply was lost may stay there until its TTL runs out.
+ * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
+ * was lost may stay there until its TTL runs out.
  */
-export type NotObtained = Failed & { unreleased: string[] };
+export type NotObtained = Failed & { unreleased: Pick<InstanceFailure, 'label' | 'reason'>[] };
 
 type Failed =
   | { kind: 'busy'; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
   /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
-  | { kind: 'unavailable'; errors: string[]; waitedMs: number; outageMs?: number };
+  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number };
 
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
@@ -29,10 +28,10 @@ export interface ObtainOptions {
   /** Called each time the lock is found busy and we are about to wait (spinner, verbose log). */
   onWait?: (waitedMs: number) => void | Promise<void>;
   /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
-  onOutage?: (errors: string[]) => void;
+  onOutage?: (errors: InstanceFailure[]) => void;
   onOutageOver?: () => void;
   /** The release channel could not be subscribed to (an ACL without +subscribe): waiting polls. */
-  onPollOnly?: (errors: string[]) => void;
+  onPollOnly?: (errors: InstanceFailure[]) => void;
 }
 
 export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOptions): Promise<Obtained | NotObtained> {
@@ -77,7 +76,7 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
         unavailableSince ??= now();
         const outageMs = Math.round(now() - unavailableSince);
         const ridingOut = watcher !== undefined && waitOutlastsOutages;
-        const final = attempt.errors.some(isPermanentFailure);
+        const final = attempt.errors.some(({ permanent }) => permanent);
         const { errors } = attempt;
         if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { kind: 'unavailable', errors, waitedMs };
         if (now() >= deadline) return { kind: 'unavailable', errors, waitedMs, ...(ridingOut ? { outageMs } : {}) };
@@ -98,9 +97,9 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
         continue;
       }
       // A subscription that lied leaves too few instances to trust: the instance failed (69).
-      if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures.map(failureText), waitedMs };
+      if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures, waitedMs };
       await options.onWait?.(waitedMs);
-      await watcher.next(Math.min(pollDelayMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
+      await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {
     watcher?.stop();

@@ -6,7 +6,7 @@
 import type { StdioOptions } from 'node:child_process';
 
 /** Set by bin/dlock as "<pid>:<fd> <fd> ..."; never passed on to the command. */
-export const INHERITED_FDS_VAR = 'DLOCK_INHERITED_FDS';
+const INHERITED_FDS_VAR = 'DLOCK_INHERITED_FDS';
 
 /**
  * The caller's descriptors (3 and up) as bin/dlock listed them. Only trusted in the process it

@@ -4,8 +4,8 @@
 
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
-import { CommandError, EXIT } from './errors.js';
-import { printable } from './untrusted.js';
+import { CommandError, EXIT } from '../errors.js';
+import { printable } from '../untrusted.js';
 
 /** What the kernel reads of a script to find its `#!` line (Linux BINPRM_BUF_SIZE). */
 const HEAD_BYTES = 256;

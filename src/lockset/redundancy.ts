@@ -4,14 +4,17 @@
 
 import type { InstanceFailure } from './lockset.js';
 
-export type RedundancyChange = { kind: 'degraded'; failing: InstanceFailure[] } | { kind: 'restored' };
+/** What the report needs of a failing instance. */
+type Failing = Pick<InstanceFailure, 'label' | 'reason'>;
+
+export type RedundancyChange = { kind: 'degraded'; failing: Failing[] } | { kind: 'restored' };
 
 export class RedundancyWatch {
   /** The labels of the instances reported failing, sorted; empty while all answer. */
   private reported: string[] = [];
 
   /** The change to report after a successful round with these failures, if any. */
-  observe(failures: InstanceFailure[]): RedundancyChange | undefined {
+  observe(failures: Failing[]): RedundancyChange | undefined {
     const labels = [...new Set(failures.map(({ label }) => label))].sort();
     // Another reason for the same instances (refused, then "not connected") is no news.
     if (labels.join('\n') === this.reported.join('\n')) return undefined;

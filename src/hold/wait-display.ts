@@ -1,4 +1,4 @@
-// What a waiting `dlock run` shows: a spinner on a terminal, a verbose/json "waiting"
+// What a waiting dlock shows: a spinner on a terminal, a verbose/json "waiting"
 // event otherwise, and the one-line message when the lock was not obtained.
 
 import { spinnerWanted, Spinner } from '../spinner.js';
@@ -6,9 +6,11 @@ import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { describeSnapshot, holderSnapshot, type HolderSnapshot } from './holder-text.js';
-import { publicHolder } from './instance-views.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
+import { publicHolder } from '../views/instance-views.js';
+
+type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
 
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;
@@ -18,7 +20,7 @@ export class WaitDisplay {
   private ticker: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly config: RunConfig,
+    private readonly config: DisplayConfig,
     private readonly set: LockSet,
     private readonly log: Logger,
   ) {

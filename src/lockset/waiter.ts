@@ -2,7 +2,7 @@
 // re-poll when the holder's lease would run out, so a release hands over in about one
 // round trip and an expiry is noticed when it happens, without polling storms.
 
-import { describeError, isPermanentFailure, MalformedReplyError, type RedisClient } from '../redis/client.js';
+import { instanceFailure, MalformedReplyError, type RedisClient } from '../redis/client.js';
 import { subscriberFor } from '../redis/nodes.js';
 import { withTimeout } from '../timeout.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
@@ -11,7 +11,7 @@ import type { InstanceFailure, LockSet } from './lockset.js';
 export const POLL_CAP_MS = 5_000;
 
 /** Sleep before the next poll: the holder's remaining TTL, capped, plus jitter so waiters spread out. */
-export function pollDelayMs(retryInMs: number, random: number = Math.random()): number {
+export function busyRetryMs(retryInMs: number, random: number = Math.random()): number {
   const base = Math.min(retryInMs, POLL_CAP_MS);
   return Math.max(1, Math.round(base + 1 + random * Math.min(base * 0.05, 50)));
 }
@@ -27,22 +27,22 @@ export class ReleaseWatcher {
   /**
    * Subscribe on every instance that answers within `timeoutMs`; the others are subscribed when
    * they answer. Where the server refuses for good (an ACL without +subscribe or the channel),
-   * waiting relies on polling alone: `pollOnly` is told which ("label: reason").
+   * waiting relies on polling alone: `pollOnly` is told which, and why.
    */
-  static async start(set: LockSet, timeoutMs: number, pollOnly?: (errors: string[]) => void): Promise<ReleaseWatcher> {
+  static async start(set: LockSet, timeoutMs: number, pollOnly?: (errors: InstanceFailure[]) => void): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
     const failed = (i: number) => (error: MalformedReplyError) => {
       subscribers[i].disconnect();
-      watcher.failures.push({ label: set.instances[i].target.label, reason: describeError(error) });
+      watcher.failures.push(instanceFailure(set.instances[i].target.label, error));
       watcher.notify();
     };
     const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, () => watcher.notify(), failed(i)), timeoutMs)));
     // A reply that lies fails the instance; a refusal (ACL) leaves it to polling.
     settled.forEach((s, i) => s.status === 'rejected' && s.reason instanceof MalformedReplyError && failed(i)(s.reason));
     const refused = settled
-      .flatMap((s, i) => (s.status === 'rejected' && !(s.reason instanceof MalformedReplyError) ? [`${set.instances[i].target.label}: ${describeError(s.reason)}`] : []))
-      .filter(isPermanentFailure);
+      .flatMap((s, i) => (s.status === 'rejected' && !(s.reason instanceof MalformedReplyError) ? [instanceFailure(set.instances[i].target.label, s.reason)] : []))
+      .filter(({ permanent }) => permanent);
     if (refused.length > 0) pollOnly?.(refused);
     return watcher;
   }

@@ -6,9 +6,9 @@
 
 import { UnavailableError } from '../errors.js';
 import { nodeForKey } from '../redis/nodes.js';
-import { isPermanentFailure } from '../redis/client.js';
-import { fanOut, type LockSet } from '../redlock/lockset.js';
-import { tally } from '../redlock/quorum.js';
+import { failureText } from '../redis/client.js';
+import { fanOut, type LockSet } from '../lockset/lockset.js';
+import { tally } from '../lockset/quorum.js';
 import { withTimeout } from '../timeout.js';
 
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {
@@ -19,8 +19,8 @@ export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: nu
   );
   if (tally(acks.outcomes, set.total) === 'won') return;
   // WAIT refused (an ACL without +wait): that, not a count of replicas, is the news.
-  const refused = acks.errors.filter(isPermanentFailure);
-  if (refused.length > 0) throw new UnavailableError(`--sync-replicas ${replicas}: WAIT refused on ${refused.join('; ')}; released the lock without running the command`);
+  const refused = acks.failures.filter(({ permanent }) => permanent);
+  if (refused.length > 0) throw new UnavailableError(`--sync-replicas ${replicas}: WAIT refused on ${refused.map(failureText).join('; ')}; released the lock without running the command`);
   const short = set.instances.map((i, n) => `${i.target.label}: ${acks.values[n] ?? 'no answer'} of ${replicas}`).join('; ');
   throw new UnavailableError(`--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); released it without running the command`);
 }

@@ -3,7 +3,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { Holder } from '../lock/holder.js';
-import type { LockSet } from '../redlock/lockset.js';
+import type { LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
 import { inspectAll } from './instance-views.js';
 

@@ -1,7 +1,7 @@
 // One Redis server given twice would count twice toward a Redlock majority: find two targets
 // that reach the same server, by the addresses their hosts resolve to (pure; see open.ts).
 
-import type { RedisKind } from '../redis/url.js';
+import type { RedisKind } from '../redis/target.js';
 
 /** A target as the duplicate check sees it: where each of its nodes listens. */
 export interface ResolvedTarget {

@@ -1,8 +1,8 @@
 // Nested `dlock run` on the key its parent holds: run under the parent's lock, no deadlock.
 
 import { inspectOn } from '../lock/inspect.js';
-import type { LockSet } from '../redlock/lockset.js';
-import { tally } from '../redlock/quorum.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { tally } from '../lockset/quorum.js';
 
 /** true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock. */
 export async function isHeldBy(set: LockSet, owner: string): Promise<boolean> {

@@ -4,8 +4,9 @@
 // (status, release) every attempt is waited for, so all instances can be shown.
 
 import { UsageError } from '../errors.js';
-import { connect, type Instance } from '../redis/client.js';
-import type { RedisTarget } from '../redis/url.js';
+import { connect, retryableFailure, type Instance } from '../redis/client.js';
+import { InstanceUnavailableError } from '../redis/failure.js';
+import type { RedisTarget } from '../redis/target.js';
 import { sleep } from '../timeout.js';
 import type { InstanceFailure } from './lockset.js';
 import { quorumSize } from './quorum.js';
@@ -46,11 +47,12 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
   const failures: InstanceFailure[] = [];
   results.forEach((result, i) => {
     const { label } = targets[i];
-    if (known[i] !== undefined) failures.push({ label, reason: known[i] });
-    else if (result instanceof Error) failures.push({ label, reason: reasonOf(label, result) });
+    if (known[i] !== undefined) failures.push(retryableFailure(label, known[i]));
+    else if (result instanceof InstanceUnavailableError) failures.push(result.failure);
+    else if (result instanceof Error) failures.push(retryableFailure(label, result.message));
     else if (result) instances.push(result);
     else {
-      failures.push({ label, reason: `not connected ${graceMs}ms after a quorum was` });
+      failures.push(retryableFailure(label, `not connected ${graceMs}ms after a quorum was`));
       void attempts[i].then((late) => late?.client.disconnect());
     }
   });
@@ -61,10 +63,4 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
     throw usage;
   }
   return { instances, failures };
-}
-
-/** The reason in connect's "[cannot reach ]<label>: <reason>" message. */
-function reasonOf(label: string, error: Error): string {
-  const message = error.message.replace(/^cannot reach /, '');
-  return message.startsWith(`${label}: `) ? message.slice(label.length + 2) : message;
 }

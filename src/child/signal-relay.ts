@@ -1,7 +1,7 @@
 // Signals sent to dlock: before the child runs they abort the wait; once it runs they are
 // forwarded to it, and a terminating one is followed by SIGKILL after --kill-after.
 
-export const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
+const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 const TERMINATING: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']);
 
 export class SignalRelay {

@@ -1,0 +1,67 @@
+// The child while a lock is held for it: signals dlock receives are forwarded (a terminating
+// one followed by SIGKILL after --kill-after), and a lost lock stops it as --on-lost says.
+
+import type { OnLost } from '../config.js';
+import type { LossReason } from '../hold/lease.js';
+import { schedulingMarginMs } from '../lockset/quorum.js';
+import type { Logger } from '../log.js';
+import { now } from '../timeout.js';
+import { ChildSignals } from './child-signals.js';
+import type { SignalRelay } from './signal-relay.js';
+import type { ChildHandle } from './spawn.js';
+
+export interface Supervision {
+  log: Logger;
+  /** What the log lines name: the lock's key and fence. */
+  lock: { key: string; fence: string };
+  onLost: OnLost;
+  /** The longest grace between SIGTERM and SIGKILL (--kill-after, capped at ttl/3). */
+  killAfterMs: number;
+  /** The lock's TTL: past its scheduling margin a late SIGKILL may come after the lease ended. */
+  ttlMs: number;
+}
+
+/** Resolves to the child's exit status once it is gone. */
+export async function superviseChild(child: ChildHandle, signals: SignalRelay, lost: AbortSignal, options: Supervision): Promise<number> {
+  const { log, lock, killAfterMs } = options;
+  const toChild = new ChildSignals(child, log, lock, killAfterMs);
+  const forward = (signal: NodeJS.Signals, terminating: boolean) => {
+    toChild.send(signal, 'forwarded');
+    if (terminating) toChild.killLater(killAfterMs);
+  };
+  signals.forwardTo(forward);
+  // One that came while the child was being spawned was taken as "interrupted": pass it on.
+  if (signals.interrupted.aborted) forward(signals.interrupted.reason as NodeJS.Signals, true);
+  const onLost = () => stopOnLoss(toChild, lost.reason as LossReason, options);
+  // Lost while the child was being spawned: the event has fired already.
+  if (lost.aborted) onLost();
+  else lost.addEventListener('abort', onLost, { once: true });
+  return child.exited.finally(() => toChild.cancel());
+}
+
+/** Say the lock is lost and what happens to the child, then do it (--on-lost). */
+function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLost, ttlMs }: Supervision): void {
+  const { key, fence } = lock;
+  // The lease's timer fired so late (dlock stalled) that the kill deadline has passed: no
+  // time is left for a SIGTERM grace.
+  const stalled = reason.kind === 'expiring' && reason.deadline - now() <= 0 && onLost !== 'ignore';
+  const late = reason.lateMs === undefined ? {} : { late_ms: Math.round(reason.lateMs) };
+  log.event('lost', { key, fence, reason: reason.kind, ...late }, `lost ${key} (fence ${fence}): ${reason.message}; ${stalled ? 'killing the child' : onLostText(onLost)}`);
+  if (stalled) {
+    toChild.send('SIGKILL', 'lost');
+    log.event(
+      'stalled',
+      { key, fence, ...late },
+      `dlock itself was stalled: its deadline timer fired ${Math.round(reason.lateMs ?? 0)}ms late, past the moment the command had to be gone; killed it at once (SIGKILL), but it may have run past the lease`,
+    );
+  } else if (onLost === 'kill') toChild.send('SIGKILL', 'lost');
+  else if (onLost === 'term') {
+    toChild.send('SIGTERM', 'lost');
+    // Past the scheduling margin a late SIGKILL may come after the lease ended: say so.
+    toChild.killLater(reason.deadline - now(), reason.kind === 'expiring' ? schedulingMarginMs(ttlMs) : Infinity);
+  }
+}
+
+function onLostText(onLost: OnLost): string {
+  return onLost === 'ignore' ? 'the child keeps running unprotected (--on-lost ignore)' : onLost === 'kill' ? 'killing the child' : 'terminating the child';
+}

@@ -1,0 +1,137 @@
+// Holding one lock, apart from what is done under it (etcd's Session + Mutex): acquire it,
+// waiting in line as long as asked; keep it renewed and report its loss through `lost`; release
+// it after stopping renewal and waiting for the renewal in flight. `dlock run` holds a lock
+// while its command runs; any other command that holds one uses this too.
+
+import { hostname } from 'node:os';
+import type { RunConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { UnavailableError } from '../errors.js';
+import type { HolderMeta } from '../lock/acquire.js';
+import type { Logger } from '../log.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { obtain, type NotObtained } from '../lockset/obtain.js';
+import { unavailable } from '../lockset/open.js';
+import { RedundancyWatch } from '../lockset/redundancy.js';
+import { releaseAll } from '../lockset/release.js';
+import { failureText } from '../redis/client.js';
+import { now } from '../timeout.js';
+import { Lease, type LossReason } from './lease.js';
+import { expiresText, reportRelease } from './release-report.js';
+import { syncReplicas } from './sync-replicas.js';
+import { WaitDisplay } from './wait-display.js';
+import { logNotUndone, logOutage, logOutageOver, logPollOnly, logRedundancy, logRetaken } from './warnings.js';
+
+/** What holding a lock needs from the command's options. */
+export type HoldConfig = Pick<
+  RunConfig,
+  'key' | 'ttlMs' | 'waitMs' | 'killAfterMs' | 'syncReplicas' | 'connectTimeoutMs' | 'holderCmd' | 'conflictExitCode' | 'verbosity' | 'logFormat'
+>;
+
+export class Hold {
+  private lease: Lease | undefined;
+
+  private constructor(
+    private readonly set: LockSet,
+    private readonly config: HoldConfig,
+    private readonly log: Logger,
+    /** The fencing token of this hold. */
+    readonly fence: string,
+  ) {}
+
+  /**
+   * Acquire `set`'s lock, waiting as `config.waitMs` says, and start renewing it (and, with
+   * --sync-replicas, wait for the replicas). Throws the busy (75) or unavailable (69) error;
+   * resolves to undefined, with nothing held, when `interrupted` aborted the wait or came
+   * before the hold was ready.
+   */
+  static async acquire(set: LockSet, config: HoldConfig, log: Logger, interrupted: AbortSignal): Promise<Hold | undefined> {
+    const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
+    const display = new WaitDisplay(config, set, log);
+    const result = await obtain(set, meta, {
+      waitMs: config.waitMs,
+      signal: interrupted,
+      onWait: (waitedMs) => display.waiting(waitedMs),
+      onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
+      onOutageOver: () => logOutageOver(log, config.key),
+      onPollOnly: (errors) => logPollOnly(log, config.key, errors),
+    }).finally(() => display.stop());
+
+    if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
+    if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
+    if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
+    if (result.kind === 'aborted') return undefined;
+
+    const { fence } = result;
+    const hold = new Hold(set, config, log, fence);
+    try {
+      if (interrupted.aborted) return await hold.releasedFor(undefined);
+      log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
+      const redundancy = new RedundancyWatch();
+      logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
+      // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
+      hold.lease = new Lease(set, result.startedAt, config.killAfterMs, {
+        renewed: (failures, retaken) => {
+          log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
+          if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
+          logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
+        },
+        renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
+      }, { fence, meta, sinceMs: Date.now() - (now() - result.startedAt) });
+      if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
+      // A signal during the WAIT for replicas aborted nothing yet: the hold is not used at all.
+      if (interrupted.aborted) return await hold.releasedFor(undefined);
+      return hold;
+    } catch (error) {
+      await hold.release();
+      throw error;
+    }
+  }
+
+  /** Aborts with a LossReason when the lock is lost (renewal refused, or failing until too late). */
+  get lost(): AbortSignal {
+    return this.lease?.lost ?? NEVER;
+  }
+
+  /** The loss, once `lost` has aborted. */
+  get lossReason(): LossReason | undefined {
+    return this.lease?.lost.aborted ? (this.lease.lost.reason as LossReason) : undefined;
+  }
+
+  /** The owner token (DLOCK_TOKEN): a nested dlock on the same key runs under this hold. */
+  get owner(): string {
+    return this.set.owner;
+  }
+
+  get ttlMs(): number {
+    return this.set.ttlMs;
+  }
+
+  /**
+   * Stop renewing, wait for the renewal in flight (a release must not race it), then release
+   * on every instance (each retried until --connect-timeout) and say how that went.
+   */
+  async release(): Promise<void> {
+    const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
+    await this.lease?.stop();
+    const releases = await releaseAll(this.set);
+    reportRelease(this.log, releases, { key: this.config.key, fence: this.fence, total: this.set.total, lost: this.lease?.lost.aborted ?? false, expiresInMs: expiresBy - now() });
+  }
+
+  private async releasedFor<T>(value: T): Promise<T> {
+    await this.release();
+    return value;
+  }
+}
+
+/** A signal that never aborts: the lost signal of a hold not renewing yet. */
+const NEVER = new AbortController().signal;
+
+/** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
+function notAcquiredInOutage(config: HoldConfig, set: LockSet, result: NotObtained & { kind: 'unavailable' }): UnavailableError {
+  const { message } = unavailable(set.total, result.errors);
+  // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
+  const undone = result.unreleased.length > 0 ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})` : '';
+  if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
+  return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`);
+}
