@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { RedisServer, startServers } from './helpers/redis.js';
+import { RedisServer, startServers } from '../support/redis-server.mjs';
 import { events, HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 /** What the dlock user may do: its keys and channels, and the commands its scripts run. */

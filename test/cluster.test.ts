@@ -12,7 +12,7 @@ import { parseRedisUrl } from '../src/redis/url.js';
 import { childEnv, CRITICAL, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { cleanEnv, dlock as runDlock, type Result } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 import { waitForMoreEvents } from './helpers/redlock.js';
 import { ClusterTopology } from './helpers/topology.js';
 

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, DLOCK, type Result } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { spinnerWanted, underCi } from '../src/spinner.js';
 import { childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 

@@ -11,7 +11,7 @@ import { quorumSize } from '../src/redlock/quorum.js';
 import { RedundancyWatch } from '../src/redlock/redundancy.js';
 import { events, HOLD, killLeftovers, onlyEvent, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { eventually, heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 describe('RedundancyWatch: report when the set of failing instances changes', () => {

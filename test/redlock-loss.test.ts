@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { quorumSize } from '../src/redlock/quorum.js';
 import { childPid, events, HOLD, isAlive, killLeftovers, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { fail, heal, redisFlags, waitForEvents, waitForMoreEvents, type Fault } from './helpers/redlock.js';
 
 const TTL_MS = 1_000;

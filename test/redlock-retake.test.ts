@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { childEnv, childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { eventually, heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { childEnv, childPid, CRITICAL, events, HOLD, isAlive, killLeftovers, onlyEvent, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 import { DLOCK, dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { eventually, fail, heal, redisFlags, waitForEvents, type Fault } from './helpers/redlock.js';
 
 let servers: RedisServer[];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { childPid, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForFile } from './fixtures/observe.js';
 
 let server: RedisServer;

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { events, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
 import { errorLines, expectOneError } from './helpers/hostile.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { redisFlags } from './helpers/redlock.js';
 import { Replicated, waitUntil } from './helpers/topology.js';
 

@@ -1,15 +1,15 @@
 // Deadlines that hold on a slow link and a stalled dlock (SPEC "Renewal and loss"): a renewal
 // may take as long as the lease has left (not ttl/10), and when dlock's own event loop was
 // stalled past the moment the child had to be gone, the child is SIGKILLed at once and dlock
-// says so. Redis is reached through test/helpers/proxy.ts.
+// says so. Redis is reached through support/tcp-proxy.mjs.
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { schedulingMarginMs } from '../src/redlock/quorum.js';
 import { childPid, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
-import { TcpProxy } from './helpers/proxy.js';
-import { RedisServer } from './helpers/redis.js';
+import { TcpProxy } from '../support/tcp-proxy.mjs';
+import { RedisServer } from '../support/redis-server.mjs';
 import { waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 let redis: RedisServer;

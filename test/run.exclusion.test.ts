@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock, type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { childEnv, childPid, CRITICAL, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;

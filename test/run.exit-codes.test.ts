@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start, type Running } from './helpers/cli.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 import { childPid, HOLD, killLeftovers, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 let redis: RedisServer;

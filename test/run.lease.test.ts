@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { driftMs, schedulingMarginMs } from '../src/redlock/quorum.js';
 import { dlock, type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { childEnv, childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;

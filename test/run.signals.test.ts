@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { childEnv, childPid, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, until, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;

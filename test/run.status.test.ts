@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { dlock, type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { childEnv, childPid, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;

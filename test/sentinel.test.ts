@@ -12,7 +12,7 @@ import { parseRedisUrl, splitRedisUrls } from '../src/redis/url.js';
 import { childEnv, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { cleanEnv, dlock, type Result } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { freePort } from './helpers/redis.js';
+import { freePort } from '../support/redis-server.mjs';
 import { waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 import { SentinelTopology } from './helpers/topology.js';
 

@@ -2,6 +2,7 @@
 // returns a record for results.json ({ at, healedAt?, lockEndsAt?, ... }); see faults.mjs.
 
 import { sleep, wallMs } from './procs.mjs';
+import { killServer } from './redis.mjs';
 
 const round = (ms) => Math.round(ms);
 
@@ -47,7 +48,7 @@ export async function sigstopRedis({ servers, random, ttlMs }) {
 /** SIGKILL `victims`, keep them down a while, start them again on the same ports and directories. */
 async function restart(victims, downMs, wipes, quorum) {
   const at = wallMs();
-  const goneAt = Math.max(...(await Promise.all(victims.map((s) => s.kill()))));
+  const goneAt = Math.max(...(await Promise.all(victims.map(killServer))));
   await sleep(downMs);
   await Promise.all(victims.map((s) => s.launch()));
   const healedAt = wallMs();

@@ -3,7 +3,7 @@
 
 import { events } from '../fixtures/observe.js';
 import type { Running } from './cli.js';
-import type { RedisServer } from './redis.js';
+import type { RedisServer } from '../../support/redis-server.mjs';
 
 /** `--redis <url>` for every server, in order. */
 export function redisFlags(servers: RedisServer[], url = (s: RedisServer) => s.url): string[] {

@@ -6,7 +6,7 @@ import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './redis.js';
+import { freePort } from '../../support/redis-server.mjs';
 
 /** PEM files in a temporary directory: a trusted CA, certificates it signed, and a stranger CA. */
 export interface Pki {

@@ -1,6 +1,6 @@
 // Real Redis deployments on 127.0.0.1 free ports, started and torn down by the tests:
 // a primary with replicas, the same watched by Sentinel, and a Redis Cluster of primaries.
-// Built from helpers/redis.ts servers; waits on the topology's own state, never fixed sleeps.
+// Built from support/redis-server.mjs servers; waits on the topology's own state, never fixed sleeps.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, RedisServer } from './redis.js';
+import { freePort, RedisServer } from '../../support/redis-server.mjs';
 
 const exec = promisify(execFile);
 
