@@ -12,7 +12,8 @@ import { RedundancyWatch } from '../src/redlock/redundancy.js';
 import { events, HOLD, killLeftovers, onlyEvent, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
 import { startServers, type RedisServer } from '../support/redis-server.mjs';
-import { eventually, heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
+import { waitUntil } from '../support/wait-until.mjs';
+import { heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 describe('RedundancyWatch: report when the set of failing instances changes', () => {
   const down = (...labels: string[]) => labels.map((label) => ({ label, reason: 'connection refused' }));
@@ -146,7 +147,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     await waitForMoreEvents(holder, 'renewed', 1);
     const channel = `dlock:{${key}}:released`;
     for (const [i] of set.entries()) {
-      await eventually(async () => ((await clients[i].pubsub('NUMSUB', channel)) as [string, number])[1] === 1, `the waiter's subscription on instance ${i}`);
+      await waitUntil(`the waiter's subscription on instance ${i}`, async () => ((await clients[i].pubsub('NUMSUB', channel)) as [string, number])[1] === 1, { timeoutMs: 5_000 });
     }
 
     writeFileSync(join(dir, 'stop'), '');
@@ -169,7 +170,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     const holder = spawnDlock(['run', ...redisFlags(set), '-t', '10s', '--log-format', 'json', key, '--', HOLD, dir]);
     await holder.waitFor('"event":"acquired"');
     const waiter = spawnDlock(['run', ...redisFlags(set), '--wait', '2s', '--connect-timeout', '500ms', key, '--', 'true']);
-    await eventually(async () => ((await clients[0].pubsub('NUMSUB', `dlock:{${key}}:released`)) as [string, number])[1] === 1, 'the waiter waiting');
+    await waitUntil('the waiter waiting', async () => ((await clients[0].pubsub('NUMSUB', `dlock:{${key}}:released`)) as [string, number])[1] === 1, { timeoutMs: 5_000 });
     await Promise.all(set.slice(0, quorumSize(n)).map((server) => server.stop()));
 
     const result = await waiter.result;
