@@ -1,6 +1,7 @@
 // The faults themselves: each one is done and healed while a victim holds the lock, and
 // returns a record for results.json ({ at, healedAt?, lockEndsAt?, ... }); see faults.mjs.
 
+import { waitUntil } from '../../support/wait-until.mjs';
 import { sleep, wallMs } from './procs.mjs';
 import { killServer } from './redis.mjs';
 
@@ -130,7 +131,7 @@ const STALL_MS = 120;
 export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
   const { proxy } = topology;
   const seen = victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired').length;
-  const renewed = await waitFor(() => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], 2 * ttlMs);
+  const renewed = await waitUntil('a renewal', () => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], { timeoutMs: 2 * ttlMs, everyMs: 5 }).catch(() => undefined);
   if (!renewed || victim.done) return { at: wallMs(), skipped: 'the victim did not renew' };
   proxy.stall();
   const killAt = renewed.received_ms + ttlMs - (Math.ceil(ttlMs / 100) + 2) - Math.min(200, Math.floor(ttlMs / 10));
@@ -153,13 +154,4 @@ export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
     killDeadlineMs: round(killAt - stop.from),
     reported: victim.events.some((e) => e.event === 'stalled'),
   };
-}
-
-async function waitFor(check, timeoutMs) {
-  const until = wallMs() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined || wallMs() > until) return value;
-    await sleep(5);
-  }
 }
