@@ -8,7 +8,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { RedisServer, startServers } from './helpers/redis.js';
+import { RedisServer, startServers } from '../support/redis-server.mjs';
+import { waitUntil } from '../support/wait-until.mjs';
 import { events, HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 /** What the dlock user may do: its keys and channels, and the commands its scripts run. */
@@ -56,11 +57,7 @@ beforeAll(async () => {
   replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(servers[0].port)] });
   admins = servers.map((server) => server.client());
   const replicaAdmin = replica.client();
-  const deadline = Date.now() + 20_000;
-  while (!(await replicaAdmin.info('replication')).includes('master_link_status:up')) {
-    if (Date.now() > deadline) throw new Error('the replica did not sync');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitUntil('the replica to sync', async () => (await replicaAdmin.info('replication')).includes('master_link_status:up'), { timeoutMs: 20_000, everyMs: 20 });
 });
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Result } from './helpers/cli.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };

@@ -4,15 +4,15 @@
 // slot moved to another master during a hold (ASK/MOVED), and --sync-replicas sent to the
 // master that took the write. A real 3-master cluster (one master has a replica) on loopback.
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { UsageError } from '../src/errors.js';
 import { parseRedisUrl } from '../src/redis/url.js';
-import { childEnv, CRITICAL, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { childEnv, CRITICAL, events, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { cleanEnv, dlock as runDlock, type Result } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 import { waitForMoreEvents } from './helpers/redlock.js';
 import { ClusterTopology } from './helpers/topology.js';
 
@@ -83,8 +83,6 @@ describe('a 3-master cluster with a password', () => {
     removeTempDirs();
   });
 
-  const hold = (key: string, dir: string, flags: string[] = []) => spawnDlock(['run', '--redis', url, '-t', '1s', '--log-format', 'json', ...flags, key, '--', HOLD, dir]);
-
   test('mutual exclusion and increasing fences on keys served by each master', async () => {
     const dir = tempDir();
     const runs = keys.flatMap((key) => Array.from({ length: 6 }, () => dlock(['run', '--redis', url, '-t', '5s', key, '--', CRITICAL, join(dir, `${key}.count`), join(dir, `${key}.log`)])));
@@ -109,7 +107,7 @@ describe('a 3-master cluster with a password', () => {
 
   test('status lists the locks held on every master; release --force frees each, whoever holds it', async () => {
     const dirs = keys.map(() => tempDir());
-    const holders = keys.map((key, i) => hold(key, dirs[i]));
+    const holders = keys.map((key, i) => hold(key, { redis: url, dir: dirs[i], flags: ['-t', '1s'] }));
     await Promise.all(holders.map((h) => h.waitFor('"event":"acquired"')));
 
     const list = await dlock(['status', '--redis', url, '--json']);
@@ -134,11 +132,11 @@ describe('a 3-master cluster with a password', () => {
     const key = keys[2];
     const dir = tempDir();
     // A long lease: a waiter that missed the release would sleep until its next poll (5s).
-    const holder = spawnDlock(['run', '--redis', url, '-t', '20s', '--log-format', 'json', key, '--', HOLD, dir]);
+    const holder = hold(key, { redis: url, dir, flags: ['-t', '20s'] });
     await holder.waitFor('"event":"acquired"');
     const waiter = spawnDlock(['run', '--redis', url, '--wait', '30s', '--log-format', 'json', key, '--', 'true']);
     await waiter.waitFor('"event":"waiting"');
-    writeFileSync(join(dir, 'stop'), '');
+    holder.stop();
     const [held, waited] = (await Promise.all([holder.result, waiter.result])).map(expectNoPassword);
     expect(held.code, held.stderr).toBe(0);
     expect(waited.code, waited.stderr).toBe(0);
@@ -151,7 +149,7 @@ describe('a 3-master cluster with a password', () => {
     const key = 'moving';
     const lock = `dlock:{${key}}`;
     const dir = tempDir();
-    const holder = hold(key, dir);
+    const holder = hold(key, { redis: url, dir, flags: ['-t', '1s'] });
     await holder.waitFor('"event":"acquired"');
     const fence = (await childEnv(dir)).DLOCK_FENCING_TOKEN;
     const from = await cluster.primaryOf(lock);
@@ -166,7 +164,7 @@ describe('a 3-master cluster with a password', () => {
     const contender = await dlock(['run', '--redis', url, '-n', key, '--', 'true']);
     expect(contender.code, contender.stderr).toBe(75);
 
-    writeFileSync(join(dir, 'stop'), '');
+    holder.stop();
     const result = expectNoPassword(await holder.result);
     expect(result.code, result.stderr).toBe(0);
     expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true });

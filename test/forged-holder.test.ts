@@ -20,7 +20,7 @@ import { describe as describeStatus, table } from '../src/commands/status.js';
 import { holderFromReply } from '../src/lock/holder.js';
 import { cut, printable, SHOWN_MAX, toJson } from '../src/untrusted.js';
 import { cleanEnv, DLOCK, dlock, type Result } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { removeTempDirs, tempDir } from './fixtures/observe.js';
 
 /** What must never be printed raw (the newline ending lines aside). */

@@ -12,7 +12,7 @@ import { runScript } from '../src/lock/script.js';
 import { EXTEND, RELEASE } from '../src/lock/scripts.js';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { HOLD, onlyEvent, removeTempDirs, tempDir, waitForFile } from './fixtures/observe.js';
 
 const PASSWORD = 'child-must-not-see-Qz8';

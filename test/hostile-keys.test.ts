@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { lockKeys, lockPattern } from '../src/lock/keys.js';
 import { cleanEnv, DLOCK, dlock, start, type Running } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 
 let redis: RedisServer;
 let admin: Redis;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dlock, type Result } from './helpers/cli.js';
 import { CLOSE, ErrorReply, FakeRedis, hugeBulk, nested, Raw, type Reply, type Script } from './helpers/fake-redis.js';
 import { expectOneError } from './helpers/hostile.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 
 const CONNECT_TIMEOUT_MS = 1000;
 /** Start-up of bin/dlock on a loaded 2-core machine, on top of the bound under test. */

@@ -6,9 +6,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, DLOCK, type Result } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { spinnerWanted, underCi } from '../src/spinner.js';
-import { childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { childPid, events, HOLD, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -172,7 +172,7 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
 
   test('a lost lock: lost, then the SIGTERM dlock sends (reason lost), released, error 76', async () => {
     const dir = tempDir();
-    const holder = spawnDlock(['run', '--log-format', 'json', '--redis', redis.url, '-t', '600ms', 'json-lost', '--', HOLD, dir]);
+    const holder = hold('json-lost', { redis: redis.url, dir, flags: ['-t', '600ms'] });
     const pid = await childPid(dir);
     await redis.client().del('dlock:{json-lost}');
     const result = await holder.result;
@@ -190,7 +190,7 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
 
   test('a command that ignores SIGTERM gets SIGKILL after --kill-after (reason kill-after)', async () => {
     const dir = tempDir();
-    const holder = spawnDlock(['run', '--log-format', 'json', '--redis', redis.url, '-t', '3s', '--kill-after', '300ms', 'json-kill', '--', HOLD, dir, 'ignore']);
+    const holder = hold('json-kill', { redis: redis.url, dir, flags: ['-t', '3s', '--kill-after', '300ms'], onSignal: 'ignore' });
     await childPid(dir);
     holder.process.kill('SIGTERM');
     const result = await holder.result;

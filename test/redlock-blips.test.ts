@@ -9,10 +9,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { outageRetryMs, OUTAGE_RETRY_CAP_MS } from '../src/lockset/obtain.js';
 import { quorumSize } from '../src/lockset/quorum.js';
 import { RedundancyWatch } from '../src/lockset/redundancy.js';
-import { events, HOLD, killLeftovers, onlyEvent, spawnDlock, tempDir } from './fixtures/observe.js';
+import { events, hold, killLeftovers, onlyEvent, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
-import { eventually, heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
+import { waitUntil } from '../support/wait-until.mjs';
+import { heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 describe('RedundancyWatch: report when the set of failing instances changes', () => {
   const down = (...labels: string[]) => labels.map((label) => ({ label, reason: 'connection refused' }));
@@ -98,7 +99,7 @@ describe('a held Redlock with an instance down warns once', () => {
 
   test('an instance that hangs while the lock is held: degraded, then restored when it answers again', async () => {
     const dir = tempDir();
-    const holder = spawnDlock(['run', ...redisFlags(servers), '-t', '3s', '--log-format', 'json', 'degraded-hung', '--', HOLD, dir]);
+    const holder = hold('degraded-hung', { redis: servers.map((s) => s.url), dir, flags: ['-t', '3s'] });
     await holder.waitFor('"event":"acquired"');
     servers[2].pause();
     await waitForEvents(holder, 'degraded', 1);
@@ -123,7 +124,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     const key = `outage-${n}`;
     const dir = tempDir();
     // -t 15s: the holder outlives the outage (it loses the lock ~10s after its last renewal).
-    const holder = spawnDlock(['run', ...redisFlags(set), '-t', '15s', '--log-format', 'json', key, '--', HOLD, dir]);
+    const holder = hold(key, { redis: set.map((s) => s.url), dir, flags: ['-t', '15s'] });
     await holder.waitFor('"event":"acquired"');
     const waiter = spawnDlock(['run', ...redisFlags(set), '--wait', '30s', '--connect-timeout', '1s', '--log-format', 'json', key, '--', 'true']);
     await waiter.waitFor('"event":"waiting"');
@@ -146,7 +147,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     await waitForMoreEvents(holder, 'renewed', 1);
     const channel = `dlock:{${key}}:released`;
     for (const [i] of set.entries()) {
-      await eventually(async () => ((await clients[i].pubsub('NUMSUB', channel)) as [string, number])[1] === 1, `the waiter's subscription on instance ${i}`);
+      await waitUntil(`the waiter's subscription on instance ${i}`, async () => ((await clients[i].pubsub('NUMSUB', channel)) as [string, number])[1] === 1, { timeoutMs: 5_000 });
     }
 
     writeFileSync(join(dir, 'stop'), '');
@@ -166,10 +167,10 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     const set = servers.slice(0, n);
     const key = `outage-runs-out-${n}`;
     const dir = tempDir();
-    const holder = spawnDlock(['run', ...redisFlags(set), '-t', '10s', '--log-format', 'json', key, '--', HOLD, dir]);
+    const holder = hold(key, { redis: set.map((s) => s.url), dir, flags: ['-t', '10s'] });
     await holder.waitFor('"event":"acquired"');
     const waiter = spawnDlock(['run', ...redisFlags(set), '--wait', '2s', '--connect-timeout', '500ms', key, '--', 'true']);
-    await eventually(async () => ((await clients[0].pubsub('NUMSUB', `dlock:{${key}}:released`)) as [string, number])[1] === 1, 'the waiter waiting');
+    await waitUntil('the waiter waiting', async () => ((await clients[0].pubsub('NUMSUB', `dlock:{${key}}:released`)) as [string, number])[1] === 1, { timeoutMs: 5_000 });
     await Promise.all(set.slice(0, quorumSize(n)).map((server) => server.stop()));
 
     const result = await waiter.result;

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { findDuplicate, hostForm, type ResolvedTarget } from '../src/lockset/duplicates.js';
 import { dlock } from './helpers/cli.js';
-import { freePort } from './helpers/redis.js';
+import { freePort } from '../support/redis-server.mjs';
 
 const one = (label: string, addresses: string[], port = 6379): ResolvedTarget => ({ label, kind: 'standalone', nodes: [{ addresses, port }] });
 

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { childEnv, HOLD, killLeftovers, spawnDlock, tempDir } from './fixtures/observe.js';
 import { cleanEnv, dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { heal, waitForMoreEvents } from './helpers/redlock.js';
 
 const PASSWORD = 'S3cret-pass';

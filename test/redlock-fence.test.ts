@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { events } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { fail, heal, redisFlags, seededRandom, type Fault } from './helpers/redlock.js';
 
 let servers: RedisServer[];

@@ -4,11 +4,12 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { quorumSize } from '../src/lockset/quorum.js';
-import { childPid, events, HOLD, isAlive, killLeftovers, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
-import { fail, heal, redisFlags, waitForEvents, waitForMoreEvents, type Fault } from './helpers/redlock.js';
+import { childPid, events, hold, isAlive, killLeftovers, signalsSeen, tempDir, waitForDeath } from './fixtures/observe.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
+import { fail, heal, waitForEvents, waitForMoreEvents, type Fault } from './helpers/redlock.js';
 
 const TTL_MS = 1_000;
+const HOLD_FLAGS = ['-t', `${TTL_MS}ms`, '--kill-after', '200ms'];
 
 let servers: RedisServer[];
 let clients: Redis[];
@@ -25,15 +26,11 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
 });
 
-function hold(set: RedisServer[], key: string, dir: string) {
-  return spawnDlock(['run', ...redisFlags(set), '-t', `${TTL_MS}ms`, '--kill-after', '200ms', '--log-format', 'json', key, '--', HOLD, dir]);
-}
-
 describe.each<Fault>(['stop', 'pause'])('instances failing one by one while the child runs (%s)', (fault) => {
   test.each([5, 3])('%i instances: the lock survives while a majority is up, and is lost with it', async (n) => {
     const set = servers.slice(0, n);
     const dir = tempDir();
-    const holder = hold(set, `one-by-one-${n}-${fault}`, dir);
+    const holder = hold(`one-by-one-${n}-${fault}`, { redis: set.map((s) => s.url), dir, flags: HOLD_FLAGS });
     await holder.waitFor('"event":"acquired"');
     const pid = await childPid(dir);
 
@@ -73,7 +70,7 @@ test('a renewal refused by a majority is an immediate loss; by a minority it is 
   const key = 'taken';
   const lock = `dlock:{${key}}`;
   const dir = tempDir();
-  const holder = hold(servers, key, dir);
+  const holder = hold(key, { redis: servers.map((s) => s.url), dir, flags: HOLD_FLAGS });
   await holder.waitFor('"event":"acquired"');
   const pid = await childPid(dir);
 

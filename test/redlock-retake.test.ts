@@ -5,13 +5,13 @@
 
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { childEnv, childPid, events, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
-import { eventually, heal, redisFlags, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { childEnv, childPid, events, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
+import { waitUntil } from '../support/wait-until.mjs';
+import { heal, waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 const TTL_MS = 1_000;
+const HOLD_FLAGS = ['-t', `${TTL_MS}ms`, '--kill-after', '200ms'];
 
 let servers: RedisServer[];
 let clients: Redis[];
@@ -30,17 +30,13 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-function hold(set: RedisServer[], key: string, dir: string) {
-  return spawnDlock(['run', ...redisFlags(set), '-t', `${TTL_MS}ms`, '--kill-after', '200ms', '--log-format', 'json', key, '--', HOLD, dir]);
-}
-
 const owner = (i: number, lock: string) => clients[i].hget(lock, 'owner').catch(() => null);
 
 test('three of five instances restarted empty one at a time: each is re-taken, the job ends 0', async () => {
   const key = 'rolling-restart';
   const lock = `dlock:{${key}}`;
   const dir = tempDir();
-  const holder = hold(servers, key, dir);
+  const holder = hold(key, { redis: servers.map((s) => s.url), dir, flags: HOLD_FLAGS });
   const pid = await childPid(dir);
   const { DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence } = await childEnv(dir);
 
@@ -48,7 +44,7 @@ test('three of five instances restarted empty one at a time: each is re-taken, t
     await servers[i].restart();
     expect(await clients[i].exists(lock).catch(() => 0)).toBe(0);
     // Back with our owner before the next one goes (at most a renewal or two later).
-    await eventually(async () => (await owner(i, lock)) === token, `instance ${i} re-taken`, 5 * TTL_MS);
+    await waitUntil(`instance ${i} re-taken`, async () => (await owner(i, lock)) === token, { timeoutMs: 5 * TTL_MS });
     const counter = await clients[i].get(`${lock}:fence`);
     expect(BigInt(counter ?? '0'), `fence counter on restarted instance ${i}`).toBeGreaterThanOrEqual(BigInt(fence));
     expect(await clients[i].hget(lock, 'fence')).toBe(fence);
@@ -59,7 +55,7 @@ test('three of five instances restarted empty one at a time: each is re-taken, t
   }
   // Two more renewals by all five.
   await waitForMoreEvents(holder, 'renewed', 2);
-  writeFileSync(join(dir, 'stop'), '');
+  holder.stop();
   const result = await holder.result;
   expect(result.code, result.stderr).toBe(0);
   expect(events(result.stderr, 'lost')).toEqual([]);
@@ -73,7 +69,7 @@ test("another owner's key on a minority instance is left alone", async () => {
   const key = 'foreign';
   const lock = `dlock:{${key}}`;
   const dir = tempDir();
-  const holder = hold(servers, key, dir);
+  const holder = hold(key, { redis: servers.map((s) => s.url), dir, flags: HOLD_FLAGS });
   await childPid(dir);
   await waitForEvents(holder, 'renewed', 1);
   // Instance 0 lost our key and someone else's attempt landed there (it holds no majority).
@@ -84,7 +80,7 @@ test("another owner's key on a minority instance is left alone", async () => {
   expect(await clients[0].hget(lock, 'owner')).toBe('someone-else');
   expect(events(holder.stderr(), 'retaken')).toEqual([]);
   expect(events(holder.stderr(), 'degraded').at(-1)).toMatchObject({ failing: servers[0].url });
-  writeFileSync(join(dir, 'stop'), '');
+  holder.stop();
   const result = await holder.result;
   expect(result.code, result.stderr).toBe(0);
   await clients[0].del(lock);
@@ -94,7 +90,7 @@ test('a minority view never re-creates: with a majority down, an instance restar
   const key = 'minority';
   const lock = `dlock:{${key}}`;
   const dir = tempDir();
-  const holder = hold(servers, key, dir);
+  const holder = hold(key, { redis: servers.map((s) => s.url), dir, flags: HOLD_FLAGS });
   await childPid(dir);
   await waitForEvents(holder, 'renewed', 1);
   await Promise.all([0, 1, 2].map((i) => servers[i].stop()));
@@ -112,7 +108,7 @@ test('one instance: a restart without persistence loses the lock (76), it is not
   const key = 'single';
   const lock = `dlock:{${key}}`;
   const dir = tempDir();
-  const holder = hold([servers[4]], key, dir);
+  const holder = hold(key, { redis: [servers[4]].map((s) => s.url), dir, flags: HOLD_FLAGS });
   await childPid(dir);
   await waitForEvents(holder, 'renewed', 1);
   await servers[4].restart();

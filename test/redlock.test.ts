@@ -7,8 +7,9 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { childEnv, childPid, CRITICAL, events, HOLD, isAlive, killLeftovers, onlyEvent, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 import { DLOCK, dlock } from './helpers/cli.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
-import { eventually, fail, heal, redisFlags, waitForEvents, type Fault } from './helpers/redlock.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
+import { waitUntil } from '../support/wait-until.mjs';
+import { fail, heal, redisFlags, waitForEvents, type Fault } from './helpers/redlock.js';
 
 let servers: RedisServer[];
 let clients: Redis[];
@@ -201,7 +202,7 @@ describe('no partial lock is left behind by a failed attempt', () => {
     // 3 and 4 now run the acquires queued while they hung (their counters move), each followed by its release.
     await heal(servers);
     const lateAcquires = async () => (await Promise.all([3, 4].map((i) => clients[i].get(fenceKey(key))))).map((v) => BigInt(v!));
-    await eventually(async () => (await lateAcquires()).every((v, n) => v === counters[n] + tries[0]), 'the late acquires');
+    await waitUntil('the late acquires', async () => (await lateAcquires()).every((v, n) => v === counters[n] + tries[0]), { timeoutMs: 5_000 });
     expect(await holdersOf(key)).toEqual([null, null, 'someone-else', null, null]);
     expect(await clients[2].get(fenceKey(key))).toBe(null);
   });

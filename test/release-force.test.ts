@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
-import { childPid, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForFile } from './fixtures/observe.js';
+import { RedisServer } from '../support/redis-server.mjs';
+import { childPid, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForFile } from './fixtures/observe.js';
 
 let server: RedisServer;
 let admin: Redis;
@@ -30,7 +30,7 @@ function reportOn(pid: number, file: string): string[] {
 
 test('the next holder starts only after the removed holder\'s command is gone; -n meanwhile is busy and says why', async () => {
   const dir = tempDir();
-  const old = spawnDlock(['run', '--redis', server.url, '--ttl', '2s', '--log-format', 'json', 'closed', '--', HOLD, dir, 'ignore']);
+  const old = hold('closed', { redis: server.url, dir, flags: ['--ttl', '2s'], onSignal: 'ignore' });
   const oldChild = await childPid(dir);
 
   const forced = await dlock(['release', '--force', '--redis', server.url, 'closed']);
@@ -58,7 +58,7 @@ test('the next holder starts only after the removed holder\'s command is gone; -
 
 test('--now opens the lock at once (the removed command may still run)', async () => {
   const dir = tempDir();
-  const old = spawnDlock(['run', '--redis', server.url, '--ttl', '3s', '--on-lost', 'ignore', '--log-format', 'json', 'now', '--', HOLD, dir]);
+  const old = hold('now', { redis: server.url, dir, flags: ['--ttl', '3s', '--on-lost', 'ignore'] });
   await childPid(dir);
   const forced = await dlock(['release', '--force', '--now', '--redis', server.url, 'now']);
   expect(forced.code, forced.stderr).toBe(0);
@@ -73,7 +73,7 @@ test('--now opens the lock at once (the removed command may still run)', async (
 
 test('a closed key forced again says so; --now then opens it', async () => {
   const dir = tempDir();
-  const old = spawnDlock(['run', '--redis', server.url, '--ttl', '3s', '--on-lost', 'ignore', '--log-format', 'json', 'twice', '--', HOLD, dir]);
+  const old = hold('twice', { redis: server.url, dir, flags: ['--ttl', '3s', '--on-lost', 'ignore'] });
   await childPid(dir);
   expect((await dlock(['release', '--force', '--redis', server.url, 'twice'])).code).toBe(0);
   const again = await dlock(['release', '--force', '--redis', server.url, 'twice']);

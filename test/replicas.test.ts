@@ -8,9 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { events, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
 import { errorLines, expectOneError } from './helpers/hostile.js';
-import { startServers, type RedisServer } from './helpers/redis.js';
+import { startServers, type RedisServer } from '../support/redis-server.mjs';
 import { redisFlags } from './helpers/redlock.js';
-import { Replicated, waitUntil } from './helpers/topology.js';
+import { Replicated } from './helpers/topology.js';
+import { waitUntil } from '../support/wait-until.mjs';
 
 afterEach(killLeftovers);
 afterAll(removeTempDirs);
@@ -31,6 +32,7 @@ describe('a primary with one replica', () => {
     const [replica] = topology.replicas;
     const dir = tempDir();
     // The replica hangs (SIGSTOP): the WAIT cannot be answered until it is resumed.
+    let resumingAt = Infinity;
     replica.pause();
     const run = spawnDlock(['run', '--redis', topology.primary.url, '--sync-replicas', '1', '--connect-timeout', '5s', '--log-format', 'json', 'synced', '--', ...recordingChild(dir, replica.port, 'synced')]);
     try {
@@ -40,13 +42,15 @@ describe('a primary with one replica', () => {
       await waitUntil('dlock to block in WAIT', async () => /blocked_clients:1\r\n/.test(await primary.info('clients')));
       expect(existsSync(join(dir, 'started'))).toBe(false);
     } finally {
+      // Read before the SIGCONT: the replica cannot have acknowledged anything earlier.
+      resumingAt = Date.now();
       replica.resume();
     }
-    const resumedAt = Date.now();
     const result = await run.result;
     expect(result.code, result.stderr).toBe(0);
     const fence = onlyEvent(result.stderr, 'acquired').fence;
-    expect(Number(readFileSync(join(dir, 'started'), 'utf8'))).toBeGreaterThanOrEqual(resumedAt - 5);
+    // The child's own clock reading at its start (same machine clock, ms).
+    expect(Number(readFileSync(join(dir, 'started'), 'utf8'))).toBeGreaterThanOrEqual(resumingAt);
     expect(readFileSync(join(dir, 'replica-fence'), 'utf8').trim()).toBe(fence);
   });
 

@@ -1,15 +1,15 @@
 // Deadlines that hold on a slow link and a stalled dlock (SPEC "Renewal and loss"): a renewal
 // may take as long as the lease has left (not ttl/10), and when dlock's own event loop was
 // stalled past the moment the child had to be gone, the child is SIGKILLed at once and dlock
-// says so. Redis is reached through test/helpers/proxy.ts.
+// says so. Redis is reached through support/tcp-proxy.mjs.
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { schedulingMarginMs } from '../src/lockset/quorum.js';
-import { childPid, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
-import { TcpProxy } from './helpers/proxy.js';
-import { RedisServer } from './helpers/redis.js';
+import { childPid, events, hold, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, tempDir, waitForDeath } from './fixtures/observe.js';
+import { TcpProxy } from '../support/tcp-proxy.mjs';
+import { RedisServer } from '../support/redis-server.mjs';
 import { waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 
 let redis: RedisServer;
@@ -32,7 +32,7 @@ afterAll(async () => {
 test('every reply 150ms late at ttl 1s: renewals still succeed, the job ends 0', async () => {
   proxy.delay(150);
   const dir = tempDir();
-  const holder = spawnDlock(['run', '--redis', proxy.url, '-t', '1s', '--log-format', 'json', 'slow-link', '--', HOLD, dir]);
+  const holder = hold('slow-link', { redis: proxy.url, dir, flags: ['-t', '1s'] });
   await childPid(dir);
   // Four renewals: longer than 1 TTL past the acquisition, every one answered 150ms late.
   await waitForEvents(holder, 'renewed', 4);
@@ -47,7 +47,7 @@ test('every reply 150ms late at ttl 1s: renewals still succeed, the job ends 0',
 test('dlock stalled (SIGSTOP) across the moment its child must be gone: SIGKILL at once, and it says so', async () => {
   const ttl = 1_000;
   const dir = tempDir();
-  const holder = spawnDlock(['run', '--redis', proxy.url, '-t', `${ttl}ms`, '--kill-after', '100ms', '--log-format', 'json', 'stalled', '--', HOLD, dir]);
+  const holder = hold('stalled', { redis: proxy.url, dir, flags: ['-t', `${ttl}ms`, '--kill-after', '100ms'] });
   const pid = await childPid(dir);
   await waitForMoreEvents(holder, 'renewed', 1);
   const renewedAt = events(holder.stderr(), 'renewed').at(-1)!.ts_ms;

@@ -1,12 +1,12 @@
 // What the lock is for (SPEC "Guarantees", "Waiting"): one holder at a time, fencing tokens
 // that only go up, a fast hand-over to a waiter, and nested runs on a held key.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { cleanEnv, DLOCK, dlock, type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
-import { childEnv, childPid, CRITICAL, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { cleanEnv, DLOCK, dlock } from './helpers/cli.js';
+import { RedisServer } from '../support/redis-server.mjs';
+import { childEnv, childPid, CRITICAL, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -17,10 +17,6 @@ afterAll(async () => {
   await redis.close();
   removeTempDirs();
 });
-
-function hold(key: string, dir: string, flags: string[] = []): Running {
-  return spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', HOLD, dir]);
-}
 
 test('mutual exclusion: 20 concurrent runs of a read-sleep-write counter end at exactly 20, sections never overlap', async () => {
   const dir = tempDir();
@@ -62,7 +58,7 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
 
   // A holder SIGKILLed: nobody releases; the next holder gets the lock once the key expired.
   const killedDir = tempDir();
-  const killed = hold(key, killedDir, ['-t', '500ms']);
+  const killed = hold(key, { redis: redis.url, dir: killedDir, flags: ['-t', '500ms'] });
   const killedPid = await childPid(killedDir);
   fences.push(BigInt((await childEnv(killedDir)).DLOCK_FENCING_TOKEN));
   killed.process.kill('SIGKILL');
@@ -74,7 +70,7 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
 
   // A holder whose lock an operator breaks with release --force.
   const brokenDir = tempDir();
-  const broken = hold(key, brokenDir, ['-t', '600ms']); // short: it notices at its next renewal
+  const broken = hold(key, { redis: redis.url, dir: brokenDir, flags: ['-t', '600ms'] }); // short: it notices at its next renewal
   await childPid(brokenDir);
   fences.push(BigInt((await childEnv(brokenDir)).DLOCK_FENCING_TOKEN));
   const release = await dlock(['release', '--force', '--redis', redis.url, key]);
@@ -95,11 +91,11 @@ test('a waiter starts within a few milliseconds of the holder releasing (pub/sub
   const gaps: number[] = [];
   for (let round = 0; round < 3; round++) {
     const dir = tempDir();
-    const holder = hold('handover', dir, ['-t', '20s']);
+    const holder = hold('handover', { redis: redis.url, dir, flags: ['-t', '20s'] });
     await childPid(dir);
     const waiter = spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', 'handover', '--', 'true']);
     await waiter.waitFor('"event":"waiting"');
-    writeFileSync(join(dir, 'stop'), '');
+    holder.stop();
     const [held, waited] = await Promise.all([holder.result, waiter.result]);
     expect(held.code).toBe(0);
     expect(waited.code).toBe(0);
@@ -137,11 +133,11 @@ test('reentrancy: dlock run K inside a child holding K runs at once, under the s
 
 test('a nested run with a stale DLOCK_TOKEN (not the holder) is not reentrant: it waits like anyone', async () => {
   const dir = tempDir();
-  const holder = hold('not-nested', dir);
+  const holder = hold('not-nested', { redis: redis.url, dir });
   await childPid(dir);
   const env = cleanEnv({ DLOCK_KEY: 'not-nested', DLOCK_TOKEN: '0123456789abcdef0123456789abcdef', DLOCK_FENCING_TOKEN: '1' });
   const result = await dlock(['run', '--redis', redis.url, '-n', 'not-nested', '--', 'true'], { env });
   expect(result.code).toBe(75);
-  writeFileSync(join(dir, 'stop'), '');
+  holder.stop();
   expect((await holder.result).code).toBe(0);
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { childStdio, inheritedFds } from '../src/child/inherited-fds.js';
 import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { removeTempDirs, tempDir } from './fixtures/observe.js';
 
 let redis: RedisServer;

@@ -8,8 +8,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { TcpProxy } from './helpers/proxy.js';
-import { RedisServer, startServers } from './helpers/redis.js';
+import { TcpProxy } from '../support/tcp-proxy.mjs';
+import { RedisServer, startServers } from '../support/redis-server.mjs';
 import { childEnv, events, HOLD, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 let servers: RedisServer[];

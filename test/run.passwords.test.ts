@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start, type Result } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 import { childPid, HOLD, removeTempDirs, tempDir } from './fixtures/observe.js';
 
 // The password as written in the URL (%-encoded) and as decoded; neither may leak.

@@ -1,12 +1,10 @@
 // `dlock status` and `dlock release --force` against a lock a `dlock run` holds (SPEC "Commands").
 
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { dlock, type Running } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
-import { childEnv, childPid, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { dlock } from './helpers/cli.js';
+import { RedisServer } from '../support/redis-server.mjs';
+import { hold, HOLD, type Held, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, waitForDeath } from './fixtures/observe.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -18,58 +16,47 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-interface Held {
-  holder: Running;
-  dir: string;
-  fence: string;
-  childPid: number;
-}
-
-async function hold(key: string, flags: string[] = []): Promise<Held> {
-  const dir = tempDir();
-  const holder = spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', HOLD, dir]);
-  const pid = await childPid(dir);
-  return { holder, dir, fence: (await childEnv(dir)).DLOCK_FENCING_TOKEN, childPid: pid };
-}
-
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Stop the holder; it releases and exits 0. */
 async function release(held: Held): Promise<void> {
-  writeFileSync(join(held.dir, 'stop'), '');
-  expect((await held.holder.result).code).toBe(0);
+  held.stop();
+  expect((await held.result).code).toBe(0);
 }
 
 describe('dlock status <key>', () => {
   test('held: exit 0; the text names host, pid, command, since, ttl and fence', async () => {
-    const held = await hold('st-held', ['-t', '5s']);
+    const held = hold('st-held', { redis: redis.url, flags: ['-t', '5s'] });
+    const child = await held.child();
     const result = await dlock(['status', '--redis', redis.url, 'st-held']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const text = result.stdout;
     expect(text).toMatch(/^st-held: held\n/);
     expect(text).toMatch(new RegExp(`host +${escape(hostname())}\\n`));
-    expect(text).toMatch(new RegExp(`pid +${held.holder.process.pid}\\n`));
+    expect(text).toMatch(new RegExp(`pid +${held.process.pid}\\n`));
     expect(text).toMatch(new RegExp(`command +${escape(`${HOLD} ${held.dir}`)}\\n`));
     expect(text).toMatch(/since +\d{4}-\d\d-\d\dT[\d:.]+Z \(.+ ago\)\n/);
     expect(text).toMatch(/ttl left +[\d.]+m?s of 5s\n/);
-    expect(text).toMatch(new RegExp(`fence +${held.fence}\\n`));
+    expect(text).toMatch(new RegExp(`fence +${child.env.DLOCK_FENCING_TOKEN}\\n`));
     await release(held);
   });
 
   test('held: --json has the same facts, and never the owner token', async () => {
-    const held = await hold('st-json', ['-t', '5s']);
+    const held = hold('st-json', { redis: redis.url, flags: ['-t', '5s'] });
+    const child = await held.child();
     const result = await dlock(['status', '--redis', redis.url, '--json', 'st-json']);
     expect(result.code).toBe(0);
     const status = JSON.parse(result.stdout);
     expect(status).toMatchObject({
       key: 'st-json',
       held: true,
-      holder: { host: hostname(), pid: held.holder.process.pid, cmd: `${HOLD} ${held.dir}`, ttl_ms: 5_000, fence: held.fence },
+      holder: { host: hostname(), pid: held.process.pid, cmd: `${HOLD} ${held.dir}`, ttl_ms: 5_000, fence: child.env.DLOCK_FENCING_TOKEN },
     });
     expect(status.holder.ttl_left_ms).toBeGreaterThan(0);
     expect(status.holder.ttl_left_ms).toBeLessThanOrEqual(5_000);
     expect(Date.parse(status.holder.since)).toBeLessThanOrEqual(Date.now());
-    const token = (await childEnv(held.dir)).DLOCK_TOKEN;
+    const token = child.env.DLOCK_TOKEN;
     expect(result.stdout).not.toContain(token);
     await release(held);
   });
@@ -83,7 +70,8 @@ describe('dlock status <key>', () => {
   });
 
   test('free again once the holder is done', async () => {
-    const held = await hold('st-done');
+    const held = hold('st-done', { redis: redis.url });
+    await held.child();
     expect((await dlock(['status', '--redis', redis.url, 'st-done'])).code).toBe(0);
     await release(held);
     expect((await dlock(['status', '--redis', redis.url, 'st-done'])).code).toBe(1);
@@ -104,15 +92,11 @@ describe('dlock status without a key', () => {
       expect(empty.code).toBe(1);
       expect(empty.stdout).toMatch(/no locks held/);
 
-      const dirs = [tempDir(), tempDir()];
-      const holders = ['list-a', 'list/b'].map((key, i) =>
-        spawnDlock(['run', '--redis', other.url, key, '--', HOLD, dirs[i]]),
-      );
-      await Promise.all(dirs.map((dir) => childPid(dir)));
+      const holders = ['list-a', 'list/b'].map((key) => hold(key, { redis: other.url }));
+      await Promise.all(holders.map((holder) => holder.child()));
       // A lock under another prefix is not listed.
-      const elsewhereDir = tempDir();
-      const elsewhere = spawnDlock(['run', '--redis', other.url, '--prefix', 'other:', 'list-c', '--', HOLD, elsewhereDir]);
-      await childPid(elsewhereDir);
+      const elsewhere = hold('list-c', { redis: other.url, flags: ['--prefix', 'other:'] });
+      await elsewhere.child();
 
       const text = await dlock(['status', '--redis', other.url]);
       expect(text.code).toBe(0);
@@ -132,7 +116,7 @@ describe('dlock status without a key', () => {
       const otherPrefix = await dlock(['status', '--redis', other.url, '--prefix', 'other:', '--json']);
       expect(JSON.parse(otherPrefix.stdout).map((l: { key: string }) => l.key)).toEqual(['list-c']);
 
-      for (const dir of [...dirs, elsewhereDir]) writeFileSync(join(dir, 'stop'), '');
+      for (const holder of [...holders, elsewhere]) holder.stop();
       expect((await Promise.all([...holders, elsewhere].map((h) => h.result))).map((r) => r.code)).toEqual([0, 0, 0]);
     } finally {
       await other.close();
@@ -142,7 +126,8 @@ describe('dlock status without a key', () => {
 
 describe('dlock release', () => {
   test('without --force: 64, and the lock stays', async () => {
-    const held = await hold('rel-noforce');
+    const held = hold('rel-noforce', { redis: redis.url });
+    await held.child();
     const result = await dlock(['release', '--redis', redis.url, 'rel-noforce']);
     expect(result.code).toBe(64);
     expect(result.stderr).toMatch(/^dlock: [^\n]*--force[^\n]*\n$/);
@@ -151,26 +136,27 @@ describe('dlock release', () => {
   });
 
   test('--force prints whom it removed; the holder then loses it (76) and its child is terminated', async () => {
-    const held = await hold('rel-force', ['-t', '900ms']);
+    const held = hold('rel-force', { redis: redis.url, flags: ['-t', '900ms'] });
+    const child = await held.child();
     const result = await dlock(['release', '--force', '--redis', redis.url, 'rel-force']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`held by ${hostname()} pid ${held.holder.process.pid}`);
-    expect(result.stdout).toContain(`fence ${held.fence}`);
+    expect(result.stdout).toContain(`held by ${hostname()} pid ${held.process.pid}`);
+    expect(result.stdout).toContain(`fence ${child.env.DLOCK_FENCING_TOKEN}`);
     expect(result.stdout).toContain(`${HOLD} ${held.dir}`);
     // Closed to new holders until the removed holder's lease runs out (see release-force.test.ts).
     const closed = await dlock(['status', '--redis', redis.url, 'rel-force']);
     expect(closed.code).toBe(0);
     expect(closed.stdout).toMatch(/^rel-force: closed by release --force/);
 
-    await waitForDeath(held.childPid);
-    const holder = await held.holder.result;
+    await waitForDeath(child.pid);
+    const holder = await held.result;
     expect(holder.code).toBe(76);
     expect(signalsSeen(held.dir)).toEqual(['TERM']);
     expect(onlyEvent(holder.stderr, 'lost').reason).toBe('refused');
-    expect(isAlive(held.childPid)).toBe(false);
+    expect(isAlive(child.pid)).toBe(false);
     // The counter survives a forced release: the next holder's token is higher.
     const next = await dlock(['run', '--redis', redis.url, '--wait', '5s', 'rel-force', '--', 'sh', '-c', 'echo $DLOCK_FENCING_TOKEN']);
-    expect(BigInt(next.stdout.trim())).toBeGreaterThan(BigInt(held.fence));
+    expect(BigInt(next.stdout.trim())).toBeGreaterThan(BigInt(child.env.DLOCK_FENCING_TOKEN));
   });
 
   test('--force on a free lock: exit 1, nothing released', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock } from './helpers/cli.js';
-import { freePort, RedisServer } from './helpers/redis.js';
+import { freePort, RedisServer } from '../support/redis-server.mjs';
 import { childEnv, childPid, HOLD, killLeftovers, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
 
 const PASSWORD = 'Qx7,Zp9-w';

@@ -9,10 +9,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runConfig } from '../src/config.js';
 import { UsageError } from '../src/errors.js';
 import { parseRedisUrl, splitRedisUrls } from '../src/redis/url.js';
-import { childEnv, events, HOLD, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { childEnv, events, hold, killLeftovers, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
 import { cleanEnv, dlock, type Result } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { freePort } from './helpers/redis.js';
+import { freePort } from '../support/redis-server.mjs';
 import { waitForEvents, waitForMoreEvents } from './helpers/redlock.js';
 import { SentinelTopology } from './helpers/topology.js';
 
@@ -137,7 +137,7 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
     expect(await replica.get('dlock:{job}:fence')).toBe('1');
 
     const dir = tempDir();
-    const holder = spawnDlock(['run', '--redis', url, '-t', '1s', '--log-format', 'json', 'job', '--', HOLD, dir], { env });
+    const holder = hold('job', { redis: url, dir, flags: ['-t', '1s'], env });
     await holder.waitFor('"event":"acquired"');
     expect((await childEnv(dir)).DLOCK_FENCING_TOKEN).toBe('2');
     const status = await dlock(['status', '--redis', url, '--json', 'job'], { env });
@@ -215,7 +215,7 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
 
 /** A holder of `key` through the sentinels, WAITing for the replica so the fence survives a failover. */
 function holdThroughFailover(topology: SentinelTopology, key: string, dir: string, ttl: string) {
-  return spawnDlock(['run', '--redis', topology.url(), '-t', ttl, '--sync-replicas', '1', '--log-format', 'json', key, '--', HOLD, dir], { env });
+  return hold(key, { redis: topology.url(), dir, flags: ['-t', ttl, '--sync-replicas', '1'], env });
 }
 
 /** After the hold: a contender sees the lock on the new master; the next holder gets the next fence there. */

@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { makePki, TlsRedis, type Pki } from './helpers/tls.js';
 import { connectTo } from './helpers/topology.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
 import { ConnectionRecorder, expectOneError } from './helpers/hostile.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { makePki, TlsRedis, type Pki } from './helpers/tls.js';
 
 let pki: Pki;

@@ -1,74 +1,15 @@
-// Real redis-server processes on free loopback ports (the minimal part of test/helpers/redis.ts),
-// plus the INFO commandstats reading the load section needs.
+// The bench's redis-server: the shared one (support/redis-server.mjs) plus what the load and
+// handoff sections read from it: the version, the clients connected, and MONITOR.
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { connect as connectTcp, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { RedisServer as SharedRedisServer } from '../../support/redis-server.mjs';
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort, killAllServers, waitForPort } from '../../support/redis-server.mjs';
 
-export function canConnect(port) {
-  return new Promise((resolve) => {
-    const socket = connectTcp(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Wait until something listens on 127.0.0.1:port, or fail after `timeoutMs`. */
-export async function waitForPort(port, what, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await canConnect(port))) {
-    if (Date.now() > deadline) throw new Error(`${what} on port ${port} did not start`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-const running = new Set();
-
-/** SIGKILL every server still running (the bench's exit path, also after an error). */
-export function killAllServers() {
-  for (const server of running) server.kill();
-}
-
-export class RedisServer {
-  constructor(port) {
-    this.port = port;
-    this.dir = mkdtempSync(join(tmpdir(), 'dlock-bench-redis-'));
-    this.process = undefined;
-    this.admin = undefined;
-  }
-
-  static async start() {
-    const server = new RedisServer(await freePort());
-    server.process = spawn('redis-server', ['--port', String(server.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', server.dir], { stdio: 'ignore' });
-    running.add(server);
-    await waitForPort(server.port, 'redis-server');
-    return server;
-  }
-
-  get url() {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
+export class RedisServer extends SharedRedisServer {
+  /** One admin connection, kept for the server's life (the bench reads through it repeatedly). */
   client() {
-    if (!this.admin) {
-      this.admin = new Redis({ port: this.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
-      this.admin.on('error', () => {});
-    }
+    this.admin ??= super.client();
     return this.admin;
   }
 
@@ -125,14 +66,6 @@ export class RedisServer {
     const all = await tap.stop();
     const commands = all.filter((c) => c.source !== 'lua');
     return { from, to, seconds: (to - from) / 1000, commands, inScripts: all.length - commands.length };
-  }
-
-  kill() {
-    this.admin?.disconnect();
-    this.admin = undefined;
-    if (this.process && this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
-    running.delete(this);
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -21,7 +21,7 @@
 
 import { existsSync } from 'node:fs';
 import { flushall, proxyDelay, proxyDropReplies, proxyStall, restartInstances, restartRedis, sigkillDlock, sigstopDlock, sigstopRedis, stallDlockAtDeadline } from './inject.mjs';
-import { Proxy } from './proxy.mjs';
+import { TcpProxy } from '../../support/tcp-proxy.mjs';
 import { startServers } from './redis.mjs';
 import { SentinelTopology, sentinelFailover } from './sentinel.mjs';
 
@@ -39,11 +39,11 @@ function redisTopology(count, persistence) {
   };
 }
 
-/** One server reached through a misbehaving TCP proxy (chaos/lib/proxy.mjs): ctx.topology.proxy. */
+/** One server reached through a misbehaving TCP proxy (support/tcp-proxy.mjs): ctx.topology.proxy. */
 function proxiedTopology() {
   return async () => {
     const servers = await startServers(1, 'none');
-    const proxy = await Proxy.start(servers[0].port);
+    const proxy = await TcpProxy.start(servers[0].port);
     return {
       urls: [proxy.url],
       servers,
@@ -143,7 +143,7 @@ export function faultKinds({ redlockInstances }) {
       inject: restartInstances(true),
     },
     // -------------------------------------------------------------------------------------
-    // The network between dlock and Redis (chaos/lib/proxy.mjs), and dlock itself stalled at
+    // The network between dlock and Redis (support/tcp-proxy.mjs), and dlock itself stalled at
     // its deadline. Slow or silent links cost at most the lock, never its promises: a renewal
     // is given the time the lease has left, and the child is stopped before the lease ends.
     // -------------------------------------------------------------------------------------

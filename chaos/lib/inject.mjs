@@ -1,7 +1,9 @@
 // The faults themselves: each one is done and healed while a victim holds the lock, and
 // returns a record for results.json ({ at, healedAt?, lockEndsAt?, ... }); see faults.mjs.
 
+import { waitUntil } from '../../support/wait-until.mjs';
 import { sleep, wallMs } from './procs.mjs';
+import { killServer } from './redis.mjs';
 
 const round = (ms) => Math.round(ms);
 
@@ -47,7 +49,7 @@ export async function sigstopRedis({ servers, random, ttlMs }) {
 /** SIGKILL `victims`, keep them down a while, start them again on the same ports and directories. */
 async function restart(victims, downMs, wipes, quorum) {
   const at = wallMs();
-  const goneAt = Math.max(...(await Promise.all(victims.map((s) => s.kill()))));
+  const goneAt = Math.max(...(await Promise.all(victims.map(killServer))));
   await sleep(downMs);
   await Promise.all(victims.map((s) => s.launch()));
   const healedAt = wallMs();
@@ -123,13 +125,13 @@ const STALL_MS = 120;
 /**
  * Right after a renewal, stall the link (so no renewal succeeds again) and SIGSTOP the victim's
  * dlock for 120 ms, from 60 ms before its kill deadline (the last renewal read + ttl - drift -
- * scheduling margin: src/redlock/quorum.ts) to 60 ms after; then let it go and heal the link once
+ * scheduling margin: src/lockset/quorum.ts) to 60 ms after; then let it go and heal the link once
  * it has exited.
  */
 export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
   const { proxy } = topology;
   const seen = victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired').length;
-  const renewed = await waitFor(() => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], 2 * ttlMs);
+  const renewed = await waitUntil('a renewal', () => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], { timeoutMs: 2 * ttlMs, everyMs: 5 }).catch(() => undefined);
   if (!renewed || victim.done) return { at: wallMs(), skipped: 'the victim did not renew' };
   proxy.stall();
   const killAt = renewed.received_ms + ttlMs - (Math.ceil(ttlMs / 100) + 2) - Math.min(200, Math.floor(ttlMs / 10));
@@ -152,13 +154,4 @@ export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
     killDeadlineMs: round(killAt - stop.from),
     reported: victim.events.some((e) => e.event === 'stalled'),
   };
-}
-
-async function waitFor(check, timeoutMs) {
-  const until = wallMs() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined || wallMs() > until) return value;
-    await sleep(5);
-  }
 }

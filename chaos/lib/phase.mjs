@@ -3,6 +3,7 @@
 // (it holds for several TTLs), inject the fault during its hold, wait for the victim's dlock
 // to finish; then stop everything and analyse.
 
+import { waitUntil } from '../../support/wait-until.mjs';
 import { analyze } from './analyze.mjs';
 import { sleep, timeLimit, wallMs } from './procs.mjs';
 import { deriveSeed, seededRandom } from './random.mjs';
@@ -51,8 +52,8 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
       // behind, such as a rolled-back counter, shows only in the work after it).
       await sleep(phaseMs - (wallMs() - began));
       const healed = Math.max(0, ...faults.map((f) => f.healedAt ?? f.at ?? 0));
-      const giveUpAt = wallMs() + 6 * ttlMs + 2_000;
-      while (![...resource.sections.values()].some((s) => s.begin > healed) && wallMs() < giveUpAt) await sleep(10);
+      const sectionAfter = () => [...resource.sections.values()].some((s) => s.begin > healed);
+      await waitUntil('a critical section after the last fault', sectionAfter, { timeoutMs: 6 * ttlMs + 2_000 }).catch(() => {});
     }
   } finally {
     for (const server of topology.servers) server.resume();

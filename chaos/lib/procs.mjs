@@ -3,6 +3,7 @@
 // continued before it is killed. Temporary directories are removed the same way.
 
 import { rmSync } from 'node:fs';
+import { killAllServers } from '../../support/redis-server.mjs';
 
 const live = new Set();
 const dirs = new Set();
@@ -32,7 +33,7 @@ export function untrackDir(dir) {
   dirs.delete(dir);
 }
 
-/** SIGKILL everything still running (children of a killed dlock die with it: parent-death signal). */
+/** SIGKILL everything still running, redis-servers included (children of a killed dlock die with it: parent-death signal). */
 export function killAll() {
   for (const child of live) {
     try {
@@ -43,6 +44,7 @@ export function killAll() {
     }
   }
   live.clear();
+  killAllServers();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   dirs.clear();
 }

@@ -8,29 +8,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, RedisServer } from './redis.mjs';
+import { waitUntil } from '../../support/wait-until.mjs';
+import { CHAOS_ARGS, freePort, killServer, startServer } from './redis.mjs';
 import { sleep, timeLimit, track, trackDir, untrackDir, wallMs } from './procs.mjs';
 
 export const MASTER = 'chaos';
 
 /** No 5 s delay before a diskless full sync: a (re)started replica is in sync at once. */
 const DATA_ARGS = ['--repl-diskless-sync-delay', '0'];
-
-/** Poll `check` every 20 ms until it returns a truthy value; throw after `ms`. */
-async function waitUntil(what, check, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${last.message})` : ''}`);
-    await sleep(20);
-  }
-}
 
 /** A flat [k1, v1, k2, v2, ...] reply (SENTINEL MASTER, REPLICAS) as an object. */
 function fields(flat) {
@@ -104,11 +89,11 @@ export class SentinelTopology {
   }
 
   static async start() {
-    const primary = await RedisServer.start('none', DATA_ARGS);
+    const primary = await startServer('none', DATA_ARGS);
     const servers = [primary];
     let topology;
     try {
-      servers.push(await RedisServer.start('none', [...DATA_ARGS, '--replicaof', '127.0.0.1', String(primary.port)]));
+      servers.push(await startServer('none', [...DATA_ARGS, '--replicaof', '127.0.0.1', String(primary.port)]));
       // The replica must be linked and acknowledging writes before the sentinel looks at it.
       topology = new SentinelTopology(servers, undefined);
       await topology.waitForLink();
@@ -146,7 +131,7 @@ export class SentinelTopology {
       if (own.master_link_status !== 'up' || own.master_sync_in_progress !== '0' || Number(own.master_port) !== this.primary.port) return false;
       await primary.publish('chaos:ack', '');
       return Number(await primary.call('WAIT', 1, 100)) >= 1;
-    });
+    }, { timeoutMs: 15_000, everyMs: 20 });
   }
 
   /**
@@ -162,7 +147,7 @@ export class SentinelTopology {
       if (master.flags !== 'master' || Number(master.port) !== this.primary.port) return false;
       const replicas = (await sentinel.call('SENTINEL', 'REPLICAS', MASTER)).map(fields);
       return replicas.some((r) => Number(r.port) === this.replica.port && r.flags === 'slave' && (!linkReported || r['master-link-status'] === 'ok'));
-    });
+    }, { timeoutMs: 15_000, everyMs: 20 });
   }
 
   /** Subscribe to +switch-master first, then SENTINEL FAILOVER until accepted; resolves with the new primary's port. */
@@ -221,22 +206,22 @@ export async function sentinelFailover({ topology, resource, victim, random, ttl
   await topology.client(primary.port).call('CLIENT', 'KILL', 'TYPE', 'replica');
   // Wait for a critical section (not the victim's) to begin while the replica lags, for at
   // most the victim's remaining hold plus a TTL; then a little more, so that it may write.
-  const other = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.run !== victim.id && s.begin > at) ?? (wallMs() - at > 4 * ttlMs ? 'none' : false), 60_000);
+  const other = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.run !== victim.id && s.begin > at) ?? (wallMs() - at > 4 * ttlMs ? 'none' : false), { timeoutMs: 60_000, everyMs: 20 });
   await sleep(random.between(0, 0.5) * ttlMs);
-  const goneAt = await primary.kill();
+  const goneAt = await killServer(primary);
   replica.resume();
   const newPort = await topology.failover();
   const healedAt = wallMs();
   if (newPort !== replica.port) throw new Error(`sentinel promoted ${newPort}, expected ${replica.port}`);
   // The old primary returns, empty, as a replica of the new one.
-  primary.args = [...DATA_ARGS, '--replicaof', '127.0.0.1', String(replica.port)];
+  primary.args = [...CHAOS_ARGS, ...DATA_ARGS, '--replicaof', '127.0.0.1', String(replica.port)];
   await primary.launch();
   topology.primary = replica;
   await topology.waitForLink();
   await topology.waitUntilWatched(false);
   const readyAt = wallMs();
   // dlock follows +switch-master: a critical section begins through the new primary.
-  const after = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.begin > healedAt) ?? (wallMs() - readyAt > 6 * ttlMs ? 'none' : false), 60_000);
+  const after = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.begin > healedAt) ?? (wallMs() - readyAt > 6 * ttlMs ? 'none' : false), { timeoutMs: 60_000, everyMs: 20 });
   return {
     at,
     healedAt,

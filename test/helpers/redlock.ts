@@ -3,7 +3,7 @@
 
 import { events } from '../fixtures/observe.js';
 import type { Running } from './cli.js';
-import type { RedisServer } from './redis.js';
+import type { RedisServer } from '../../support/redis-server.mjs';
 
 /** `--redis <url>` for every server, in order. */
 export function redisFlags(servers: RedisServer[], url = (s: RedisServer) => s.url): string[] {
@@ -63,13 +63,4 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** Poll `check` until it returns true (for state that no event announces), failing after `ms`. */
-export async function eventually(check: () => Promise<boolean>, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

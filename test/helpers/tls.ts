@@ -2,11 +2,11 @@
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './redis.js';
+import { canConnect, freePort } from '../../support/redis-server.mjs';
+import { waitUntil } from '../../support/wait-until.mjs';
 
 /** PEM files in a temporary directory: a trusted CA, certificates it signed, and a stranger CA. */
 export interface Pki {
@@ -63,14 +63,6 @@ export function makePki(): Pki {
   };
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
 export interface TlsRedisOptions {
   cert: string;
   key: string;
@@ -97,12 +89,10 @@ export class TlsRedis {
     args.push('--tls-auth-clients', options.clientAuth ? 'yes' : 'no');
     const child = spawn('redis-server', args, { stdio: 'ignore' });
     const server = new TlsRedis(port, child, pki, dir);
-    const deadline = Date.now() + 10_000;
-    while (!(await accepts(port))) {
+    await waitUntil(`redis-server with TLS on ${port} to start`, () => {
       if (child.exitCode !== null) throw new Error(`redis-server with TLS exited with ${child.exitCode}`);
-      if (Date.now() > deadline) throw new Error(`redis-server with TLS on ${port} did not start`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+      return canConnect(port);
+    });
     return server;
   }
 

@@ -1,41 +1,20 @@
 // Real Redis deployments on 127.0.0.1 free ports, started and torn down by the tests:
 // a primary with replicas, the same watched by Sentinel, and a Redis Cluster of primaries.
-// Built from helpers/redis.ts servers; waits on the topology's own state, never fixed sleeps.
+// Built from support/redis-server.mjs servers; waits on the topology's own state, never fixed sleeps.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, RedisServer } from './redis.js';
+import { canConnect, freePort, RedisServer } from '../../support/redis-server.mjs';
+import { waitUntil } from '../../support/wait-until.mjs';
 
 const exec = promisify(execFile);
 
-/** Poll `check` until it returns a value (not undefined/false), failing after `ms`. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms}ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connectTcp(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
+/** Topology changes (a sync, a failover) take seconds: a longer limit, a slower poll. */
+const TOPOLOGY_WAIT = { timeoutMs: 15_000, everyMs: 20 };
 
 /** Run `step`; if it fails, tear `topology` down (no stray servers) and fail. */
 async function closeOnFailure<T>(topology: { close(): Promise<void> }, step: () => Promise<T>): Promise<T> {
@@ -121,7 +100,7 @@ export class Replicated {
 
   /** Resolve once `replica` is synced with `primary` and counted by it (see linkUp). */
   waitForLink(replica: RedisServer, primary: RedisServer = this.primary): Promise<true> {
-    return waitUntil(`replica ${replica.port} to sync`, () => linkUp(this.client(primary), this.client(replica), replica.port));
+    return waitUntil(`replica ${replica.port} to sync`, () => linkUp(this.client(primary), this.client(replica), replica.port), TOPOLOGY_WAIT);
   }
 
   async close(): Promise<void> {
@@ -168,7 +147,7 @@ export class SentinelServer {
     const file = join(this.dir, 'sentinel.conf');
     writeFileSync(file, `${this.config}logfile ${join(this.dir, 'sentinel.log')}\n`);
     this.process = spawn('redis-server', [file, '--sentinel'], { stdio: 'ignore' });
-    await waitUntil(`sentinel on ${this.port} to start`, () => canConnect(this.port), 10_000);
+    await waitUntil(`sentinel on ${this.port} to start`, () => canConnect(this.port));
   }
 
   /** SIGSTOP: the port still accepts connections but nothing answers. */
@@ -286,7 +265,7 @@ export class SentinelTopology {
           const healthy = replicas.filter((r) => r.flags === 'slave' && r['master-link-status'] === 'ok').map((r) => r.port);
           const master = fields((await client.call('SENTINEL', 'MASTER', this.masterName)) as string[]);
           return master.flags === 'master' && expected.every((port) => healthy.includes(port)) && (this.sentinels.length === 1 || Number(master['num-other-sentinels']) === this.sentinels.length - 1);
-        });
+        }, TOPOLOGY_WAIT);
       }),
     );
   }
@@ -314,7 +293,7 @@ export class SentinelTopology {
   /** SENTINEL FAILOVER (the primary stays up, to be demoted later); resolves with the new primary's port. */
   async failover(): Promise<number> {
     const { switched } = await this.nextSwitch();
-    await waitUntil('SENTINEL FAILOVER to be accepted', async () => (await this.sentinelClient().call('SENTINEL', 'FAILOVER', this.masterName)) === 'OK');
+    await waitUntil('SENTINEL FAILOVER to be accepted', async () => (await this.sentinelClient().call('SENTINEL', 'FAILOVER', this.masterName)) === 'OK', TOPOLOGY_WAIT);
     return switched;
   }
 
@@ -404,7 +383,7 @@ export class ClusterTopology {
       if (new Set(maps).size !== 1) return false;
       const links = await Promise.all(this.replicas.map((replica, i) => linkUp(this.client(this.replicated[i]), this.client(replica), replica.port)));
       return links.every(Boolean);
-    });
+    }, TOPOLOGY_WAIT);
   }
 
   /** The primary whose slots hold `key` (a lock's keys all hash to one slot: its {tag}). */
