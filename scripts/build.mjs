@@ -1,5 +1,6 @@
 // Build dist/dlock.cjs: one CommonJS bundle of src/ and its dependencies, used by bin/dlock
-// and by the single executable. Modules imported with import() stay lazy inside it.
+// and by the standalone executable (scripts/build-binary.mjs). Modules imported with import()
+// stay lazy inside it.
 
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';

@@ -1,9 +1,9 @@
-// The standalone executable (Node single executable application): built once here, then run
-// with an empty environment from another directory, as on a host without Node. To run every
-// CLI test against it instead of bin/dlock: `npm run test:binary`.
+// The standalone executable (compiled with Bun, scripts/build-binary.mjs): built once here, then
+// run with an empty environment from another directory, as on a host without Node. To run every
+// CLI test against it instead of bin/dlock: `npm run test:binary` (CI does, .ci/run).
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,18 @@ test('status, run and the JSON log load their lazily imported modules', async ()
   const events = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as { event: string });
   expect(events.map((e) => e.event)).toEqual(['acquired', 'released']);
   expect(await sea(['status', '--redis', redis.url, 'binary-status'])).toMatchObject({ code: 1, stderr: '' });
+});
+
+test('reads no .env or bunfig.toml from the directory it starts in (dlock is configured by flags and DLOCK_* only)', async () => {
+  const dir = mkdtempSync(join(work, 'cwd-'));
+  writeFileSync(join(dir, '.env'), 'DLOCK_TEST_FROM_DOTENV=leaked\nDLOCK_REDIS_URL=redis://127.0.0.1:1\n');
+  writeFileSync(join(dir, 'bunfig.toml'), 'preload = ["./nope.js"]\n');
+  const result = await new Promise<Result>((resolve) => {
+    execFile(binary, ['run', '--redis', redis.url, 'binary-dotenv', '--', 'sh', '-c', 'echo "${DLOCK_TEST_FROM_DOTENV-unset}"'], { cwd: dir, env: BARE_ENV, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, signal: null, stdout, stderr });
+    });
+  });
+  expect(result).toEqual({ code: 0, signal: null, stdout: 'unset\n', stderr: '' });
 });
 
 test('prints the embedded completion scripts', async () => {
