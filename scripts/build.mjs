@@ -25,6 +25,7 @@ await build({
     tls: './scripts/stubs/lazy-tls.cjs',
     assert: './scripts/stubs/lazy-assert.cjs',
     dns: './scripts/stubs/lazy-dns.cjs',
+    crypto: './scripts/stubs/lazy-crypto.cjs',
   },
   loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
   logLevel: 'warning',

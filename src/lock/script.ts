@@ -1,15 +1,15 @@
 // Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
 
-import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis/client.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
+import { sha1Hex } from './sha1.js';
 
 const shas = new Map<string, string>();
 
 function sha1(lua: string): string {
   let sha = shas.get(lua);
   if (!sha) {
-    sha = createHash('sha1').update(lua).digest('hex');
+    sha = sha1Hex(lua);
     shas.set(lua, sha);
   }
   return sha;

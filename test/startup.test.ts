@@ -1,0 +1,37 @@
+// What a plain `dlock run k -- true` of the npm build loads: Node built-ins it does not need
+// (crypto, tls, dns, assert) stay out of start-up (scripts/stubs/, src/lock/sha1.ts,
+// newOwnerToken). Node-only by nature (process.moduleLoadList is Node's): under
+// `npm run test:binary` it still runs bin/dlock; the binary's start-up is measured by `npm run bench`.
+
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { cleanEnv } from './helpers/cli.js';
+import { RedisServer } from './helpers/redis.js';
+import { removeTempDirs, tempDir } from './fixtures/observe.js';
+
+const BIN = fileURLToPath(new URL('../bin/dlock', import.meta.url));
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await RedisServer.start();
+});
+afterAll(async () => {
+  await redis.close();
+  removeTempDirs();
+});
+
+test('a plain run loads no crypto, tls, dns or assert module', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  const code = await new Promise<number | null>((resolve) => {
+    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-modules', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+  });
+  expect(code).toBe(0);
+  const loaded = readFileSync(out, 'utf8').split('\n');
+  expect(loaded).toContain('NativeModule net');
+  expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
+});
