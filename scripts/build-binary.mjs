@@ -1,4 +1,4 @@
-// Build dist/dlock-linux-x64: a standalone executable that needs no Node and no node_modules on
+// Build dist/dlock-linux-x64 (and dist/dlock-linux-x64.sha256): a standalone executable that needs no Node and no node_modules on
 // the target, compiled with Bun (`bun build --compile --bytecode`). Offline: Bun is the pinned
 // devDependency `bun` (its Linux x64 build, @oven/bun-linux-x64, comes with `npm ci`), it is
 // also the runtime copied into the executable (--compile-executable-path: nothing to download),
@@ -10,10 +10,11 @@
 // Why Bun and not Node's single executable or pkg: README, "Standalone binary".
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -33,6 +34,7 @@ const bun = findBun();
 const started = performance.now();
 mkdirSync(dirname(out), { recursive: true });
 rmSync(out, { force: true });
+rmSync(`${out}.sha256`, { force: true });
 // A compiled Bun executable would otherwise read .env and bunfig.toml from the directory it is
 // started in: dlock's settings come from its flags and DLOCK_* variables only.
 // prettier-ignore
@@ -50,9 +52,12 @@ const check = spawnSync(out, ['--version'], { env: {}, cwd: tmpdir(), encoding: 
 if (check.stdout !== `${version}\n` || check.stderr !== '') {
   fail(`${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`);
 }
+// The checksum to publish beside it (README, "The binary for cron and CI": `sha256sum -c`).
+const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
+writeFileSync(`${out}.sha256`, `${sha256}  ${basename(out)}\n`);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const megabytes = (statSync(out).size / 1e6).toFixed(1);
-console.log(`build-binary: ${out} (${megabytes} MB, bun ${bunVersion()}) in ${seconds}s`);
+console.log(`build-binary: ${out} (${megabytes} MB, sha256 ${sha256}, bun ${bunVersion()}) in ${seconds}s`);
 
 /**
  * The Bun executable from node_modules. npm places it at @oven/bun-linux-x64/bin/bun; when the

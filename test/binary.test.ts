@@ -41,6 +41,13 @@ function exec(file: string, args: string[], options: { env?: NodeJS.ProcessEnv }
 }
 const sea = (args: string[], env?: NodeJS.ProcessEnv) => exec(binary, args, { env });
 
+test('comes with its checksum file, checked as the README install recipe does', async () => {
+  const check = await new Promise<Result>((resolve) => {
+    execFile('sha256sum', ['-c', 'dlock-linux-x64.sha256'], { cwd: work, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ code: error ? 1 : 0, signal: null, stdout, stderr }));
+  });
+  expect(check).toMatchObject({ code: 0, stdout: 'dlock-linux-x64: OK\n' });
+});
+
 test('starts with an empty environment and prints the version, no warnings', async () => {
   expect(await sea(['--version'], {})).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: '' });
 });
