@@ -4,10 +4,21 @@
 
 import { build } from 'esbuild';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+
+// The SHA-1 of each Lua script (EVALSHA names), so that a plain run needs no node:crypto.
+const { outputFiles } = await build({ entryPoints: ['src/lock/scripts.ts'], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'warning' });
+const scripts = { exports: {} };
+new Function('module', 'exports', outputFiles[0].text)(scripts, scripts.exports);
+const scriptSha1 = Object.fromEntries(
+  Object.entries(scripts.exports)
+    .filter(([, lua]) => typeof lua === 'string')
+    .map(([name, lua]) => [name, createHash('sha1').update(lua).digest('hex')]),
+);
 
 await build({
   entryPoints: ['src/main.ts'],
@@ -19,7 +30,7 @@ await build({
   minify: true,
   keepNames: false,
   legalComments: 'linked',
-  define: { __DLOCK_VERSION__: JSON.stringify(version) },
+  define: { __DLOCK_VERSION__: JSON.stringify(version), __DLOCK_SCRIPT_SHA1__: JSON.stringify(scriptSha1) },
   alias: {
     debug: './scripts/stubs/debug.cjs',
     tls: './scripts/stubs/lazy-tls.cjs',

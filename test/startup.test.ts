@@ -1,6 +1,6 @@
 // What a plain `dlock run k -- true` of the npm build loads: Node built-ins it does not need
-// (crypto, tls, dns, assert) stay out of start-up (scripts/stubs/, src/lock/sha1.ts,
-// newOwnerToken). Node-only by nature (process.moduleLoadList is Node's): under
+// (crypto, tls, dns, assert) stay out of start-up (scripts/stubs/, the scripts' SHA-1s computed
+// by scripts/build.mjs, newOwnerToken). Node-only by nature (process.moduleLoadList is Node's): under
 // `npm run test:binary` it still runs bin/dlock; the binary's start-up is measured by `npm run bench`.
 
 import { execFile } from 'node:child_process';
@@ -34,4 +34,22 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
   const loaded = readFileSync(out, 'utf8').split('\n');
   expect(loaded).toContain('NativeModule net');
   expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
+});
+
+/** calls=N of one command in INFO commandstats. */
+async function calls(command: string): Promise<number> {
+  const info = await redis.client().info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
+test('the SHA-1s made at build time are the ones Redis knows: a second run sends only EVALSHA', async () => {
+  const run = () =>
+    new Promise<number | null>((resolve) => {
+      execFile(BIN, ['run', '--redis', redis.url, 'startup-sha', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+    });
+  expect(await run()).toBe(0);
+  const [evals, evalshas] = [await calls('eval'), await calls('evalsha')];
+  expect(await run()).toBe(0);
+  expect(await calls('eval')).toBe(evals);
+  expect(await calls('evalsha')).toBeGreaterThan(evalshas);
 });

@@ -2,14 +2,20 @@
 
 import type { RedisClient } from '../redis/client.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
-import { sha1Hex } from './sha1.js';
+import * as scripts from './scripts.js';
+
+/** Each script's SHA-1 by name, computed by scripts/build.mjs: a plain run then needs no node:crypto. */
+declare const __DLOCK_SCRIPT_SHA1__: Record<string, string> | undefined;
 
 const shas = new Map<string, string>();
+if (typeof __DLOCK_SCRIPT_SHA1__ === 'object') {
+  for (const [name, sha] of Object.entries(__DLOCK_SCRIPT_SHA1__)) shas.set((scripts as Record<string, unknown>)[name] as string, sha);
+}
 
 function sha1(lua: string): string {
   let sha = shas.get(lua);
   if (!sha) {
-    sha = sha1Hex(lua);
+    sha = process.getBuiltinModule('node:crypto').createHash('sha1').update(lua).digest('hex');
     shas.set(lua, sha);
   }
   return sha;
