@@ -7,7 +7,7 @@
 //
 //   node scripts/build-binary.mjs [--out <file>]
 //
-// Why Bun and not Node's single executable or pkg: README, "Standalone binary".
+// Why Bun and not Node's single executable or pkg: README, "Install".
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
