@@ -96,7 +96,7 @@ async function main() {
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
   const step = async (name, fn) => {
-    if (only && name !== only) return {};
+    if (only && !only.split(',').includes(name)) return {};
     const t0 = performance.now();
     process.stdout.write(`  ${name} ...`);
     const result = await fn();
