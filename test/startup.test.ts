@@ -53,3 +53,20 @@ test('the SHA-1s made at build time are the ones Redis knows: a second run sends
   expect(await calls('eval')).toBe(evals);
   expect(await calls('evalsha')).toBeGreaterThan(evalshas);
 });
+
+test('--version alone is answered by bin/dlock without the bundle, with the version the bundle has', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  const node = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, { env: cleanEnv() }, (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }));
+    });
+  const fast = await node(['--require', preload, BIN, '--version']);
+  const bundled = await node([fileURLToPath(new URL('../dist/dlock.cjs', import.meta.url)), '--version']);
+  expect(fast).toEqual({ code: 0, stdout: bundled.stdout, stderr: '' });
+  expect(bundled.stdout).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
+  expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule vm'); // bin/dlock loads the bundle with vm
+  expect(await node([BIN, '-V'])).toEqual(fast);
+});
