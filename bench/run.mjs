@@ -1,4 +1,4 @@
-// npm run bench [-- --smoke] [-- --strict]: dlock's overhead, handoff, serialisation, Redlock
+// npm run bench [-- --smoke] [-- --strict] [-- --only overhead]: dlock's overhead, handoff, serialisation, Redlock
 // fan-out, Redis load and memory, against redis-server processes it starts on loopback ports.
 // Prints a table (medians, p99, ratios measured side by side in this run) and writes
 // bench/results.json. Needs `npm run build` first (the npm script does it). A missed target is
@@ -93,7 +93,10 @@ async function main() {
 
   const sections = {};
   const rows = [];
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
   const step = async (name, fn) => {
+    if (only && !only.split(',').includes(name)) return {};
     const t0 = performance.now();
     process.stdout.write(`  ${name} ...`);
     const result = await fn();

@@ -1,85 +1,111 @@
-// Build dist/dlock-linux-x64: a Node single executable application (SEA) that needs no Node
-// and no node_modules on the target. Offline: the runtime is a copy of the node binary
-// running this script, the app is the esbuild bundle dist/dlock.cjs (run `npm run build`
-// first; `npm run build:binary` does both), and postject comes from devDependencies.
+// Build dist/dlock-linux-x64 (and dist/dlock-linux-x64.sha256): a standalone executable that needs no Node and no node_modules on
+// the target, compiled with Bun (`bun build --compile --bytecode`). Offline: Bun is the pinned
+// devDependency `bun` (its Linux x64 build, @oven/bun-linux-x64, comes with `npm ci`), it is
+// also the runtime copied into the executable (--compile-executable-path: nothing to download),
+// and the app is the esbuild bundle dist/dlock.cjs (run `npm run build` first; `npm run
+// build:binary` does both) behind scripts/binary-main.cjs.
 //
 //   node scripts/build-binary.mjs [--out <file>]
 //
-// See https://nodejs.org/api/single-executable-applications.html
+// Why Bun and not Node's single executable or pkg: README, "Install".
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = join(root, 'dist/dlock.cjs');
-// The fuse node checks to know a blob was injected; fixed by Node's SEA implementation.
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+const entry = join(root, 'scripts/binary-main.cjs');
 
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
-const out = resolve(values.out ?? join(root, `dist/dlock-${process.platform}-${process.arch}`));
+const out = resolve(values.out ?? join(root, 'dist/dlock-linux-x64'));
 
-if (process.platform !== 'linux') fail(`building the single executable is set up for Linux only (this is ${process.platform})`);
+if (process.platform !== 'linux' || process.arch !== 'x64') {
+  fail(`the standalone executable is built on Linux x64 only (this is ${process.platform} ${process.arch}); the npm package (bin/dlock) runs everywhere Node does`);
+}
 if (!existsSync(bundle)) fail(`${bundle} is missing: run \`npm run build\` first`);
+const bun = findBun();
 
 const started = performance.now();
-const work = mkdtempSync(join(tmpdir(), 'dlock-sea-'));
-try {
-  // 1. The preparation blob: a small entry (scripts/sea-main.cjs) plus the bundle and its V8 code cache as assets.
-  const blob = join(work, 'sea-prep.blob');
-  const config = join(work, 'sea-config.json');
-  const assets = { 'dlock.cjs': bundle, 'dlock.cjs.cache': `${bundle}.cache` };
-  writeFileSync(config, JSON.stringify({ main: join(root, 'scripts/sea-main.cjs'), output: blob, disableExperimentalSEAWarning: true, useCodeCache: false, assets }));
-  // Without NODE_OPTIONS: V8 flags there would make the cache mismatch the plain runtime.
-  const { NODE_OPTIONS, ...env } = process.env;
-  run(process.execPath, ['--experimental-sea-config', config], env);
+mkdirSync(dirname(out), { recursive: true });
+rmSync(out, { force: true });
+rmSync(`${out}.sha256`, { force: true });
+// A compiled Bun executable would otherwise read .env and bunfig.toml from the directory it is
+// started in: dlock's settings come from its flags and DLOCK_* variables only.
+// prettier-ignore
+run(bun, [
+  'build', entry, '--compile', '--bytecode', '--minify', '--format=cjs',
+  `--compile-executable-path=${bun}`,
+  '--no-compile-autoload-dotenv', '--no-compile-autoload-bunfig',
+  '--no-compile-autoload-tsconfig', '--no-compile-autoload-package-json',
+  '--outfile', out,
+], { ...process.env, DO_NOT_TRACK: '1' });
 
-  // 2. The runtime: this node binary. Its debug symbols are a tenth of its size and no use to
-  //    a CLI, so strip them when binutils is at hand (the result works the same either way).
-  mkdirSync(dirname(out), { recursive: true });
-  rmSync(out, { force: true });
-  copyFileSync(process.execPath, out);
-  chmodSync(out, 0o755);
-  try {
-    run('strip', [out]);
-  } catch {
-    console.warn('build-binary: `strip` not available or failed; keeping debug symbols');
-  }
-
-  // 3. Inject the blob as the NODE_SEA_BLOB note and flip the fuse. postject's LIEF warns
-  //    about every unnamed note section of the node binary; those warnings are harmless.
-  const { inject } = createRequire(import.meta.url)('postject');
-  const warn = console.warn;
-  console.warn = (...args) => void (/Can't find string offset for section name/.test(String(args[0])) || warn(...args));
-  try {
-    await inject(out, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
-  } finally {
-    console.warn = warn;
-  }
-
-  // 4. Smoke check: with no Node environment it says the package version, and nothing else.
-  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const check = spawnSync(out, ['--version'], { env: {}, cwd: tmpdir(), encoding: 'utf8' });
-  if (check.stdout !== `${version}\n` || check.stderr !== '') {
-    fail(`${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`);
-  }
-} finally {
-  rmSync(work, { recursive: true, force: true });
+// Smoke check: with no environment at all it says the package version, and nothing else.
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const check = spawnSync(out, ['--version'], { env: {}, cwd: tmpdir(), encoding: 'utf8' });
+if (check.stdout !== `${version}\n` || check.stderr !== '') {
+  fail(`${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`);
 }
+// The checksum to publish beside it (README, "The binary for cron and CI": `sha256sum -c`).
+const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
+writeFileSync(`${out}.sha256`, `${sha256}  ${basename(out)}\n`);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const megabytes = (statSync(out).size / 1e6).toFixed(1);
-console.log(`build-binary: ${out} (${megabytes} MB, node ${process.version}) in ${seconds}s`);
+console.log(`build-binary: ${out} (${megabytes} MB, sha256 ${sha256}, bun ${bunVersion()}) in ${seconds}s`);
+
+/**
+ * The Bun executable from node_modules. npm places it at @oven/bun-linux-x64/bin/bun; when the
+ * `bun` package's install script is allowed to run, it moves that file to bun/bin/bun.exe.
+ */
+function findBun() {
+  const require = createRequire(import.meta.url);
+  const candidates = [];
+  for (const [pkg, file] of [
+    ['@oven/bun-linux-x64', 'bin/bun'],
+    ['bun', 'bin/bun.exe'],
+  ]) {
+    try {
+      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), file));
+    } catch {
+      // not installed
+    }
+  }
+  const found = candidates.find(isElf);
+  if (!found) fail('Bun is not installed: run `npm ci` (the devDependency `bun` brings @oven/bun-linux-x64)');
+  return found;
+}
+
+function isElf(file) {
+  try {
+    const fd = openSync(file, 'r');
+    const magic = Buffer.alloc(4);
+    try {
+      readSync(fd, magic, 0, 4, 0);
+    } finally {
+      closeSync(fd);
+    }
+    return magic.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+  } catch {
+    return false;
+  }
+}
+
+function bunVersion() {
+  return execFileSync(bun, ['--version'], { encoding: 'utf8' }).trim();
+}
 
 /** Run a build step quietly; on failure show what it printed. */
 function run(file, args, env = process.env) {
   try {
-    execFileSync(file, args, { stdio: 'pipe', env });
+    execFileSync(file, args, { stdio: 'pipe', env, cwd: root });
   } catch (error) {
-    throw new Error(`${file} ${args.join(' ')} failed: ${error.stderr?.toString().trim() || error.message}`);
+    fail(`${file} ${args.join(' ')} failed: ${error.stderr?.toString().trim() || error.message}`);
   }
 }
 

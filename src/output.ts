@@ -11,6 +11,8 @@ export interface Output {
 
 const broken = new Set<StdioName>();
 const guarded = new Set<StdioName>();
+/** A write returned false and no 'drain' came yet (Bun keeps writableLength 0 meanwhile). */
+const backlogged = new Set<StdioName>();
 
 /** process.stdout/stderr with an 'error' listener, or undefined when it cannot be used. */
 function stream(name: StdioName): NodeJS.WriteStream | undefined {
@@ -22,6 +24,7 @@ function stream(name: StdioName): NodeJS.WriteStream | undefined {
       guarded.add(name);
       // Without a listener, a failed write (reported asynchronously) would crash dlock.
       opened.on('error', () => broken.add(name));
+      opened.on('drain', () => backlogged.delete(name));
     }
     return opened;
   } catch {
@@ -41,7 +44,7 @@ export function write(name: StdioName, text: string): void {
   const target = stream(name);
   if (!target) return;
   try {
-    target.write(text);
+    if (!target.write(text)) backlogged.add(name);
   } catch {
     broken.add(name);
   }
@@ -53,7 +56,18 @@ export const stderr: Output = { write: (text) => write('stderr', text) };
 /** Resolves once everything written to `name` has reached the OS (or the stream failed). */
 function drained(name: StdioName): Promise<void> {
   const target = stream(name);
-  if (!target || target.writableLength === 0) return Promise.resolve();
+  if (!target) return Promise.resolve();
+  if (target.writableLength === 0) {
+    if (!backlogged.has(name)) return Promise.resolve();
+    // The standalone executable (Bun) reports nothing pending on a full pipe: wait for 'drain'.
+    return new Promise((resolve) => {
+      const done = () => {
+        for (const event of ['drain', 'error', 'close']) target.off(event, done);
+        resolve();
+      };
+      for (const event of ['drain', 'error', 'close']) target.once(event, done);
+    });
+  }
   return new Promise((resolve) => {
     try {
       // Writes complete in order: this callback runs after every earlier write has.

@@ -41,6 +41,8 @@ describe('describeError', () => {
     ['ready check', new Error('Ready check failed: NOAUTH Authentication required.'), /needs a password/],
     ['connect ETIMEDOUT (ioredis)', errno('ETIMEDOUT', 'connect ETIMEDOUT'), 'connect timed out'],
     ['refused', errno('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:1'), 'connection refused'],
+    ['client certificate required (OpenSSL, Node)', errno('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'), 'the server requires a client certificate (--tls-cert and --tls-key)'],
+    ['client certificate required (BoringSSL, the standalone executable)', errno('ERR_SSL_TLSV1_ALERT_CERTIFICATE_REQUIRED'), 'the server requires a client certificate (--tls-cert and --tls-key)'],
     ['dlock timeout', new TimeoutError(250), 'timed out after 250ms'],
     ['HTTP', protocolError('HTTP/1.1 400 Bad Request\r\n\r\n'), 'not a Redis server: it answered HTTP (check the host and port)'],
     ['SSH banner', protocolError('SSH-2.0-OpenSSH_9.6\r\n'), 'not a Redis server: it answered "SSH-2.0-OpenSSH_9.6" (check the host and port)'],

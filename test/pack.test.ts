@@ -1,5 +1,8 @@
 // The npm package as users get it: `npm pack`, then a global install of the tarball into a
 // temporary prefix (offline), then the installed `dlock` against a real redis-server.
+// npm-only by nature: it tests what `npm pack` ships (the Node bundle and its code cache), so
+// under `npm run test:binary` (DLOCK_BIN) it still tests the npm package, not the binary; the
+// binary's counterpart, built and run as users get it, is test/binary.test.ts.
 
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -1,7 +1,8 @@
 // Descriptors the caller opened (3 and up) reach the command at the same numbers, as with
 // flock(1) (SPEC "Parsing like flock"): `3>out`, make's jobserver pipe. dlock is started from
 // /bin/sh, so the descriptors are set up exactly as a user's shell or make sets them up.
-// The single executable has no sh start-up to list them (README, "Inherited descriptors").
+// Both builds: bin/dlock lists them in its sh prologue, the standalone executable in
+// scripts/binary-main.cjs (`npm run test:binary` runs this file against it).
 
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,7 +37,7 @@ function sh(script: string, cwd: string): Promise<Result> {
 /** The child's open descriptors 0-30, listed without opening any itself. */
 const LIST_FDS = 'for n in $(seq 0 30); do [ -e /proc/self/fd/$n ] && printf "%s " $n; done; true';
 
-describe.skipIf(process.env.DLOCK_BIN)('descriptors of the caller reach the command', () => {
+describe('descriptors of the caller reach the command', () => {
   test('3>out: the command writes to descriptor 3', async () => {
     const cwd = tempDir();
     const result = await sh(`"$DL" run --redis "$URL" fd3 -- sh -c 'echo x >&3' 3>out`, cwd);

@@ -1,1 +1,1 @@
-module.exports = require('./lazy-builtin.cjs')(() => require('node:dns'));
+module.exports = require('./lazy-builtin.cjs')(() => require('node:dns'), ['lookup', 'resolveSrv']);

@@ -1,17 +1,18 @@
 // The caller's descriptors 3 and up (make's jobserver pipe, `3>file`) reach the command at the
 // same numbers, as with flock(1). Node marks every inherited descriptor close-on-exec as it
 // starts, and from inside Node they cannot be told apart from Node's own pipes and eventfds,
-// so bin/dlock (a sh script before it is JavaScript) lists them before Node starts.
+// so bin/dlock (a sh script before it is JavaScript) lists them before Node starts. The
+// standalone executable (Bun) lists them in its first statement (scripts/binary-main.cjs).
 
 import type { StdioOptions } from 'node:child_process';
 
-/** Set by bin/dlock as "<pid>:<fd> <fd> ..."; never passed on to the command. */
-const INHERITED_FDS_VAR = 'DLOCK_INHERITED_FDS';
+/** Set by bin/dlock or scripts/binary-main.cjs as "<pid>:<fd> <fd> ..."; never passed on to the command. */
+export const INHERITED_FDS_VAR = 'DLOCK_INHERITED_FDS';
 
 /**
- * The caller's descriptors (3 and up) as bin/dlock listed them. Only trusted in the process it
- * was made for: the same pid (sh exec'd node). Without it (the single executable, `node
- * bin/dlock`), none are known and only stdin, stdout and stderr are passed on.
+ * The caller's descriptors (3 and up) as bin/dlock (or the standalone executable) listed them.
+ * Only trusted in the process it was made for: the same pid (sh exec'd node). Without it
+ * (`node bin/dlock`), none are known and only stdin, stdout and stderr are passed on.
  */
 export function inheritedFds(env: NodeJS.ProcessEnv, pid = process.pid): number[] {
   const match = /^(\d+):([\d ]*)$/.exec(env[INHERITED_FDS_VAR] ?? '');

@@ -1,15 +1,21 @@
 // Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
 
-import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis/client.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
+import * as scripts from './scripts.js';
+
+/** Each script's SHA-1 by name, computed by scripts/build.mjs: a plain run then needs no node:crypto. */
+declare const __DLOCK_SCRIPT_SHA1__: Record<string, string> | undefined;
 
 const shas = new Map<string, string>();
+if (typeof __DLOCK_SCRIPT_SHA1__ === 'object') {
+  for (const [name, sha] of Object.entries(__DLOCK_SCRIPT_SHA1__)) shas.set((scripts as Record<string, unknown>)[name] as string, sha);
+}
 
 function sha1(lua: string): string {
   let sha = shas.get(lua);
   if (!sha) {
-    sha = createHash('sha1').update(lua).digest('hex');
+    sha = process.getBuiltinModule('node:crypto').createHash('sha1').update(lua).digest('hex');
     shas.set(lua, sha);
   }
   return sha;

@@ -49,7 +49,10 @@ const around = (inner: Described, reason: string): Described => ({ reason, perma
 
 const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
 const NOT_TLS = 'TLS handshake failed (is this a TLS port? use redis:// for plain text)';
-/** What went wrong in a TLS handshake, by Node's error code (there is no fallback to plain text). */
+/**
+ * What went wrong in a TLS handshake, by the runtime's error code (there is no fallback to plain
+ * text): OpenSSL's names under Node, BoringSSL's under Bun (the standalone executable).
+ */
 const TLS_ERRORS: Record<string, string> = {
   SELF_SIGNED_CERT_IN_CHAIN: UNTRUSTED,
   DEPTH_ZERO_SELF_SIGNED_CERT: UNTRUSTED,
@@ -64,6 +67,7 @@ const TLS_ERRORS: Record<string, string> = {
   ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
   ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
   ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the server requires a client certificate (--tls-cert and --tls-key)',
+  ERR_SSL_TLSV1_ALERT_CERTIFICATE_REQUIRED: 'the server requires a client certificate (--tls-cert and --tls-key)',
   ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE: 'the server rejected the client certificate',
   ERR_SSL_TLSV1_ALERT_UNKNOWN_CA: 'the server rejected the client certificate (unknown CA)',
 };

@@ -1,0 +1,29 @@
+'use strict';
+// Entry of the standalone executable (scripts/build-binary.mjs compiles it with Bun, together
+// with dist/dlock.cjs). It does for the binary what the sh prologue of bin/dlock does for the npm
+// build: list the caller's descriptors 3 and up (make's jobserver pipe, `3>file`) so that
+// src/inherited-fds.ts hands exactly these to the command. Bun marks inherited descriptors 4 and
+// up close-on-exec before any JavaScript runs, and has opened its event loop's epoll and eventfd
+// by then; it has opened nothing else. So the list is /proc/self/fd now, minus those two kinds
+// (a caller's own epoll or eventfd would not be passed on) and minus the listing's own descriptor.
+const { readdirSync, readlinkSync } = require('node:fs');
+
+let fds = '';
+try {
+  for (const name of readdirSync('/proc/self/fd')) {
+    const fd = Number(name);
+    if (!(fd > 2)) continue;
+    let target;
+    try {
+      target = readlinkSync(`/proc/self/fd/${name}`);
+    } catch {
+      continue; // the listing's own descriptor, closed again by now
+    }
+    if (target === 'anon_inode:[eventpoll]' || target === 'anon_inode:[eventfd]') continue;
+    fds += ` ${fd}`;
+  }
+} catch {
+  // No /proc: only stdin, stdout and stderr are passed on.
+}
+process.env.DLOCK_INHERITED_FDS = `${process.pid}:${fds}`;
+require('../dist/dlock.cjs');

@@ -1,0 +1,1 @@
+module.exports = require('./lazy-builtin.cjs')(() => require('node:crypto'));
