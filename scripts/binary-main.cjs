@@ -2,7 +2,7 @@
 // Entry of the standalone executable (scripts/build-binary.mjs compiles it with Bun, together
 // with dist/dlock.cjs). It does for the binary what the sh prologue of bin/dlock does for the npm
 // build: list the caller's descriptors 3 and up (make's jobserver pipe, `3>file`) so that
-// src/inherited-fds.ts hands exactly these to the command. Bun marks inherited descriptors 4 and
+// src/child/inherited-fds.ts hands exactly these to the command. Bun marks inherited descriptors 4 and
 // up close-on-exec before any JavaScript runs, and has opened its event loop's epoll and eventfd
 // by then; it has opened nothing else. So the list is /proc/self/fd now, minus those two kinds
 // (a caller's own epoll or eventfd would not be passed on) and minus the listing's own descriptor.

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cleanEnv } from './helpers/cli.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../support/redis-server.mjs';
 import { removeTempDirs, tempDir } from './fixtures/observe.js';
 
 const BIN = fileURLToPath(new URL('../bin/dlock', import.meta.url));
