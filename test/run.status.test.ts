@@ -136,14 +136,15 @@ describe('dlock release', () => {
   });
 
   test('--force prints whom it removed; the holder then loses it (76) and its child is terminated', async () => {
-    const held = hold('rel-force', { redis: redis.url, flags: ['-t', '900ms'] });
+    const held = hold('rel-force', { redis: redis.url, flags: ['-t', '3s'] });
     const child = await held.child();
     const result = await dlock(['release', '--force', '--redis', redis.url, 'rel-force']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`held by ${hostname()} pid ${held.process.pid}`);
     expect(result.stdout).toContain(`fence ${child.env.DLOCK_FENCING_TOKEN}`);
     expect(result.stdout).toContain(`${HOLD} ${held.dir}`);
-    // Closed to new holders until the removed holder's lease runs out (see release-force.test.ts).
+    // Closed to new holders until the removed holder's lease runs out (see release-force.test.ts);
+    // a 3s TTL leaves time to look before it does.
     const closed = await dlock(['status', '--redis', redis.url, 'rel-force']);
     expect(closed.code).toBe(0);
     expect(closed.stdout).toMatch(/^rel-force: closed by release --force/);
