@@ -20,16 +20,6 @@ zpty -w capture '_dlock_capture() { local depth=$((${_dlock_depth:-0} + 1)); _dl
 zpty -w capture "complete -p dlock >/dev/null && complete -F _dlock_capture dlock && echo '<<ready'\">>\""
 while zpty -r capture line; do [[ $line == *'<<ready>>'* ]] && break; done
 
-for cmdline in "$@"; do
-  zpty -w -n capture "$cmdline"$'\t'
-  while zpty -r capture line; do
-    line=${line//$'\r'/}
-    line=${line//$'\n'/}
-    [[ $line == *'<<match>>'* ]] && print -r -- "${line#*<<match>>}"
-    [[ $line == *'<<done>>'* ]] && break
-  done
-  print -r -- --end--
-  # Ctrl-E Ctrl-U: clear the line for the next one.
-  zpty -w -n capture $'\C-e\C-u'
-done
-zpty -d capture
+# Ctrl-E Ctrl-U: clear the line for the next one.
+source ${0:A:h}/capture-loop.zsh
+capture_each $'\C-e\C-u' "$@"

@@ -24,16 +24,6 @@ zpty -w capture 'capture-complete() { _main_complete; print -r -- "<<done>>"; };
 zpty -w capture 'print -r -- "<<ready>>"'
 while zpty -r capture line; do [[ $line == *'<<ready>>'* && $line != *print* ]] && break; done
 
-for cmdline in "$@"; do
-  zpty -w -n capture "$cmdline"$'\t'
-  while zpty -r capture line; do
-    line=${line//$'\r'/}
-    line=${line//$'\n'/}
-    [[ $line == *'<<match>>'* ]] && print -r -- "${line#*<<match>>}"
-    [[ $line == *'<<done>>'* ]] && break
-  done
-  print -r -- --end--
-  # Ctrl-U: clear the line for the next one.
-  zpty -w -n capture $'\C-u'
-done
-zpty -d capture
+# Ctrl-U: clear the line for the next one.
+source ${0:A:h}/capture-loop.zsh
+capture_each $'\C-u' "$@"
