@@ -2,7 +2,7 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { connectionConfig, DEFAULTS, slotNumber, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 
@@ -150,6 +150,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .addOption(new Option('--on-lost <action>', `what to do to the command if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
+    .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
+    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
     .addHelpText('after', RUN_EXAMPLES)
     .on('option:wait', () => (waitGiven = true))
@@ -184,12 +186,14 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   )
     .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
-    .action((key: string, options: RawOptions & { force?: boolean; now?: boolean }) => {
+    .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock')
+    .action((key: string, options: RawOptions & { force?: boolean; now?: boolean; slot?: string }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
       const force = Boolean(options.force);
       const now = Boolean(options.now);
-      decide({ command: 'release', config, key: validKey, force, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now }) });
+      const slot = options.slot === undefined ? undefined : slotNumber(options.slot);
+      decide({ command: 'release', config, key: validKey, force, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, slot }) });
     });
 
   program

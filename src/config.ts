@@ -5,6 +5,8 @@ import { holderCmd } from './holder-cmd.js';
 import { badOption, UsageError } from './errors.js';
 import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import type { RedisTarget } from './redis/target.js';
+import { MAX_SLOTS } from './lock/holder.js';
+import type { HoldMode } from './lock/line.js';
 import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
 
 export const DEFAULTS = {
@@ -51,6 +53,10 @@ export interface RunConfig extends ConnectionConfig {
   syncReplicas: number;
   /** The holder metadata's `cmd`: the command line, truncated, passwords masked; '' with --no-cmd-metadata. */
   holderCmd: string;
+  /** Alone (default), --shared, or --slots n (n > 1). */
+  mode: HoldMode;
+  /** --slots was given (even --slots 1): the command gets DLOCK_SLOT. */
+  slotted: boolean;
 }
 
 /** Options as commander hands them over: raw strings, before any validation. */
@@ -72,6 +78,8 @@ export interface RawOptions {
   tlsKey?: string;
   /** false with --no-cmd-metadata. */
   cmdMetadata?: boolean;
+  slots?: string;
+  shared?: boolean;
 }
 
 export function duration(option: string, value: string): number {
@@ -179,6 +187,7 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
   }
 
   const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
+  const mode = holdMode(raw, connection.targets.length);
   return {
     ...connection,
     key: validKey,
@@ -191,5 +200,27 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
     holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
+    mode,
+    slotted: raw.slots !== undefined,
   };
+}
+
+/**
+ * --shared, --slots n, or alone. Both need one instance (a server, Sentinel or Cluster): a
+ * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can
+ * make 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
+ */
+export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared'>, instances: number): HoldMode {
+  const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
+  if (raw.shared && raw.slots !== undefined) throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
+  const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
+  if (mode.kind !== 'exclusive' && instances > 1) {
+    throw new UsageError(`${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`);
+  }
+  return mode;
+}
+
+/** release --force --slot: a slot number of a --slots lock. */
+export function slotNumber(value: string): number {
+  return integer('--slot', value, 0, MAX_SLOTS - 1);
 }

@@ -8,6 +8,7 @@ import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
+import { REMOVED } from '../lock/replies.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
@@ -16,15 +17,15 @@ import { printable } from '../untrusted.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
-export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean }, out: Output = stdout): Promise<number> {
+export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean; slot?: number }, out: Output = stdout): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
     throw new UsageError(`release breaks a lock someone else holds; to do that, run: dlock release --force ${key}`);
   }
   const set = await openLockSet(config, key);
   try {
-    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now))));
-    const removed = results.flatMap((r) => (r.status === 'fulfilled' && r.value.holder ? [{ ...r.value.holder, closedForMs: r.value.closedForMs }] : []));
+    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now), options.slot)));
+    const removed = results.flatMap((r) => (r.status === 'fulfilled' ? r.value.holders.map((holder) => ({ ...holder, closedForMs: r.value.closedForMs })) : []));
     const failed = [
       ...results.flatMap((r, i) => (r.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, r.reason)] : [])),
       ...set.unreachable,
@@ -34,10 +35,11 @@ export async function release(config: ConnectionConfig, key: string, options: { 
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
     for (const failure of failed.map(failureText)) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
-      out.write(`${key}: not held; nothing released\n`);
+      out.write(`${key}: ${options.slot === undefined ? 'not held' : `slot ${options.slot} not held`}; nothing released\n`);
       return 1;
     }
-    const owners = new Map(removed.map((holder) => [holder.owner || `closed:${holder.host}:${holder.pid}:${holder.fence}`, holder]));
+    const identity = (holder: (typeof removed)[number]) => (holder.owner && holder.owner !== REMOVED ? holder.owner : `${holder.owner}:${holder.host}:${holder.pid}:${holder.fence}:${holder.slot}`);
+    const owners = new Map(removed.map((holder) => [identity(holder), holder]));
     for (const holder of owners.values()) {
       const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;

@@ -24,7 +24,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   let set: LockSet | undefined;
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
-    set = await openLockSet(config, config.key, config.ttlMs);
+    set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     if (parentToken && (await isHeldBy(set, parentToken))) return await runUnderParent(config, env, file, args, signals, log);
 
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
@@ -38,6 +38,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
         DLOCK_FENCING_TOKEN: hold.fence,
         DLOCK_TOKEN: hold.owner,
         DLOCK_TTL_MS: String(config.ttlMs),
+        ...(config.slotted ? { DLOCK_SLOT: String(hold.slot ?? 0) } : {}),
       });
       const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);

@@ -6,7 +6,8 @@
 import { hostname } from 'node:os';
 import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { UnavailableError } from '../errors.js';
+import { UnavailableError, UsageError } from '../errors.js';
+import type { HoldMode } from '../lock/line.js';
 import type { HolderMeta } from '../lock/acquire.js';
 import type { Logger } from '../log.js';
 import type { LockSet } from '../lockset/lockset.js';
@@ -37,6 +38,8 @@ export class Hold {
     private readonly log: Logger,
     /** The fencing token of this hold. */
     readonly fence: string,
+    /** --slots: the slot held (0 … n−1). */
+    readonly slot: number | undefined,
   ) {}
 
   /**
@@ -51,22 +54,24 @@ export class Hold {
     const result = await obtain(set, meta, {
       waitMs: config.waitMs,
       signal: interrupted,
-      onWait: (waitedMs) => display.waiting(waitedMs),
+      onWait: (waitedMs, place) => display.waiting(waitedMs, place),
       onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
       onOutageOver: () => logOutageOver(log, config.key),
       onPollOnly: (errors) => logPollOnly(log, config.key, errors),
     }).finally(() => display.stop());
 
     if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
+    if (result.kind === 'mismatch') throw inUseOtherwise(config.key, set.mode, result);
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
     if (result.kind === 'aborted') return undefined;
 
-    const { fence } = result;
-    const hold = new Hold(set, config, log, fence);
+    const { fence, slot } = result;
+    const hold = new Hold(set, config, log, fence, slot);
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
-      log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs }, `acquired ${config.key} (fence ${fence}, waited ${formatDuration(result.waitedMs)})`);
+      const slotText = slot === undefined ? '' : `, slot ${slot}`;
+      log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs, ...(slot === undefined ? {} : { slot }), ...(set.mode.kind === 'shared' ? { shared: true } : {}) }, `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`);
       const redundancy = new RedundancyWatch();
       logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
       // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
@@ -126,6 +131,14 @@ export class Hold {
 
 /** A signal that never aborts: the lost signal of a hold not renewing yet. */
 const NEVER = new AbortController().signal;
+
+/** 64: the key is in use in the other mode, or with another number of slots. */
+function inUseOtherwise(key: string, mode: HoldMode, used: { usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number }): UsageError {
+  const how = used.usedAs === 'slots' ? `with --slots ${used.slots}` : used.usedAs === 'shared' ? 'as a lock (--shared holders)' : 'as a lock (one holder at a time)';
+  const who = used.holders > 0 ? `${used.holders} holding` : `${used.waiters} waiting`;
+  const asked = mode.kind === 'slots' ? `--slots ${mode.slots}` : 'a lock without --slots';
+  return new UsageError(`${key} is in use ${how} (${who}); this run asked for ${asked}: use the same --slots on every dlock of one key`);
+}
 
 /** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
 function notAcquiredInOutage(config: HoldConfig, set: LockSet, result: NotObtained & { kind: 'unavailable' }): UnavailableError {

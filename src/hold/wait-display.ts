@@ -18,6 +18,8 @@ export class WaitDisplay {
   private snapshot: HolderSnapshot | undefined;
   private waitStartedAt: number | undefined;
   private ticker: NodeJS.Timeout | undefined;
+  /** Our place in line (1 = next), when there is a line. */
+  private place: number | undefined;
 
   constructor(
     private readonly config: DisplayConfig,
@@ -28,11 +30,13 @@ export class WaitDisplay {
     this.spinner = spinnerWanted(process.env, quiet) ? new Spinner(process.env) : undefined;
   }
 
-  async waiting(waitedMs: number): Promise<void> {
+  async waiting(waitedMs: number, place?: number): Promise<void> {
     if (!this.announced) {
       this.announced = true;
-      this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs }, `waiting for ${this.config.key}`);
+      const inLine = place ? ` (${ordinal(place)} in line)` : '';
+      this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}) }, `waiting for ${this.config.key}${inLine}`);
     }
+    this.place = place;
     if (!this.spinner) return;
     this.waitStartedAt ??= Date.now() - waitedMs;
     this.snapshot = await holderSnapshot(this.set);
@@ -45,7 +49,8 @@ export class WaitDisplay {
     const now = Date.now();
     const holder = this.snapshot ? describeSnapshot(this.snapshot, now) : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
-    await this.spinner?.update(`waiting for ${this.config.key} (${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
+    const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
+    await this.spinner?.update(`waiting for ${this.config.key} (${inLine}${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
   }
 
   stop(): void {
@@ -68,4 +73,11 @@ export class WaitDisplay {
     error.fields = { key: this.config.key, waited_ms: waitedMs, holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null };
     return error;
   }
+}
+
+/** 1st, 2nd, 3rd, 4th … 11th, 12th, 13th, 21st. */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }

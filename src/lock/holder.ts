@@ -1,15 +1,18 @@
-// What a lock hash says about its holder, as status, release --force and the spinner show it.
-// Anyone who can write to Redis can forge the hash: every field is cut to SHOWN_MAX here, once,
-// before anything formats it, and the numbers are read strictly (a bad one is unknown, never
-// NaN or an invalid date). The text stays raw: whoever prints it escapes it (../untrusted.ts).
+// What a lock says about its holders and its line, as status, release --force and the spinner
+// show it. Anyone who can write to Redis can forge any of it: every field is cut to SHOWN_MAX
+// here, once, before anything formats it, and the numbers are read strictly (a bad one is
+// unknown, never NaN or an invalid date). The text stays raw: whoever prints it escapes it
+// (../untrusted.ts).
 
 import { cut, parseCount } from '../untrusted.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
+/** The most slots a key can have (--slots). */
+export const MAX_SLOTS = 1000;
 
 export interface Holder {
-  /** The owner token; "" when nobody owns the key: closed by `release --force`, or not dlock's. Never shown, never cut. */
+  /** The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut. */
   owner: string;
   fence: string;
   host: string;
@@ -22,13 +25,42 @@ export interface Holder {
   ttlMs?: number;
   /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
   forcedMs: number;
+  /** --slots: which slot (0 … n−1). */
+  slot?: number;
+  /** --shared: one of the shared holders. */
+  shared?: boolean;
+  /** --slots/--shared: what is left of this holder's lease (ms); the exclusive hash has its PTTL. */
+  ttlLeftMs?: number;
 }
 
-/** Turn a flat HGETALL reply into a Holder, or undefined when the hash was empty. */
-export function holderFromReply(flat: unknown): Holder | undefined {
+/** How a key is held: one exclusive holder (or none), shared holders, or up to n holders. */
+export type HeldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
+
+/** A waiter in line, as its details say. */
+export interface Waiter {
+  mode: 'exclusive' | 'shared' | 'slots';
+  host: string;
+  pid: string;
+  cmd: string;
+  /** When it joined the line (server ms), undefined when not a time. */
+  sinceMs?: number;
+}
+
+/** Turn a flat HGETALL reply of a lock hash into fields, or undefined when the hash was empty. */
+function fieldsOf(flat: unknown): Record<string, string> | undefined {
   if (!Array.isArray(flat) || flat.length === 0) return undefined;
-  const fields: Record<string, string> = {};
+  const fields: Record<string, string> = Object.create(null);
   for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
+  return fields;
+}
+
+/** The exclusive holder of a flat HGETALL reply, or undefined when the hash was empty. */
+export function holderFromReply(flat: unknown): Holder | undefined {
+  const fields = fieldsOf(flat);
+  return fields && holderFromFields(fields);
+}
+
+function holderFromFields(fields: Record<string, string | undefined>): Holder {
   return {
     owner: fields.owner ?? '',
     fence: cut(fields.fence ?? ''),
@@ -41,7 +73,63 @@ export function holderFromReply(flat: unknown): Holder | undefined {
   };
 }
 
+/** A JSON object of strings (a holder's or a waiter's details); anything else is {}. */
+export function detailsOf(raw: unknown): Record<string, string | undefined> {
+  if (typeof raw !== 'string') return {};
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+    const out: Record<string, string | undefined> = Object.create(null);
+    for (const [name, field] of Object.entries(value)) if (typeof field === 'string') out[name] = field;
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The mode and every holder of a lock hash: its exclusive holder, or (a `mode` field) the
+ * holders of --slots/--shared from their `h:<owner>` fields, with what is left of each lease
+ * from `ends` (owner → server ms) at server time `nowMs`. Holders renamed "!<owner>" were
+ * closed by `release --force` (owner "").
+ */
+export function holdersFromReply(flat: unknown, ends: Map<string, number>, nowMs: number): { mode: HeldMode; holders: Holder[] } {
+  const fields = fieldsOf(flat);
+  if (!fields) return { mode: { kind: 'exclusive' }, holders: [] };
+  if (fields.mode !== 'shared' && fields.mode !== 'slots') return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
+  const mode: HeldMode = fields.mode === 'shared' ? { kind: 'shared' } : { kind: 'slots', slots: parseCount(fields.slots, 1, MAX_SLOTS) ?? 0 };
+  const holders: Holder[] = [];
+  for (const [name, raw] of Object.entries(fields)) {
+    if (!name.startsWith('h:')) continue;
+    const id = name.slice(2);
+    const closed = id.startsWith('!');
+    const details = detailsOf(raw);
+    const end = ends.get(id);
+    holders.push({
+      ...holderFromFields({ ...details, owner: closed ? '' : id }),
+      ...(mode.kind === 'slots' ? { slot: parseCount(details.slot, 0, MAX_SLOTS - 1) } : { shared: true }),
+      ...(end === undefined ? {} : { ttlLeftMs: Math.max(0, end - nowMs) }),
+    });
+  }
+  holders.sort((a, b) => (a.slot ?? 0) - (b.slot ?? 0) || (a.sinceMs ?? 0) - (b.sinceMs ?? 0));
+  return { mode, holders };
+}
+
+/** A removed holder of --slots/--shared from its details JSON (release --force shows it). */
+export function holderFromDetails(raw: unknown): Holder {
+  const details = detailsOf(raw);
+  const slot = parseCount(details.slot, 0, MAX_SLOTS - 1);
+  return { ...holderFromFields({ ...details, owner: '' }), ...(slot === undefined ? { shared: true } : { slot }) };
+}
+
+/** One waiter from its details JSON (forged details show as unknown). */
+export function waiterFromDetails(raw: unknown): Waiter {
+  const details = detailsOf(raw);
+  const mode = details.mode === 'shared' || details.mode === 'slots' ? details.mode : 'exclusive';
+  return { mode, host: cut(details.host ?? ''), pid: cut(details.pid ?? ''), cmd: cut(details.cmd ?? ''), sinceMs: parseCount(details.since_ms, 1, MAX_DATE_MS) };
+}
+
 /** The pid as a number, or undefined when the hash holds something else. */
-export function pidNumber(holder: Holder): number | undefined {
+export function pidNumber(holder: Pick<Holder, 'pid'>): number | undefined {
   return parseCount(holder.pid, 1, 2 ** 31 - 1);
 }

@@ -3,26 +3,24 @@
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { Holder } from './holder.js';
-import type { LockKeys } from './keys.js';
-import { parseForceReleaseReply, parseInspectReply } from './replies.js';
+import { lineKeys, type LockKeys } from './keys.js';
+import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { runScript } from './script.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
 
-export interface LockState {
-  holder: Holder | undefined;
-  pttlMs: number;
-  /** The fence counter's value (the last token issued here), "0" if none yet. */
-  counter: string;
-}
+/** `holder`: the exclusive holder or the first of several; `counter`: the last token issued here ("0" if none yet). */
+export type LockState = InspectReply;
 
 export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  return parseInspectReply(await withTimeout(runScript(instance.client, INSPECT, [keys.lock, keys.fence], []), timeoutMs));
+  return parseInspectReply(await withTimeout(runScript(instance.client, INSPECT, lineKeys(keys, keys.fence), []), timeoutMs));
 }
 
 /**
- * Take the lock from whoever holds it; returns whom it removed. `now`: delete it; else keep
- * it closed until the removed holder's lease runs out (see FORCE_RELEASE).
+ * Take the lock from whoever holds it (with `slot`, only that holder of --slots); returns whom
+ * it removed. `now`: delete; else keep each removed hold closed until its lease runs out (see
+ * FORCE_RELEASE).
  */
-export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean): Promise<{ holder?: Holder; closedForMs: number }> {
-  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [keys.lock, keys.released], [now ? 'now' : 'close', Date.now()]), timeoutMs));
+export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean, slot?: number): Promise<{ holders: Holder[]; closedForMs: number }> {
+  const args = [now ? 'now' : 'close', Date.now(), slot === undefined ? '' : String(slot), keys.wakePrefix];
+  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, lineKeys(keys, keys.released), args), timeoutMs));
 }

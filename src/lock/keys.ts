@@ -1,18 +1,43 @@
-// The Redis key layout of one lock (SPEC "Redis layout"). Every key shares the hash
-// tag {<key>}, so a lock lives in one Cluster slot and its scripts may touch all of it.
+// The Redis key layout of one lock (SPEC "Redis layout", README "Redis layout"). Every key
+// shares the hash tag {<key>}, so a lock lives in one Cluster slot and its scripts may touch
+// all of it.
 
 export interface LockKeys {
-  /** Hash with the holder: owner, fence, host, pid, cmd, since_ms, ttl_ms. */
+  /** Hash with the holder (owner, fence, host, pid, cmd, since_ms, ttl_ms), or the holders of --slots/--shared. */
   lock: string;
   /** Fencing counter: never expires, never deleted by dlock. */
   fence: string;
-  /** Pub/sub channel published on release. */
+  /** Pub/sub channel published on release (Redlock waiters listen to it). */
   released: string;
+  /** Sorted set: each holder of --slots/--shared → when its lease ends (server ms). */
+  holders: string;
+  /** Sorted set: the line, each waiter's owner token → its ticket (arrival order). */
+  line: string;
+  /** Sorted set: each waiter → when its place in line lapses unless renewed (server ms). */
+  lineExpiry: string;
+  /** Hash: each waiter → its details (JSON: mode, slots, host, pid, cmd, since_ms). */
+  lineInfo: string;
+  /** A waiter listens on this prefix + its owner token: woken when it may enter. */
+  wakePrefix: string;
 }
 
 export function lockKeys(prefix: string, key: string): LockKeys {
   const lock = `${prefix}{${key}}`;
-  return { lock, fence: `${lock}:fence`, released: `${lock}:released` };
+  return {
+    lock,
+    fence: `${lock}:fence`,
+    released: `${lock}:released`,
+    holders: `${lock}:holders`,
+    line: `${lock}:line`,
+    lineExpiry: `${lock}:line:expiry`,
+    lineInfo: `${lock}:line:info`,
+    wakePrefix: `${lock}:wake:`,
+  };
+}
+
+/** KEYS of the scripts that see the whole lock: L, fence or channel, HX, Q, QX, QD. */
+export function lineKeys(keys: LockKeys, second: string): string[] {
+  return [keys.lock, second, keys.holders, keys.line, keys.lineExpiry, keys.lineInfo];
 }
 
 /** The user's key back from a lock hash's name, or undefined if it is not one of ours. */

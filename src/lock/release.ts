@@ -1,9 +1,10 @@
-// Single-instance release: compare-and-delete, then tell the waiters. One attempt; the retries
-// (it is idempotent: a second DEL by the same owner finds nothing) are the caller's.
+// Single-instance release: compare-and-delete, then wake the waiters that may now enter. One
+// attempt; the retries (it is idempotent: a second delete by the same owner finds nothing) are
+// the caller's.
 
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
-import type { LockKeys } from './keys.js';
+import { lineKeys, type LockKeys } from './keys.js';
 import { parseReleaseReply } from './replies.js';
 import { runScript } from './script.js';
 import { RELEASE } from './scripts.js';
@@ -17,5 +18,5 @@ import { RELEASE } from './scripts.js';
 export type ReleaseReply = 'released' | 'unannounced' | 'not-ours';
 
 export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true): Promise<ReleaseReply> {
-  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, [keys.lock, keys.released], [owner, notify ? '1' : '0']), timeoutMs));
+  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, lineKeys(keys, keys.released), [owner, notify ? '1' : '0', keys.wakePrefix]), timeoutMs));
 }

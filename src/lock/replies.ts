@@ -4,13 +4,12 @@
 // Replies arrive as ioredis gives them: bulk strings as strings, integers as numbers, nil null.
 
 import { MalformedReplyError } from '../redis/describe.js';
-import type { Holder } from './holder.js';
-import { holderFromReply } from './holder.js';
+import { holderFromDetails, holderFromReply, holdersFromReply, MAX_SLOTS, waiterFromDetails, type HeldMode, type Holder, type Waiter } from './holder.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
-/** Most fields a lock hash holds (dlock writes eight, `release --force` one more). */
-const MAX_FIELDS = 64;
+/** Most fields a lock hash holds (dlock writes eight, `release --force` one more; --slots/--shared two per holder). */
+const MAX_FIELDS = 2 * MAX_SLOTS + 64;
 
 /**
  * A fencing token as INCR makes them: decimal digits only, no sign, no leading zero, from 1 to
@@ -48,24 +47,71 @@ export function parseFlagReply(script: string, reply: unknown): boolean {
   throw malformed(script, reply, '0 or 1');
 }
 
+/** The owner shown for a removed holder of --slots/--shared (its token is not returned). */
+export const REMOVED = '(removed)';
+
+export type EnterReply =
+  | { acquired: true; fence: string; slot: number | undefined }
+  /** `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us in. */
+  | { acquired: false; place: number; nextInMs: number | undefined }
+  /** The key is in use in another mode or with another n. */
+  | { acquired: false; mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number } };
+
+/** ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters}. */
+export function parseEnterReply(reply: unknown): EnterReply {
+  if (Array.isArray(reply) && reply.length === 3 && reply[0] === 1 && isPttl(reply[2], -1) && reply[2] < MAX_SLOTS) {
+    if (!isFence(reply[1])) throw badFence('enter', 'a fencing token', reply[1]);
+    return { acquired: true, fence: reply[1], slot: reply[2] >= 0 ? reply[2] : undefined };
+  }
+  if (Array.isArray(reply) && reply.length === 3 && reply[0] === 0 && isPttl(reply[1], 0) && isPttl(reply[2], -2)) {
+    return { acquired: false, place: reply[1], nextInMs: reply[2] >= 0 ? reply[2] : undefined };
+  }
+  if (Array.isArray(reply) && reply.length === 5 && reply[0] === 2 && ['exclusive', 'shared', 'slots'].includes(reply[1]) && isPttl(reply[2], 0) && isPttl(reply[3], 0) && isPttl(reply[4], 0)) {
+    return { acquired: false, mismatch: { kind: reply[1], slots: reply[2], holders: reply[3], waiters: reply[4] } };
+  }
+  throw malformed('enter', reply, '{1, fence, slot}, {0, place, ms} or {2, mode, n, holders, waiters}');
+}
+
 export interface InspectReply {
+  /** The exclusive holder, or the first holder of --slots/--shared. */
   holder: Holder | undefined;
+  holders: Holder[];
+  mode: HeldMode;
   pttlMs: number;
   counter: string;
+  /** The first waiters (at most 1000), in line order, and how many wait in all. */
+  line: Waiter[];
+  lineLength: number;
 }
 
-/** INSPECT: {pttl, counter or nil, flat HGETALL}. */
+/** INSPECT: {pttl, counter or nil, flat HGETALL, flat holders' ends, flat line, line length, server ms}. */
 export function parseInspectReply(reply: unknown): InspectReply {
-  if (!Array.isArray(reply) || reply.length !== 3 || !isPttl(reply[0], -2)) throw malformed('inspect', reply, '{ttl, counter, holder}');
-  const [pttl, counter, flat] = reply;
+  if (!Array.isArray(reply) || reply.length !== 7 || !isPttl(reply[0], -2) || !isPttl(reply[5], 0) || !isPttl(reply[6], 0)) {
+    throw malformed('inspect', reply, '{ttl, counter, holder, holders, line, length, time}');
+  }
+  const [pttl, counter, flat, ends, line, lineLength, nowMs] = reply;
   if (counter !== null && !isFence(counter)) throw badFence('inspect', 'a fence counter', counter);
-  return { holder: parseHolder('inspect', flat), pttlMs: pttl, counter: counter ?? '0' };
+  parseHolder('inspect', flat);
+  if (!Array.isArray(ends) || ends.length % 2 !== 0 || !ends.every(isField) || !Array.isArray(line) || line.length % 3 !== 0 || !line.every(isField)) {
+    throw malformed('inspect', reply, 'holders and the line as lists of strings');
+  }
+  const endsByOwner = new Map<string, number>();
+  for (let i = 0; i < ends.length; i += 2) endsByOwner.set(ends[i], Number(ends[i + 1]));
+  const { mode, holders } = holdersFromReply(flat, endsByOwner, nowMs);
+  const waiters: Waiter[] = [];
+  for (let i = 0; i < line.length; i += 3) waiters.push(waiterFromDetails(line[i + 2]));
+  return { holder: holders[0], holders, mode, pttlMs: pttl, counter: counter ?? '0', line: waiters, lineLength };
 }
 
-/** FORCE_RELEASE: {ms closed, flat HGETALL}. */
-export function parseForceReleaseReply(reply: unknown): { holder?: Holder; closedForMs: number } {
-  if (!Array.isArray(reply) || reply.length !== 2 || !isPttl(reply[0], 0)) throw malformed('force-release', reply, '{ttl, holder}');
-  return { holder: parseHolder('force-release', reply[1]), closedForMs: reply[0] };
+/** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details}. */
+export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number } {
+  if (!Array.isArray(reply) || reply.length !== 3 || !isPttl(reply[0], 0) || !Array.isArray(reply[2]) || !reply[2].every(isField)) {
+    throw malformed('force-release', reply, '{ttl, holder, holders}');
+  }
+  const exclusive = parseHolder('force-release', reply[1]);
+  // Every one listed was held (closed ones are not removed again): mark it as owned.
+  const others = (reply[2] as string[]).map((raw) => ({ ...holderFromDetails(raw), owner: REMOVED }));
+  return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0] };
 }
 
 /**

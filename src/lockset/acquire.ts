@@ -15,9 +15,11 @@ export interface Undo {
 
 export type Attempt =
   /** `failures`: the instances that are not ours (a quorum is). */
-  | { kind: 'acquired'; fence: string; startedAt: number; failures: InstanceFailure[] }
-  /** Held by someone else, or a split vote: try again in about `retryInMs`. */
-  | { kind: 'busy'; retryInMs: number; undo: Undo }
+  | { kind: 'acquired'; fence: string; slot?: number; startedAt: number; failures: InstanceFailure[] }
+  /** Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next. */
+  | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo }
+  /** The key is in use in another mode (exclusive/shared vs --slots) or with another n. */
+  | { kind: 'mismatch'; usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number }
   /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */
   | { kind: 'unavailable'; errors: InstanceFailure[]; undo: Undo };
 

@@ -2,6 +2,7 @@
 // mode, an instance that lost the key while a quorum still holds it for us is re-taken.
 
 import { extendOn } from '../lock/extend.js';
+import { extendHolderOn } from '../lock/line.js';
 import { retakeOn, type HeldLock } from '../lock/retake.js';
 import { failureText } from '../redis/client.js';
 import { now } from '../timeout.js';
@@ -31,7 +32,9 @@ export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions)
   // Sized from the time left, not from the TTL: a slow link still renews. Once a quorum renewed,
   // a hung instance gets only the acquire's per-instance timeout more (small next to the TTL).
   const timeoutMs = renewTimeoutMs(set.connectTimeoutMs, givesUpAt - startedAt);
-  const round = await fanOut(set, (i) => extendOn(i, set.keys, set.owner, set.ttlMs, timeoutMs), (ok) => ok, set.timeoutMs);
+  // A holder of --slots/--shared has its own lease inside the lock's hash.
+  const extend = set.mode.kind === 'exclusive' ? extendOn : extendHolderOn;
+  const round = await fanOut(set, (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs), (ok) => ok, set.timeoutMs);
   const verdict = tally(round.outcomes, set.total);
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
     const retaken = held && set.total > 1 ? await retake(set, round.outcomes, startedAt, held) : [];

@@ -2,6 +2,7 @@
 // step below is the Redlock algorithm, which for one instance reduces to the plain one.
 
 import type { LockKeys } from '../lock/keys.js';
+import type { HoldMode } from '../lock/line.js';
 import { instanceFailure, retryableFailure, type Instance, type InstanceFailure } from '../redis/client.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
@@ -22,6 +23,8 @@ export interface LockSet {
   timeoutMs: number;
   /** --connect-timeout: how long an outage may last before it is an error (69). */
   connectTimeoutMs: number;
+  /** Alone (the default), --shared, or one of --slots n (one instance only). */
+  mode: HoldMode;
 }
 
 export interface FanOut<T> {

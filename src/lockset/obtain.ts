@@ -2,13 +2,14 @@
 
 import type { HolderMeta } from '../lock/acquire.js';
 import { now, sleep } from '../timeout.js';
-import { tryAcquire, type Undo } from './acquire.js';
+import { tryAcquire, type Attempt, type Undo } from './acquire.js';
+import { leaveLine, tryEnter } from './line.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
-import { releaseFailures } from './release.js';
+import { releaseAll, releaseFailures } from './release.js';
 import { busyRetryMs, ReleaseWatcher } from './waiter.js';
 
-export type Obtained = { kind: 'acquired'; fence: string; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
+export type Obtained = { kind: 'acquired'; fence: string; slot?: number; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
 /**
  * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
  * was lost may stay there until its TTL runs out.
@@ -18,6 +19,8 @@ export type NotObtained = Failed & { unreleased: Pick<InstanceFailure, 'label' |
 type Failed =
   | { kind: 'busy'; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
+  /** The key is in use in another mode or with another n (nothing was taken). */
+  | { kind: 'mismatch'; usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number; waitedMs: number }
   /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
   | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number };
 
@@ -25,8 +28,8 @@ export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
   waitMs: number | undefined;
   signal: AbortSignal;
-  /** Called each time the lock is found busy and we are about to wait (spinner, verbose log). */
-  onWait?: (waitedMs: number) => void | Promise<void>;
+  /** Called each time the lock is found busy and we are about to wait (spinner, verbose log); `place` in line, 1 = next. */
+  onWait?: (waitedMs: number, place?: number) => void | Promise<void>;
   /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
   onOutage?: (errors: InstanceFailure[]) => void;
   onOutageOver?: () => void;
@@ -34,9 +37,16 @@ export interface ObtainOptions {
   onPollOnly?: (errors: InstanceFailure[]) => void;
 }
 
+/**
+ * On one instance (a server, Sentinel, Cluster) waiters queue in line (FIFO, see the line
+ * scripts); Redlock (several instances) has no line: each attempt races the others.
+ */
 export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOptions): Promise<Obtained | NotObtained> {
   let undo: Undo | undefined;
-  const result = await attempts(set, meta, options, (next) => {
+  const inLine = set.total === 1;
+  const replyLost = { value: false };
+  const tryOnce = inLine ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost) : () => tryAcquire(set, meta);
+  const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();
     undo = next;
@@ -45,10 +55,15 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     undo?.stop();
     return result;
   }
+  if (inLine) {
+    // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
+    const [, released] = await Promise.all([leaveLine(set), replyLost.value ? releaseAll(set) : Promise.resolve([])]);
+    return { ...result, unreleased: releaseFailures(released) };
+  }
   return { ...result, unreleased: undo ? releaseFailures(await undo.done) : [] };
 }
 
-async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, undoing: (undo: Undo | undefined) => void): Promise<Obtained | Failed> {
+async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Promise<Attempt>, undoing: (undo: Undo | undefined) => void): Promise<Obtained | Failed> {
   const start = now();
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
   // Once the lock was found busy, a wait longer than --connect-timeout outlasts an outage
@@ -61,8 +76,8 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
   try {
     for (;;) {
       undoing(undefined);
-      const attempt = await tryAcquire(set, meta);
-      if (attempt.kind !== 'acquired') undoing(attempt.undo);
+      const attempt = await tryOnce();
+      if (attempt.kind === 'busy' || attempt.kind === 'unavailable') undoing(attempt.undo);
       const waitedMs = Math.round(now() - start);
       if (attempt.kind !== 'unavailable') {
         if (outageReported) options.onOutageOver?.();
@@ -71,6 +86,7 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
         outageReported = false;
       }
       if (attempt.kind === 'acquired') return { ...attempt, waitedMs };
+      if (attempt.kind === 'mismatch') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
         unavailableSince ??= now();
@@ -93,12 +109,14 @@ async function attempts(set: LockSet, meta: HolderMeta, options: ObtainOptions, 
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.
-        watcher = await ReleaseWatcher.start(set, set.timeoutMs, options.onPollOnly);
+        // In line, each waiter has its own channel: a release wakes only who may enter.
+        const channel = set.total === 1 ? `${set.keys.wakePrefix}${set.owner}` : set.keys.released;
+        watcher = await ReleaseWatcher.start(set, channel, set.timeoutMs, options.onPollOnly);
         continue;
       }
       // A subscription that lied leaves too few instances to trust: the instance failed (69).
       if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures, waitedMs };
-      await options.onWait?.(waitedMs);
+      await options.onWait?.(waitedMs, attempt.place);
       await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
+import type { HoldMode } from '../lock/line.js';
 import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
 import type { RedisTarget } from '../redis/target.js';
@@ -37,7 +38,7 @@ export function newOwnerToken(): string {
  * Connect in parallel; fail with 69 (naming each failure) when too few answer for a quorum.
  * `ttlMs` is the lease length for run; status and release leave it out (and wait longer).
  */
-export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?: number, owner = newOwnerToken()): Promise<LockSet> {
+export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?: number, owner = newOwnerToken(), mode: HoldMode = { kind: 'exclusive' }): Promise<LockSet> {
   const total = config.targets.length;
   const started = now();
   const unresolved = total > 1 ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
@@ -59,6 +60,7 @@ export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?:
     ttlMs: ttlMs ?? 0,
     timeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
+    mode,
   };
 }
 

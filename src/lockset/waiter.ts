@@ -29,7 +29,7 @@ export class ReleaseWatcher {
    * they answer. Where the server refuses for good (an ACL without +subscribe or the channel),
    * waiting relies on polling alone: `pollOnly` is told which, and why.
    */
-  static async start(set: LockSet, timeoutMs: number, pollOnly?: (errors: InstanceFailure[]) => void): Promise<ReleaseWatcher> {
+  static async start(set: LockSet, channel: string, timeoutMs: number, pollOnly?: (errors: InstanceFailure[]) => void): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
     const failed = (i: number) => (error: MalformedReplyError) => {
@@ -37,7 +37,7 @@ export class ReleaseWatcher {
       watcher.failures.push(instanceFailure(set.instances[i].target.label, error));
       watcher.notify();
     };
-    const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, () => watcher.notify(), failed(i)), timeoutMs)));
+    const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, channel, () => watcher.notify(), failed(i)), timeoutMs)));
     // A reply that lies fails the instance; a refusal (ACL) leaves it to polling.
     settled.forEach((s, i) => s.status === 'rejected' && s.reason instanceof MalformedReplyError && failed(i)(s.reason));
     const refused = settled
@@ -78,13 +78,13 @@ export class ReleaseWatcher {
 }
 
 /**
- * Subscribe to the release channel; `wake` on a release by someone else, and whenever the
+ * Subscribe to `channel` (the release channel, or in line this waiter's own); `wake` on a release by someone else, and whenever the
  * connection drops or comes back: a dropped one cannot hear a release (so an outage shows at
  * once), and a release published while it was down is gone (ioredis subscribes again by
  * itself after a reconnect, but cannot replay that). A malformed reply on it (reply-guard.ts)
  * is `failed`: that instance is not listened to again.
  */
-function listen(subscriber: RedisClient, set: LockSet, wake: () => void, failed: (error: MalformedReplyError) => void): Promise<unknown> {
+function listen(subscriber: RedisClient, set: LockSet, channel: string, wake: () => void, failed: (error: MalformedReplyError) => void): Promise<unknown> {
   let lying = false;
   subscriber.on('error', (error) => {
     if (!(error instanceof MalformedReplyError) || lying) return;
@@ -103,8 +103,8 @@ function listen(subscriber: RedisClient, set: LockSet, wake: () => void, failed:
     if (connected) wake();
     connected = false;
   });
-  const subscribed = subscriber.connect().then(() => subscriber.subscribe(set.keys.released));
+  const subscribed = subscriber.connect().then(() => subscriber.subscribe(channel));
   // The first connect failed (the instance is down): subscribe once it answers.
-  subscribed.catch(() => lying || subscriber.once('ready', () => void subscriber.subscribe(set.keys.released).catch(() => {})));
+  subscribed.catch(() => lying || subscriber.once('ready', () => void subscriber.subscribe(channel).catch(() => {})));
   return subscribed;
 }

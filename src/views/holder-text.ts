@@ -8,7 +8,8 @@ import { printable } from '../untrusted.js';
 import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
-  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}`;
+  const slot = holder.slot !== undefined ? ` in slot ${holder.slot}` : holder.shared ? ' (shared)' : '';
+  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}${slot}`;
   const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);

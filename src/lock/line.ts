@@ -1,0 +1,49 @@
+// The line on one instance: enter it (take the lock when our turn comes), leave it, and renew
+// one holder of --slots/--shared. See the line scripts in scripts.ts.
+
+import type { Instance } from '../redis/client.js';
+import { withTimeout } from '../timeout.js';
+import type { HolderMeta } from './acquire.js';
+import { lineKeys, type LockKeys } from './keys.js';
+import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
+import { runScript } from './script.js';
+import { ENTER, EXTEND_HOLDER, LEAVE } from './scripts.js';
+
+export type { EnterReply } from './replies.js';
+
+/** How this dlock holds: alone, shared with other shared holders, or as one of n. */
+export type HoldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
+
+/**
+ * How long a place in line lasts unless its waiter renews it (it does every third of this):
+ * a waiter that dies leaves the line within it, and never blocks the ones behind it longer.
+ */
+export const PLACE_LEASE_MS = 5_000;
+export const PLACE_RENEW_MS = Math.floor(PLACE_LEASE_MS / 3);
+
+export interface EnterOptions {
+  owner: string;
+  ttlMs: number;
+  meta: HolderMeta;
+  mode: HoldMode;
+  /** false: --no-wait (never queues). */
+  join: boolean;
+  timeoutMs: number;
+}
+
+export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
+  const { owner, ttlMs, meta, mode } = options;
+  const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now(), mode.kind, mode.kind === 'slots' ? mode.slots : 1, options.join ? '1' : '0', PLACE_LEASE_MS, keys.wakePrefix];
+  return parseEnterReply(await withTimeout(runScript(instance.client, ENTER, lineKeys(keys, keys.fence), args), options.timeoutMs));
+}
+
+/** Give up a place in line (a wait ran out or was interrupted); wakes whoever may enter now. */
+export async function leaveOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number): Promise<boolean> {
+  const [lock, , ...rest] = lineKeys(keys, '');
+  return parseFlagReply('leave', await withTimeout(runScript(instance.client, LEAVE, [lock, ...rest], [owner, keys.wakePrefix]), timeoutMs));
+}
+
+/** Renew one holder of --slots/--shared: true renewed, false no longer held. */
+export async function extendHolderOn(instance: Instance, keys: LockKeys, owner: string, ttlMs: number, timeoutMs: number): Promise<boolean> {
+  return parseFlagReply('extend', await withTimeout(runScript(instance.client, EXTEND_HOLDER, [keys.lock, keys.holders], [owner, ttlMs], true), timeoutMs));
+}

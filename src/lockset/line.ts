@@ -1,0 +1,46 @@
+// One attempt in line on a single instance (a server, a Sentinel-managed master or a Cluster):
+// take the lock if our turn has come, else keep (or take) a place in line. Redlock (several
+// instances) has no line: see acquire.ts.
+
+import type { HolderMeta } from '../lock/acquire.js';
+import { enterOn, leaveOn, PLACE_RENEW_MS } from '../lock/line.js';
+import { instanceFailure } from '../redis/client.js';
+import { now, withTimeout } from '../timeout.js';
+import type { Attempt, Undo } from './acquire.js';
+import type { LockSet } from './lockset.js';
+
+/** Nothing to undo: a lost reply is found again by the next attempt ("already ours"), or undone when the wait ends. */
+const NOTHING: Undo = { done: Promise.resolve([]), stop: () => {} };
+
+/**
+ * `join`: wait in line (false with --no-wait). `replyLost` is set when a request may have
+ * landed without its reply reaching us: it may hold the lock, which the caller then releases
+ * if the wait ends without it.
+ */
+export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, replyLost: { value: boolean }): Promise<Attempt> {
+  const instance = set.instances[0];
+  if (!instance) return { kind: 'unavailable', errors: set.unreachable, undo: NOTHING };
+  const startedAt = now();
+  try {
+    const reply = await enterOn(instance, set.keys, { owner: set.owner, ttlMs: set.ttlMs, meta, mode: set.mode, join, timeoutMs: set.timeoutMs });
+    if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
+    if ('mismatch' in reply) {
+      const { kind: usedAs, slots, holders, waiters } = reply.mismatch;
+      return { kind: 'mismatch', usedAs, slots, holders, waiters };
+    }
+    // The head polls when a holder's lease would run out; everyone renews their place.
+    const retryInMs = Math.min(PLACE_RENEW_MS, reply.nextInMs ?? Infinity);
+    return { kind: 'busy', retryInMs, place: reply.place, undo: NOTHING };
+  } catch (error) {
+    const failure = instanceFailure(instance.target.label, error);
+    if (!failure.errorReply) replyLost.value = true;
+    return { kind: 'unavailable', errors: [failure], undo: NOTHING };
+  }
+}
+
+/** Leave the line (best effort, bounded): a waiter that gives up wakes the one behind it at once. */
+export async function leaveLine(set: LockSet): Promise<void> {
+  const instance = set.instances[0];
+  if (!instance) return;
+  await withTimeout(leaveOn(instance, set.keys, set.owner, set.timeoutMs), set.timeoutMs).catch(() => {});
+}
