@@ -97,38 +97,60 @@ describe('EXTEND, RELEASE, RAISE_FENCE: 0 or 1', () => {
   });
 });
 
-describe('INSPECT: {pttl, counter or nil, flat HGETALL}', () => {
+describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, time}', () => {
+  // The reply with the lock's hash `flat`, no holders of --slots/--shared, no line.
+  const reply = (pttl: unknown, counter: unknown, flat: unknown, ...rest: unknown[]) => [pttl, counter, flat, ...(rest.length ? rest : [[], [], 0, 1_700_000_000_000])];
   test.each([
-    [[-2, null, []], 'ok'],
-    [[5000, '12', ['owner', 'o', 'fence', '12', 'host', 'h']], 'ok'],
-    [[5000, '12', ['owner', '', 'fence', '12', 'forced_ms', '1']], 'ok'],
-    [[5000, '12', ['owner', 'o']], 'ok'],
-    [[-3, null, []], 'with an array of 3'],
-    [[5000, 'abc', []], 'a fence counter of "abc"'],
-    [[5000, 12, []], 'a fence counter of the integer 12'],
+    [reply(-2, null, []), 'ok'],
+    [reply(5000, '12', ['owner', 'o', 'fence', '12', 'host', 'h']), 'ok'],
+    [reply(5000, '12', ['owner', '', 'fence', '12', 'forced_ms', '1']), 'ok'],
+    [reply(5000, '12', ['owner', 'o']), 'ok'],
+    [reply(-3, null, []), 'with an array of 7'],
+    [reply(5000, 'abc', []), 'a fence counter of "abc"'],
+    [reply(5000, 12, []), 'a fence counter of the integer 12'],
     // A holder's fields are only shown (escaped), never used as a token: a forged fence is data.
-    [[5000, '12', ['fence', '1e5']], 'ok'],
-    [[5000, '12', ['owner']], 'pairs of strings'],
+    [reply(5000, '12', ['fence', '1e5']), 'ok'],
+    [reply(5000, '12', ['owner']), 'pairs of strings'],
     // A forged field of any size is accepted and cut when shown (the reader bounds a reply at 8 MiB).
-    [[5000, '12', ['cmd', 'x'.repeat(5000)]], 'ok'],
-    [[5000, '12', ['cmd', ['x']]], 'an array of 2 (string, array)'],
-    [[5000, '12', Array.from({ length: 200 }, () => 'f')], 'an array of 200'],
+    [reply(5000, '12', ['cmd', 'x'.repeat(5000)]), 'ok'],
+    [reply(5000, '12', ['cmd', ['x']]), 'an array of 2 (string, array)'],
+    [reply(5000, '12', Array.from({ length: 5000 }, () => 'f')), 'an array of 5000'],
+    // Holders of --slots/--shared, and the line: forged details are shown as unknown, never thrown on.
+    [reply(5000, '3', ['mode', 'slots', 'slots', '2', 'h:a', '{"fence":"3","slot":"1"}', 'h:b', 'not json'], ['a', '1700000005000', 'b', 'x'], ['w', '1', '{"mode":"shared"}', 'v', '2', '[]'], 2, 1_700_000_000_000), 'ok'],
+    [reply(5000, '3', [], ['a'], [], 0, 1), 'lists of strings'],
+    [reply(5000, '3', [], [], ['w', '1'], 1, 1), 'lists of strings'],
+    [reply(5000, '3', [], [], [], -1, 1), 'with an array of 7'],
     [[5000, '12'], 'with an array of 2'],
     ['x', 'with "x"'],
   ])('%j → %s', (reply, expected) => {
     const reason = verdict(() => parseInspectReply(reply));
     expect(reason).toContain(expected);
   });
+
+  test('the holders of --slots and the line come back as data', () => {
+    const state = parseInspectReply(
+      reply(5000, '3', ['mode', 'slots', 'slots', '2', 'h:a', '{"fence":"3","slot":"1","host":"h1","pid":"7"}', 'h:!b', '{"fence":"2","slot":"0","forced_ms":"5"}'], ['a', '1700000005000', '!b', '1700000001000'], ['w', '1', '{"mode":"slots","slots":"2","host":"h2","pid":"9","since_ms":"1699999990000"}'], 1, 1_700_000_000_000),
+    );
+    expect(state.mode).toEqual({ kind: 'slots', slots: 2 });
+    expect(state.holders.map((h) => [h.slot, h.fence, h.owner, h.ttlLeftMs])).toEqual([
+      [0, '2', '', 1000],
+      [1, '3', 'a', 5000],
+    ]);
+    expect(state.line).toEqual([{ mode: 'slots', host: 'h2', pid: '9', cmd: '', sinceMs: 1_699_999_990_000, waitedMs: 10_000 }]);
+    expect(state.lineLength).toBe(1);
+  });
 });
 
-describe('FORCE_RELEASE: {ms closed, flat HGETALL}', () => {
+describe('FORCE_RELEASE: {ms closed, flat HGETALL, holders}', () => {
   test.each([
-    [[0, []], 'ok'],
-    [[1500, ['owner', 'o', 'fence', '3']], 'ok'],
-    [[-1, []], 'with an array of 2'],
-    [[0], 'with an array of 1'],
+    [[0, [], []], 'ok'],
+    [[1500, ['owner', 'o', 'fence', '3'], []], 'ok'],
+    [[1500, [], ['{"fence":"3","slot":"2"}', 'garbage']], 'ok'],
+    [[-1, [], []], 'with an array of 3'],
+    [[0, []], 'with an array of 2'],
+    [[0, [], [1]], 'with an array of 3'],
     [null, 'nil'],
-    [[0, ['fence', 'NaN']], 'ok'],
+    [[0, ['fence', 'NaN'], []], 'ok'],
   ])('%j → %s', (reply, expected) => {
     expect(verdict(() => parseForceReleaseReply(reply))).toContain(expected);
   });

@@ -16,7 +16,8 @@ import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
-import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from '../views/instance-views.js';
+import { inspectAll, majority, publicHolder, publicView, publicWaiter, type InstanceView, type Verdict } from '../views/instance-views.js';
+import type { LockState } from '../lock/inspect.js';
 
 export interface StatusOptions {
   json: boolean;
@@ -37,11 +38,30 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
   const { verdict, agreed } = majority(views, set.total);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
   if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
+  // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.
+  const state = set.total === 1 ? views[0]?.state : undefined;
+  const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
   if (options.json) {
     const held = verdict === 'unknown' ? null : verdict === 'held';
-    out.write(`${toJson({ key, held, holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null, quorum: quorumSize(set.total), instances: views.map(publicView) })}\n`);
+    const mode = state?.mode ?? { kind: 'exclusive' };
+    out.write(
+      `${toJson({
+        key,
+        held,
+        holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null,
+        mode: mode.kind,
+        ...(mode.kind === 'slots' ? { slots: mode.slots } : {}),
+        holders: holders.map((holder) => publicHolder(holder, holder.ttlLeftMs ?? agreed?.ttl_ms)),
+        line: (state?.line ?? []).map((waiter, i) => publicWaiter(waiter, i + 1)),
+        waiting: state?.lineLength ?? 0,
+        quorum: quorumSize(set.total),
+        instances: views.map(publicView),
+      })}\n`,
+    );
   } else {
-    out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
+    if (state && state.mode.kind !== 'exclusive' && holders.length > 0) out.write(describeHolders(key, state));
+    else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
+    if (state && state.lineLength > 0) out.write(describeLine(state));
     if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
   }
   if (verdict === 'unknown') {
@@ -65,6 +85,44 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
   return `${lines.join('\n')}\n`;
 }
 
+/** Every holder of --slots/--shared, one row each; fields escaped (they may be forged). */
+export function describeHolders(key: string, state: LockState, nowMs: number = Date.now()): string {
+  const { mode, holders } = state;
+  const title = mode.kind === 'slots' ? `${printable(key)}: held, ${holders.length} of ${mode.slots} slots taken (--slots ${mode.slots})` : `${printable(key)}: held by ${holders.length} shared holder${holders.length === 1 ? '' : 's'} (--shared)`;
+  const cells = [[mode.kind === 'slots' ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
+    holders.map((holder) => [
+      holder.slot !== undefined ? String(holder.slot) : 'shared',
+      printable(holder.host),
+      printable(holder.pid),
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
+      holder.ttlLeftMs === undefined ? 'unknown' : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
+      printable(holder.fence),
+      printable(holder.cmd),
+    ]),
+  );
+  return `${title}\n${indent(columns(cells))}`;
+}
+
+/** The line, in order: place, mode, host, pid, how long each has waited. */
+export function describeLine(state: LockState): string {
+  const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND']].concat(
+    state.line.map((waiter, i) => [
+      String(i + 1),
+      waiter.mode === 'slots' ? 'slot' : waiter.mode,
+      printable(waiter.host),
+      printable(waiter.pid),
+      waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),
+      printable(waiter.cmd),
+    ]),
+  );
+  const more = state.lineLength > state.line.length ? `  … and ${state.lineLength - state.line.length} more\n` : '';
+  return `line: ${state.lineLength} waiting\n${indent(columns(cells))}${more}`;
+}
+
+function indent(text: string): string {
+  return text.replace(/^(?=.)/gm, '  ');
+}
+
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
   const lines = views.map((v) => `  ${v.redis}  ${v.error ? `error: ${printable(v.error)}` : v.holder ? `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})` : 'free'}`);
   const summary = verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
@@ -86,23 +144,36 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
   const names = new Set(scans.flatMap((s) => (s.status === 'fulfilled' ? s.value : [])));
   const keys = [...names].flatMap((name) => keyFromLockName(config.prefix, name) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const order = config.targets.map((target) => target.label);
-  const rows: [string, { holder: Holder; ttlMs: number }][] = [];
+  const rows: [string, { holder: Holder; ttlMs: number; all?: Holder[]; waiting?: number }][] = [];
   // A lock that could not be read is listed as such, never left out (exit 69 after the list).
   const unreadable: { key: string; error: string }[] = [];
   for (const key of keys) {
     const views = await inspectAll(set, lockKeys(config.prefix, key), order);
     const { verdict, agreed } = majority(views, set.total);
-    if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1 }]);
+    const state = set.total === 1 ? views[0]?.state : undefined;
+    if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1, ...(state ? { all: state.holders, waiting: state.lineLength } : {}) }]);
     else if (verdict === 'unknown') unreadable.push({ key, error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; ') });
   }
   // A name SCAN found can be anything (a forged hash): it is cut for showing, looked up whole.
   if (options.json) {
-    const entries = [...rows.map(([key, { holder, ttlMs }]) => ({ key: cut(key), ...publicHolder(holder, ttlMs) })), ...unreadable.map(({ key, error }) => ({ key: cut(key), error }))];
+    const entries = [
+      ...rows.map(([key, { holder, ttlMs, all, waiting }]) => ({
+        key: cut(key),
+        ...publicHolder(holder, ttlMs),
+        ...(all && all.length > 1 ? { holders: all.map((h) => publicHolder(h, h.ttlLeftMs ?? ttlMs)) } : {}),
+        ...(waiting ? { waiting } : {}),
+      })),
+      ...unreadable.map(({ key, error }) => ({ key: cut(key), error })),
+    ];
     out.write(`${toJson(entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))}\n`);
   } else if (rows.length === 0 && unreadable.length === 0) {
     out.write(`no locks held under ${config.prefix}\n`);
   } else {
-    const shown = rows.length > 0 ? table(rows.map(([key, { holder, ttlMs }]) => ({ key, holder, ttlMs }))) : '';
+    // A --slots/--shared lock: one row per holder, its slot (or "shared") after the key.
+    const perHolder = rows.flatMap(([key, { holder, ttlMs, all }]) =>
+      all && all.length > 0 && (all[0].slot !== undefined || all[0].shared) ? all.map((h) => ({ key, holder: h, ttlMs: h.ttlLeftMs ?? ttlMs, tag: h.slot !== undefined ? `slot ${h.slot}` : 'shared' })) : [{ key, holder, ttlMs }],
+    );
+    const shown = rows.length > 0 ? table(perHolder) : '';
     out.write(shown);
     const width = Math.max(3, ...shown.split('\n').map((line) => line.indexOf('  ')).filter((i) => i > 0));
     for (const { key, error } of unreadable) out.write(`${printable(cut(key)).padEnd(width)}  unreadable: ${printable(error)}\n`);
@@ -115,10 +186,10 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
 }
 
 /** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
-export function table(rows: { key: string; holder: Holder; ttlMs: number }[], nowMs: number = Date.now()): string {
+export function table(rows: { key: string; holder: Holder; ttlMs: number; tag?: string }[], nowMs: number = Date.now()): string {
   const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
-    rows.map(({ key, holder, ttlMs }) => [
-      printable(cut(key)),
+    rows.map(({ key, holder, ttlMs, tag }) => [
+      `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
       printable(holder.host),
       printable(holder.pid),
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
@@ -127,6 +198,11 @@ export function table(rows: { key: string; holder: Holder; ttlMs: number }[], no
       printable(holder.cmd),
     ]),
   );
+  return columns(cells);
+}
+
+/** Rows of cells as aligned columns (the last one unpadded). */
+function columns(cells: string[][]): string {
   const widths = cells[0].map((_, c) => Math.max(...cells.map((row) => row[c].length)));
   return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n') + '\n';
 }

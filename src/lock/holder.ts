@@ -44,6 +44,8 @@ export interface Waiter {
   cmd: string;
   /** When it joined the line (server ms), undefined when not a time. */
   sinceMs?: number;
+  /** How long it has waited, on the server's clock (undefined when not known). */
+  waitedMs?: number;
 }
 
 /** Turn a flat HGETALL reply of a lock hash into fields, or undefined when the hash was empty. */
@@ -123,10 +125,11 @@ export function holderFromDetails(raw: unknown): Holder {
 }
 
 /** One waiter from its details JSON (forged details show as unknown). */
-export function waiterFromDetails(raw: unknown): Waiter {
+export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
   const details = detailsOf(raw);
   const mode = details.mode === 'shared' || details.mode === 'slots' ? details.mode : 'exclusive';
-  return { mode, host: cut(details.host ?? ''), pid: cut(details.pid ?? ''), cmd: cut(details.cmd ?? ''), sinceMs: parseCount(details.since_ms, 1, MAX_DATE_MS) };
+  const sinceMs = parseCount(details.since_ms, 1, MAX_DATE_MS);
+  return { mode, host: cut(details.host ?? ''), pid: cut(details.pid ?? ''), cmd: cut(details.cmd ?? ''), sinceMs, waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs) };
 }
 
 /** The pid as a number, or undefined when the hash holds something else. */

@@ -99,7 +99,7 @@ export function parseInspectReply(reply: unknown): InspectReply {
   for (let i = 0; i < ends.length; i += 2) endsByOwner.set(ends[i], Number(ends[i + 1]));
   const { mode, holders } = holdersFromReply(flat, endsByOwner, nowMs);
   const waiters: Waiter[] = [];
-  for (let i = 0; i < line.length; i += 3) waiters.push(waiterFromDetails(line[i + 2]));
+  for (let i = 0; i < line.length; i += 3) waiters.push(waiterFromDetails(line[i + 2], nowMs));
   return { holder: holders[0], holders, mode, pttlMs: pttl, counter: counter ?? '0', line: waiters, lineLength };
 }
 

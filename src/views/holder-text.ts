@@ -2,7 +2,7 @@
 // The holder's fields are untrusted: each is escaped here, as it goes into the line.
 
 import { formatDuration } from '../duration.js';
-import type { Holder } from '../lock/holder.js';
+import type { HeldMode, Holder } from '../lock/holder.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
 import { inspectAll } from './instance-views.js';
@@ -22,6 +22,10 @@ export interface HolderSnapshot {
   pttlMs?: number;
   /** Date.now() when it was read, to age the TTL left when shown later. */
   readAt: number;
+  /** --slots/--shared: how many hold (the holder shown is the one whose lease ends first), and the mode. */
+  others?: { count: number; mode: HeldMode };
+  /** How many wait in line. */
+  waiting?: number;
 }
 
 /** The holder seen on the most instances (a majority's, in Redlock mode); undefined if none. */
@@ -35,11 +39,21 @@ export async function holderSnapshot(set: LockSet): Promise<HolderSnapshot | und
     seen.set(view.holder.owner, entry);
   }
   const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
-  return best && { holder: best.holder, pttlMs: best.pttlMs, readAt: Date.now() };
+  const state = set.total === 1 ? views[0]?.state : undefined;
+  if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) {
+    // The holder whose lease ends first: its slot is the next to come free.
+    const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
+    return { holder: first, pttlMs: first.ttlLeftMs, readAt: Date.now(), others: { count: state.holders.length, mode: state.mode }, waiting: state.lineLength };
+  }
+  return best && { holder: best.holder, pttlMs: best.pttlMs, readAt: Date.now(), ...(state ? { waiting: state.lineLength } : {}) };
 }
 
 /** A snapshot as one line, aged to `nowMs`. */
 export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.now()): string {
   const pttl = snapshot.pttlMs === undefined || snapshot.pttlMs < 0 ? snapshot.pttlMs : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
-  return describeHolder(snapshot.holder, pttl, nowMs);
+  const waiting = snapshot.waiting ? `; ${snapshot.waiting} waiting` : '';
+  const { others } = snapshot;
+  if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;
+  const what = others.mode.kind === 'slots' ? `${others.count} of ${others.mode.slots} slots taken` : `held by ${others.count} shared holder${others.count === 1 ? '' : 's'}`;
+  return `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} (${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`;
 }

@@ -1,7 +1,7 @@
 // What each instance says about one lock, and what a majority of them says (status).
 
-import { pidNumber, type Holder } from '../lock/holder.js';
-import { inspectOn } from '../lock/inspect.js';
+import { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
+import { inspectOn, type LockState } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from '../lockset/lockset.js';
@@ -15,6 +15,8 @@ export interface InstanceView {
   error?: string;
   /** Why it did not answer, as data (not shown as such: `error` is its reason). */
   failure?: InstanceFailure;
+  /** Everything it said: every holder, the mode, the line. */
+  state?: LockState;
 }
 
 /** held: one owner has a quorum; free: nobody can have one; unknown: the failed instances could complete one. */
@@ -26,7 +28,7 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
     set.instances.map(async (instance) => {
       try {
         const state = await inspectOn(instance, keys, set.timeoutMs);
-        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.pttlMs };
+        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.holder?.ttlLeftMs ?? state.pttlMs, state };
       } catch (error) {
         const failure = instanceFailure(instance.target.label, error);
         return { redis: failure.label, held: false, error: failure.reason, failure };
@@ -57,6 +59,8 @@ export function majority(views: InstanceView[], total: number): { verdict: Verdi
 export function publicHolder(holder: Holder, ttlMs: number | undefined) {
   const since = holder.sinceMs === undefined ? null : holder.sinceMs;
   return {
+    ...(holder.slot !== undefined ? { slot: holder.slot } : {}),
+    ...(holder.shared ? { shared: true } : {}),
     host: holder.host,
     pid: pidNumber(holder) ?? null,
     cmd: holder.cmd,
@@ -66,6 +70,18 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     ttl_left_ms: ttlMs,
     fence: holder.fence,
     ...(holder.owner === '' ? { closed: true } : {}),
+  };
+}
+
+/** A waiter in line as status shows it (JSON). */
+export function publicWaiter(waiter: Waiter, place: number) {
+  return {
+    place,
+    mode: waiter.mode,
+    host: waiter.host,
+    pid: pidNumber(waiter) ?? null,
+    cmd: waiter.cmd,
+    waited_ms: waiter.waitedMs ?? null,
   };
 }
 
