@@ -18,18 +18,29 @@ const CONNECT_TIMEOUT_MS = 1000;
 const SLACK_MS = 2500;
 
 /** Which of dlock's scripts an EVAL carries (by a line only that script has). */
-function scriptOf(lua: string): 'acquire' | 'extend' | 'release' | 'raise-fence' | 'inspect' | 'force-release' {
-  if (lua.includes("redis.call('INCR'")) return 'acquire';
-  if (lua.includes("'forced_ms'")) return 'force-release';
+function scriptOf(lua: string): 'enter' | 'leave' | 'acquire' | 'extend' | 'release' | 'raise-fence' | 'inspect' | 'force-release' {
+  if (lua.includes('local function take()')) return 'enter';
+  if (lua.includes("if not redis.call('ZSCORE', Q, ARGV[1]) then return 0 end")) return 'leave';
+  if (lua.includes("redis.call('INCR', KEYS[2])")) return 'acquire';
+  if (lua.includes('local function woken()')) return 'force-release';
   if (lua.includes("redis.call('SET', KEYS[2]")) return 'raise-fence';
-  if (lua.includes("redis.call('PTTL', KEYS[1]), redis.call('GET'")) return 'inspect';
-  if (lua.includes("redis.call('DEL', KEYS[1])")) return 'release';
+  if (lua.includes("redis.call('PTTL', L), redis.call('GET', F)")) return 'inspect';
+  if (lua.includes("redis.call('HGET', L, 'owner') == ARGV[1] then")) return 'release';
   return 'extend';
 }
 
 /** Answer EVAL by script; `undefined` entries get the honest-looking default below. */
 function scripted(replies: Partial<Record<ReturnType<typeof scriptOf>, Reply>>): Script {
-  const honest: Record<ReturnType<typeof scriptOf>, Reply> = { acquire: [1, '5'], extend: 1, release: 1, 'raise-fence': 1, inspect: [-2, null, []], 'force-release': [0, []] };
+  const honest: Record<ReturnType<typeof scriptOf>, Reply> = {
+    enter: [1, '5', -1],
+    leave: 1,
+    acquire: [1, '5'],
+    extend: 1,
+    release: 1,
+    'raise-fence': 1,
+    inspect: [-2, null, [], [], [], 0, 1_700_000_000_000],
+    'force-release': [0, [], []],
+  };
   return (argv) => {
     if (argv[0] !== 'EVAL') return undefined;
     const script = scriptOf(argv[1]);
@@ -62,33 +73,36 @@ async function expectInstanceFailed(script: Script, args: string[], pattern: Reg
 
 const INSTANCE_FAILED = /^dlock: redis:\/\/127\.0\.0\.1:\d+: the instance failed: /;
 
-describe('acquire replies of the wrong shape: the instance failed (69), never busy (75)', () => {
+describe('enter (acquire on one instance) replies of the wrong shape: the instance failed (69), never busy (75)', () => {
   test.each<[string, Reply, RegExp]>([
-    ['a string for an array', 'hello', /the acquire script with "hello" \(expected/],
+    ['a string for an array', 'hello', /the enter script with "hello" \(expected/],
     ['nil', null, /with nil/],
     ['an empty array', [], /with an empty array/],
     ['a status reply "ok"', { simple: 'ok' }, /with "ok"/],
     ['{2, ...}', [2, '7'], /an array of 2 \(integer, string\)/],
-    ['a negative ttl', [0, -5, 'x'], /an array of 3/],
-    ['an owner that is an array', [0, 100, ['x']], /an array of 3 \(integer, integer, array\)/],
-    ['an error element', [0, 100, new ErrorReply('ERR x')], /an array of 3/],
-    ['a fence with letters', [1, '12abc'], /a fencing token of "12abc"/],
-    ['a fence with a newline', [1, '12\n'], /a fencing token of "12\\x0a"/],
-    ['a fence with NUL', [1, '12\0'], /a fencing token of "12\\x00"/],
-    ['a negative fence', [1, '-3'], /a fencing token of "-3"/],
-    ['a fence past 2^63-1', [1, '9223372036854775808'], /a fencing token of "9223372036854775808"/],
-    ['an integer fence', [1, 7], /a fencing token of the integer 7/],
+    ['{1, fence} without a slot', [1, '7'], /an array of 2 \(integer, string\)/],
+    ['a negative place', [0, -5, 100], /an array of 3/],
+    ['a place that is an array', [0, ['x'], 100], /an array of 3 \(integer, array, integer\)/],
+    ['an error element', [0, 1, new ErrorReply('ERR x')], /an array of 3/],
+    ['a slot past the most slots', [1, '7', 5000], /an array of 3/],
+    ['a mode no dlock uses', [2, 'bogus', 1, 0, 0], /an array of 5/],
+    ['a fence with letters', [1, '12abc', -1], /a fencing token of "12abc"/],
+    ['a fence with a newline', [1, '12\n', -1], /a fencing token of "12\\x0a"/],
+    ['a fence with NUL', [1, '12\0', -1], /a fencing token of "12\\x00"/],
+    ['a negative fence', [1, '-3', -1], /a fencing token of "-3"/],
+    ['a fence past 2^63-1', [1, '9223372036854775808', -1], /a fencing token of "9223372036854775808"/],
+    ['an integer fence', [1, 7, -1], /a fencing token of the integer 7/],
     ['100 000 nested arrays', nested(100_000), /nested too deep or too large to read/],
     ['an array of 2^32 elements announced', new Raw('*4294967296\r\n'), /nested too deep or too large to read/],
-    ['a 100 MB bulk string as the fence', [1, hugeBulk(100 * 1024 * 1024)], /a reply larger than 8 MiB/],
-    ['a 100 MB bulk string as the owner', [0, 100, hugeBulk(100 * 1024 * 1024)], /a reply larger than 8 MiB/],
+    ['a 100 MB bulk string as the fence', [1, hugeBulk(100 * 1024 * 1024), -1], /a reply larger than 8 MiB/],
+    ['a 100 MB bulk string as the mode', [2, hugeBulk(100 * 1024 * 1024), 1, 0, 0], /a reply larger than 8 MiB/],
   ])('%s', async (_, reply, pattern) => {
-    const fake = await expectInstanceFailed(scripted({ acquire: reply }), ['run', '-n', 'k', 'true'], pattern);
+    const fake = await expectInstanceFailed(scripted({ enter: reply }), ['run', '-n', 'k', 'true'], pattern);
     expect(fake.names().slice(0, 3)).toEqual(['HELLO', 'EVALSHA', 'EVAL']);
   });
 
   test('a 100 MB reply is refused after its announced length: dlock closes the connection, most of it is never sent', async () => {
-    const { result, ms, fake } = await against(scripted({ acquire: [1, hugeBulk(100 * 1024 * 1024)] }), ['run', '-n', '--log-format', 'json', 'k', 'true']);
+    const { result, ms, fake } = await against(scripted({ enter: [1, hugeBulk(100 * 1024 * 1024), -1] }), ['run', '-n', '--log-format', 'json', 'k', 'true']);
     expectOneError(result, 69, /larger than 8 MiB/);
     expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
     expect(fake.bytesSent).toBeLessThan(50 * 1024 * 1024);
@@ -100,15 +114,17 @@ describe('the other scripts', () => {
     ['a string', 'x'],
     ['nil', null],
     ['{1, 2}', [1, 2]],
-    ['a counter of letters', [5000, 'abc', []]],
-    ['an odd holder list', [5000, '3', ['owner']]],
+    ['a counter of letters', [5000, 'abc', [], [], [], 0, 1]],
+    ['an odd holder list', [5000, '3', ['owner'], [], [], 0, 1]],
+    ['a line of numbers', [5000, '3', [], [], [1, 2, 3], 1, 1]],
+    ['no server time', [5000, '3', [], [], [], 0, null]],
     ['100 000 nested arrays', nested(100_000)],
   ])('inspect (status KEY) answered with %s: 69', async (_, reply) => {
     await expectInstanceFailed(scripted({ inspect: reply }), ['status', 'k'], INSTANCE_FAILED);
   });
 
   test('a holder whose fence field is not a token is only shown (escaped), never used: status says who holds it', async () => {
-    const fake = await FakeRedis.start(scripted({ inspect: [5000, '3', ['owner', 'o', 'fence', '3; rm -rf /\x1b[2J', 'host', 'h', 'pid', '1']] }));
+    const fake = await FakeRedis.start(scripted({ inspect: [5000, '3', ['owner', 'o', 'fence', '3; rm -rf /\x1b[2J', 'host', 'h', 'pid', '1'], [], [], 0, 1_700_000_000_000] }));
     try {
       const result = await dlock(['status', '--redis', fake.url, 'k']);
       expect(result.code, result.stderr).toBe(0);
@@ -121,7 +137,8 @@ describe('the other scripts', () => {
   test.each<[string, Reply]>([
     ['a string', 'x'],
     ['[]', []],
-    ['a negative ttl', [-7, []]],
+    ['a negative ttl', [-7, [], []]],
+    ['the holders of --slots as numbers', [0, [], [1, 2]]],
   ])('force-release (release --force) answered with %s: 69', async (_, reply) => {
     await expectInstanceFailed(scripted({ 'force-release': reply }), ['release', '--force', 'k'], INSTANCE_FAILED);
   });
@@ -145,7 +162,7 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
   });
 
   /** The lock is held by someone else, so dlock waits and subscribes; the subscription lies. */
-  const busyThen = (subscribe: Script): Script => (argv, conn) => (argv[0] === 'EVAL' && scriptOf(argv[1]) === 'acquire' ? [0, 60_000, 'other'] : argv[0] === 'EVAL' ? 0 : subscribe(argv, conn));
+  const busyThen = (subscribe: Script): Script => (argv, conn) => (argv[0] === 'EVAL' && scriptOf(argv[1]) === 'enter' ? [0, 1, 60_000] : argv[0] === 'EVAL' ? 0 : subscribe(argv, conn));
 
   test.each<[string, Script]>([
     ['SUBSCRIBE answered with a string', (argv) => (argv[0] === 'SUBSCRIBE' ? 'x' : undefined)],
