@@ -9,9 +9,9 @@
 
 _dlock_commands='run status release completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
-_dlock_run_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --no-cmd-metadata'
+_dlock_run_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots -s --shared --no-cmd-metadata'
 # Options that take a value as the next word.
-_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas'
+_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots --slot'
 
 # bash also splits the line at COMP_WORDBREAKS: `--ttl=5s` arrives as `--ttl` `=` `5s`, and a
 # URL is cut at each `:`. Glue the words back as they were typed (up to the cursor) into
@@ -131,7 +131,7 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
-        release) opts="$_dlock_connection_opts -f --force --now" ;;
+        release) opts="$_dlock_connection_opts -f --force --now --slot" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

@@ -39,7 +39,7 @@ function __dlock_child_start
     or return 1
     set -l tokens (commandline -opc)
     set -l value_options --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format \
-        -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas
+        -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots
     set -l i (math (contains -i -- run $tokens) + 1)
     set -l key 0
     set -l dashdash 0
@@ -123,6 +123,8 @@ complete -c dlock -n '__dlock_using run' -s E -l conflict-exit-code -x -d 'exit 
 complete -c dlock -n '__dlock_using run' -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
 complete -c dlock -n '__dlock_using run' -l kill-after -x -d 'grace between SIGTERM and SIGKILL'
 complete -c dlock -n '__dlock_using run' -l sync-replicas -x -d 'WAIT until n replicas have the lock'
+complete -c dlock -n '__dlock_using run' -l slots -x -d 'up to n holders at once'
+complete -c dlock -n '__dlock_using run' -s s -l shared -d 'hold together with other shared holders'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
 complete -c dlock -n '__dlock_after_key' --arguments=-- -d 'end of dlock options'
 complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
@@ -131,6 +133,7 @@ complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
+complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force: only the holder of this slot'
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'

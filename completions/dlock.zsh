@@ -73,6 +73,8 @@ _dlock_run() {
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--kill-after=[grace between SIGTERM and SIGKILL]:duration:' \
     '--sync-replicas=[WAIT until n replicas have the lock]:replicas:' \
+    '(-s --shared)--slots=[up to n holders at once]:slots:' \
+    '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
     '1:lock name:'
 }
@@ -91,6 +93,7 @@ _dlock_release() {
   _arguments -s : $_dlock_options \
     '(-f --force)'{-f,--force}'[take the lock from whoever holds it]' \
     '--now[with --force: open it to new holders at once]' \
+    '--slot=[with --force: only the holder of this slot]:slot:' \
     '1:lock name:'
 }
 
