@@ -102,6 +102,38 @@ describe('run: options before the key, everything after the key is the command',
   });
 });
 
+describe('--slots and --shared', () => {
+  test.each<[string[], Record<string, unknown>]>([
+    [['run', 'k', 'true'], { mode: { kind: 'exclusive' }, slotted: false }],
+    [['run', '--slots', '3', 'k', 'true'], { mode: { kind: 'slots', slots: 3 }, slotted: true }],
+    [['run', '--slots', '1', 'k', 'true'], { mode: { kind: 'exclusive' }, slotted: true }],
+    [['run', '--shared', 'k', 'true'], { mode: { kind: 'shared' }, slotted: false }],
+    [['run', '-s', 'k', 'true'], { mode: { kind: 'shared' } }],
+    [['run', 'k', 'grep', '-s', 'x'], { mode: { kind: 'exclusive' }, command: ['grep', '-s', 'x'] }],
+  ])('%j', (argv, expected) => {
+    const { invocation, error } = parse(argv);
+    expect(error).toBeUndefined();
+    expect(invocation?.command === 'run' && invocation.config).toMatchObject(expected);
+  });
+
+  test.each<[string[], RegExp]>([
+    [['run', '--slots', '0', 'k', 'true'], /--slots.*from 1 to 1000/],
+    [['run', '--slots', '1001', 'k', 'true'], /from 1 to 1000/],
+    [['run', '--slots', 'x', 'k', 'true'], /--slots/],
+    [['run', '--shared', '--slots', '2', 'k', 'true'], /--shared and --slots: choose one/],
+    [['run', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k', 'true'], /--slots needs one Redis .* not a Redlock quorum of 2/],
+    [['run', '--shared', '--redis', 'redis://a:1', '--redis', 'redis://b:1', '--redis', 'redis://c:1', 'k', 'true'], /--shared needs one Redis/],
+    [['release', '--force', '--slot', '-1', 'k'], /--slot/],
+  ])('%j: 64', (argv, message) => {
+    expect(usageError(argv).message).toMatch(message);
+  });
+
+  test('release --force --slot 2', () => {
+    const { invocation } = parse(['release', '--force', '--slot', '2', 'k']);
+    expect(invocation?.command).toBe('release');
+  });
+});
+
 describe('status, release, completion', () => {
   test.each<[string[], Env, Record<string, unknown>]>([
     [['status', 'k', '--json'], {}, { command: 'status', key: 'k', json: true }],
