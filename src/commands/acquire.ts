@@ -34,6 +34,7 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
   });
   keeper.on('error', () => {});
   keeper.stdin!.on('error', () => {});
+  const exited = new Promise<void>((resolve) => keeper.once('exit', () => resolve()).once('error', () => resolve()));
   const signals = new SignalRelay();
   // Ctrl-C while waiting: the keeper (in a session of its own) stops waiting and says so.
   signals.interrupted.addEventListener('abort', () => keeper.kill('SIGTERM'), { once: true });
@@ -47,6 +48,9 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
       keeper.unref();
       return 0;
     }
+    // Not held: exit only once the keeper has (nothing is left running).
+    keeper.stdin!.end();
+    await exited;
     if (report?.kind === 'failed') throw errorFromReport(report);
     if (report?.kind === 'interrupted') return 128 + (os.signals[(signals.interrupted.reason ?? report.signal ?? 'SIGTERM') as NodeJS.Signals] ?? 0);
     throw new Error('the keeper process exited before it reported');
