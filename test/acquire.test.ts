@@ -260,3 +260,23 @@ test('Ctrl-C while waiting: 130, and the keeper stops waiting with nothing held'
   await holder.result;
   expect(await admin.exists('dlock:{interrupt}')).toBe(0);
 });
+
+test('a keeper whose stderr is gone writes the lost lock to keeper.log in the runtime directory', async () => {
+  const logFile = join(runtime, 'dlock', 'keeper.log');
+  const setups = {
+    // stderr captured with stdout by $(...): the keeper is given none.
+    captured: `out=$("$D" acquire --redis "$R" --ttl 1s gone-captured 2>&1); eval "$out"`,
+    // stderr a pipe whose reader exits after the acquire.
+    'reader-exited': `mkfifo "$DIR/fifo"; cat "$DIR/fifo" >/dev/null & eval "$("$D" acquire --redis "$R" --ttl 1s gone-reader-exited 2>"$DIR/fifo")"; kill $!`,
+  };
+  for (const [name, setup] of Object.entries(setups)) {
+    const dir = tempDir();
+    const script = sh(`trap 'exit 143' TERM; ${setup}; echo ok > "$DIR/held"; while :; do sleep 0.05; done`, { DIR: dir });
+    await waitForFile(join(dir, 'held'));
+    expect((await dlock(['release', '--force', '--redis', server.url, `gone-${name}`], { env: env() })).code).toBe(0);
+    expect((await script.result).code).toBe(143);
+    const lost = await waitUntil('the lost event in keeper.log', () => events(readFileSync(logFile, 'utf8'), 'lost').find((e) => e.key === `gone-${name}`));
+    expect(lost).toMatchObject({ reason: 'refused', signal: 'SIGTERM', message: expect.stringMatching(/^lost gone-\S+ \(fence \d+\): renewal refused/) });
+  }
+  expect(keepers()).toEqual([]);
+});
