@@ -3,7 +3,7 @@
 // exits; release and renew are owner-checked; --no-keeper leaves nothing running.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
@@ -76,7 +76,7 @@ test('a script acquires, sleeps past 3x the TTL while a contender keeps getting 
   const dir = tempDir();
   const script = sh(`
     eval "$("$D" acquire --redis "$R" --ttl 1s --log-format json -v held)" || exit 9
-    echo "$DLOCK_FENCING_TOKEN" > ${dir}/fence
+    echo "$DLOCK_FENCING_TOKEN" > ${dir}/fence.tmp; mv ${dir}/fence.tmp ${dir}/fence
     sleep 3.5
     "$D" release --redis "$R" held
   `);
@@ -119,7 +119,14 @@ test('the shell SIGKILLed while holding: the lock is free within a second and no
 
 test('a foreign token: release and renew exit 76 and leave the lock untouched; without a token, 64', async () => {
   const dir = tempDir();
-  const script = sh(`eval "$("$D" acquire --redis "$R" --ttl 5s foreign)"; echo "$DLOCK_TOKEN" > ${dir}/token; while [ ! -e ${dir}/stop ]; do sleep 0.05; done; "$D" release --redis "$R" foreign`);
+  const script = sh(`
+    trap 'echo TERM > ${dir}/signal.tmp; mv ${dir}/signal.tmp ${dir}/signal; exit 143' TERM
+    eval "$("$D" acquire --redis "$R" --ttl 600ms foreign)"
+    echo "$DLOCK_TOKEN" > ${dir}/token.tmp; mv ${dir}/token.tmp ${dir}/token
+    while [ ! -e ${dir}/stop ]; do sleep 0.05; done
+    "$D" release --redis "$R" foreign; echo $? > ${dir}/released.tmp; mv ${dir}/released.tmp ${dir}/released
+    sleep 1
+  `);
   const token = (await waitForFile(join(dir, 'token'))).trim();
   const before = await admin.hgetall('dlock:{foreign}');
   expect(before.owner).toBe(token);
@@ -136,14 +143,18 @@ test('a foreign token: release and renew exit 76 and leave the lock untouched; w
   expect(await admin.hgetall('dlock:{foreign}')).toEqual(before);
   expect(keepers()).toHaveLength(1);
   writeFileSync(join(dir, 'stop'), '');
-  expect((await script.result).code).toBe(0);
+  // The owner's release stops the keeper before it returns, and the shell hears nothing of it.
+  expect(await waitForFile(join(dir, 'released'))).toBe('0\n');
+  expect(keepers()).toEqual([]);
   expect(await admin.exists('dlock:{foreign}')).toBe(0);
+  expect((await script.result).code).toBe(0);
+  expect(existsSync(join(dir, 'signal'))).toBe(false);
 });
 
 test('release --force while a keeper holds: the watched process gets SIGTERM and the keeper says why', async () => {
   const dir = tempDir();
   const script = sh(`
-    trap 'echo TERM > ${dir}/signal; exit 143' TERM
+    trap 'echo TERM > ${dir}/signal.tmp; mv ${dir}/signal.tmp ${dir}/signal; exit 143' TERM
     eval "$("$D" acquire --redis "$R" --ttl 1s --log-format json forced)"
     echo ok > ${dir}/held
     while :; do sleep 0.05; done
@@ -204,7 +215,7 @@ test('$(dlock acquire ...) returns as soon as the lock is held, with stderr capt
   const dir = tempDir();
   const script = sh(`
     out=$("$D" acquire --redis "$R" --ttl 1s --log-format json -v prompt 2>${dir}/log)
-    date +%s%3N > ${dir}/returned
+    date +%s%3N > ${dir}/returned.tmp; mv ${dir}/returned.tmp ${dir}/returned
     both=$("$D" acquire --redis "$R" --ttl 1s prompt2 2>&1)
     echo ok > ${dir}/both
     while [ ! -e ${dir}/stop ]; do sleep 0.05; done
@@ -249,7 +260,7 @@ test('Ctrl-C while waiting: 130, and the keeper stops waiting with nothing held'
   const holder = hold('interrupt', { redis: server.url });
   await holder.child();
   const dir = tempDir();
-  const script = sh(`"$D" acquire --redis "$R" --log-format json -v interrupt & echo $! > ${dir}/pid; wait $!; echo "code=$?"`);
+  const script = sh(`"$D" acquire --redis "$R" --log-format json -v interrupt & echo $! > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; wait $!; echo "code=$?"`);
   const pid = Number(await waitForFile(join(dir, 'pid')));
   await waitUntil('the keeper to wait', () => script.stderr().includes('"waiting"'));
   process.kill(pid, 'SIGINT');
@@ -278,5 +289,5 @@ test('a keeper whose stderr is gone writes the lost lock to keeper.log in the ru
     const lost = await waitUntil('the lost event in keeper.log', () => events(readFileSync(logFile, 'utf8'), 'lost').find((e) => e.key === `gone-${name}`));
     expect(lost).toMatchObject({ reason: 'refused', signal: 'SIGTERM', message: expect.stringMatching(/^lost gone-\S+ \(fence \d+\): renewal refused/) });
   }
-  expect(keepers()).toEqual([]);
+  await waitUntil('the keepers to exit', () => keepers().length === 0);
 });
