@@ -7,11 +7,13 @@
 # Pure bash: pressing Tab never starts dlock or node. Uses bash-completion when it is
 # loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run status release completion help'
+_dlock_commands='run acquire renew status release completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
-_dlock_run_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots -s --shared --no-cmd-metadata'
+_dlock_lock_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --sync-replicas --slots -s --shared'
+_dlock_run_opts="$_dlock_lock_opts --kill-after --no-cmd-metadata"
+_dlock_acquire_opts="$_dlock_lock_opts --pid --no-keeper --format"
 # Options that take a value as the next word.
-_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots --slot'
+_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots --slot --pid --format --token'
 
 # bash also splits the line at COMP_WORDBREAKS: `--ttl=5s` arrives as `--ttl` `=` `5s`, and a
 # URL is cut at each `:`. Glue the words back as they were typed (up to the cursor) into
@@ -113,6 +115,10 @@ _dlock() {
             COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
             return
             ;;
+        --format)
+            COMPREPLY=($(compgen -W 'sh json' -- "$cur"))
+            return
+            ;;
         --tls-ca | --tls-cert | --tls-key)
             if declare -F _filedir >/dev/null 2>&1; then
                 _filedir
@@ -131,7 +137,9 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
-        release) opts="$_dlock_connection_opts -f --force --now --slot" ;;
+        acquire) opts="$_dlock_connection_opts $_dlock_acquire_opts" ;;
+        renew) opts="$_dlock_connection_opts --token" ;;
+        release) opts="$_dlock_connection_opts --token -f --force --now --slot" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

@@ -97,13 +97,15 @@ complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using' -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using' -s v -l verbose -d 'print one line per lock event'
 complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding a lock'
+complete -c dlock -n '__dlock_using' -a acquire -d 'take a lock for the rest of a shell script or for later steps'
+complete -c dlock -n '__dlock_using' -a renew -d 'extend a held lease by its TTL'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
-complete -c dlock -n '__dlock_using' -a release -d 'take a lock from whoever holds it'
+complete -c dlock -n '__dlock_using' -a release -d "release your own lock, or with --force anyone's"
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
-# Options of run, status and release.
-set -l connection run status release
+# Options of run, acquire, renew, status and release.
+set -l connection run acquire renew status release
 complete -c dlock -n "__dlock_using $connection" -l redis -x -d 'Redis URL; repeat for a Redlock quorum'
 complete -c dlock -n "__dlock_using $connection" -l prefix -x -d 'key namespace'
 complete -c dlock -n "__dlock_using $connection" -l connect-timeout -x -d 'per-instance connect/command timeout'
@@ -115,26 +117,33 @@ complete -c dlock -n "__dlock_using $connection" -s v -l verbose -d 'print one l
 complete -c dlock -n "__dlock_using $connection" -l log-format -x -a 'text json' -d 'stderr format'
 complete -c dlock -n "__dlock_using $connection completion" -s h -l help -d 'show help'
 
-# run
-complete -c dlock -n '__dlock_using run' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
-complete -c dlock -n '__dlock_using run' -s n -l no-wait -d 'fail at once if the lock is held'
-complete -c dlock -n '__dlock_using run' -s w -l wait -x -d 'give up after this long'
-complete -c dlock -n '__dlock_using run' -s E -l conflict-exit-code -x -d 'exit code when not acquired'
+# run and acquire
+complete -c dlock -n '__dlock_using run acquire' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at once if the lock is held'
+complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
+complete -c dlock -n '__dlock_using run acquire' -s E -l conflict-exit-code -x -d 'exit code when not acquired'
 complete -c dlock -n '__dlock_using run' -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
+complete -c dlock -n '__dlock_using acquire' -l on-lost -x -a 'term kill ignore' -d 'what to do to the watched process if the lock is lost'
+complete -c dlock -n '__dlock_using run acquire' -l sync-replicas -x -d 'WAIT until n replicas have the lock'
 complete -c dlock -n '__dlock_using run' -l kill-after -x -d 'grace between SIGTERM and SIGKILL'
-complete -c dlock -n '__dlock_using run' -l sync-replicas -x -d 'WAIT until n replicas have the lock'
-complete -c dlock -n '__dlock_using run' -l slots -x -d 'up to n holders at once'
-complete -c dlock -n '__dlock_using run' -s s -l shared -d 'hold together with other shared holders'
+complete -c dlock -n '__dlock_using run acquire' -l slots -x -d 'up to n holders at once'
+complete -c dlock -n '__dlock_using run acquire' -s s -l shared -d 'hold together with other shared holders'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
 complete -c dlock -n '__dlock_after_key' --arguments=-- -d 'end of dlock options'
 complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
-# status, release
+complete -c dlock -n '__dlock_using acquire' -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
+complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running; the lock lasts --ttl unless renewed'
+complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'stdout format'
+
+# status, renew, release
 complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
+complete -c dlock -n '__dlock_using renew release' -l token -x -d 'the owner token (default DLOCK_TOKEN)'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
+complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force: only the holder of this slot'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force: only the holder of this slot'
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_using help' -a 'run status release completion'
+complete -c dlock -n '__dlock_using help' -a 'run acquire renew status release completion'

@@ -79,6 +79,32 @@ _dlock_run() {
     '1:lock name:'
 }
 
+_dlock_acquire() {
+  local -a _dlock_options
+  _dlock_connection_options
+  _arguments -s : $_dlock_options \
+    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
+    '(-n --no-wait -w --wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
+    '(-n --no-wait -w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:exit code:' \
+    '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--sync-replicas=[WAIT until n replicas have the lock]:replicas:' \
+    '(-s --shared)--slots=[up to n holders at once]:slots:' \
+    '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]' \
+    '(--no-keeper)--pid=[the process whose exit releases the lock]:pid:_pids' \
+    '(--pid)--no-keeper[leave nothing running; the lock lasts --ttl unless renewed]' \
+    '--format=[stdout format]:format:(sh json)' \
+    '1:lock name:'
+}
+
+_dlock_renew() {
+  local -a _dlock_options
+  _dlock_connection_options
+  _arguments -s : $_dlock_options \
+    '--token=[the owner token (default DLOCK_TOKEN)]:token:' \
+    '1:lock name:'
+}
+
 _dlock_status() {
   local -a _dlock_options
   _dlock_connection_options
@@ -91,7 +117,8 @@ _dlock_release() {
   local -a _dlock_options
   _dlock_connection_options
   _arguments -s : $_dlock_options \
-    '(-f --force)'{-f,--force}'[take the lock from whoever holds it]' \
+    '(-f --force)--token=[the owner token (default DLOCK_TOKEN)]:token:' \
+    '(-f --force --token)'{-f,--force}'[take the lock from whoever holds it]' \
     '--now[with --force: open it to new holders at once]' \
     '--slot=[with --force: only the holder of this slot]:slot:' \
     '1:lock name:'
@@ -108,8 +135,10 @@ _dlock() {
   # to complete the command after the key.
   local -a dlock_commands=(
     'run:run a command while holding a lock'
+    'acquire:take a lock for the rest of a shell script or for later steps'
+    'renew:extend a held lease by its TTL'
     'status:show who holds a lock'
-    'release:take a lock from whoever holds it'
+    'release:release your own lock, or with --force anyone'"'"'s'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
@@ -130,10 +159,12 @@ _dlock() {
       curcontext=${curcontext%:*:*}:dlock-$words[1]:
       case $words[1] in
         run) _dlock_run && ret=0 ;;
+        acquire) _dlock_acquire && ret=0 ;;
+        renew) _dlock_renew && ret=0 ;;
         status) _dlock_status && ret=0 ;;
         release) _dlock_release && ret=0 ;;
         completion) _arguments '(- *)'{-h,--help}'[show help]' '1:shell:(bash zsh fish)' && ret=0 ;;
-        help) _arguments '1:command:(run status release completion)' && ret=0 ;;
+        help) _arguments '1:command:(run acquire renew status release completion)' && ret=0 ;;
       esac
       ;;
   esac

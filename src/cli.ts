@@ -2,9 +2,10 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { connectionConfig, DEFAULTS, slotNumber, LOG_FORMATS, ON_LOST, runConfig, validateKey, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
+import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
 
 declare const __DLOCK_VERSION__: string | undefined;
 export const VERSION = typeof __DLOCK_VERSION__ === 'string' ? __DLOCK_VERSION__ : '0.0.0-dev';
@@ -15,7 +16,10 @@ type Shell = 'bash' | 'zsh' | 'fish';
 export type Invocation =
   | { command: 'run'; config: RunConfig; run: () => Promise<number> }
   | { command: 'status'; config: ConnectionConfig; key: string | undefined; json: boolean; run: () => Promise<number> }
-  | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; run: () => Promise<number> }
+  | { command: 'acquire'; config: AcquireConfig; run: () => Promise<number> }
+  | { command: 'keeper'; config: AcquireConfig; run: () => Promise<number> }
+  | { command: 'renew'; config: ConnectionConfig; key: string; token: string; run: () => Promise<number> }
+  | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
   | { command: 'completion'; shell: Shell; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -39,6 +43,19 @@ Examples:
 
   # Redlock across three independent Redis servers
   dlock run --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379 job -- ./job.sh
+`;
+
+const ACQUIRE_EXAMPLES = `
+Examples:
+  # part of a shell script (flock's fd mode): held until release or until the shell exits
+  eval "$(dlock acquire --wait 10m deploy)"
+  ./step1 && ./step2
+  dlock release deploy
+
+  # steps on different machines: nothing renews; pass DLOCK_TOKEN on to the later steps
+  dlock acquire --no-keeper --ttl 30m --format json deploy
+  dlock renew --token "$TOKEN" deploy
+  dlock release --token "$TOKEN" deploy
 `;
 
 /** Variables that no single option names as its default, for the Environment section of --help. */
@@ -79,6 +96,18 @@ function asUsageError(error: CommanderError): never {
   throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')));
 }
 
+/** The lock options run and acquire share. */
+function lockOptions(command: Command, lossTo = 'the command'): Command {
+  return command
+    .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
+    .option('-n, --no-wait', 'fail at once if the lock is held')
+    .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
+    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`)
+    .addOption(new Option('--on-lost <action>', `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
+    .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
+    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)');
+}
+
 function connectionOptions(command: Command): Command {
   return command
     .option('--redis <url>', `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
@@ -103,7 +132,7 @@ function connectionOptions(command: Command): Command {
  */
 export function parseArgs(argv: string[], env: Env, output: OutputConfiguration = {}, onLogFormat?: (format: LogFormat) => void): Invocation {
   let invocation: Invocation | undefined;
-  const program = buildProgram(env, (decided) => (invocation = decided), output);
+  const program = buildProgram(env, (decided) => (invocation = decided), output, argv);
   // Runs after commander's own listener has checked the value against the choices.
   if (onLogFormat) for (const command of program.commands) command.on('option:log-format', onLogFormat);
   program.parse(argv, { from: 'user' });
@@ -111,7 +140,8 @@ export function parseArgs(argv: string[], env: Env, output: OutputConfiguration 
   return invocation;
 }
 
-export function buildProgram(env: Env, decide: (invocation: Invocation) => void, output: OutputConfiguration = {}): Command {
+/** `argv`: the whole command line, which `acquire` hands to its keeper to parse again. */
+export function buildProgram(env: Env, decide: (invocation: Invocation) => void, output: OutputConfiguration = {}, argv: string[] = []): Command {
   // Set first: every subcommand inherits how errors and output are handled.
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
@@ -132,36 +162,82 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   /** The command's own options over dlock's (-q/-v before the command). */
   const withGlobals = <T extends RawOptions>(options: T): T => ({ ...program.opts<RawOptions>(), ...options });
 
-  let waitGiven = false;
-  let noWaitGiven = false;
-  connectionOptions(
-    program
-      .command('run')
-      .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
-      .usage('[options] <key> -- <command> [args...]')
-      .argument('<key>', 'lock name')
-      .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
-      .passThroughOptions(),
+  const waitChoice = (command: Command) => {
+    const given = { wait: false, noWait: false };
+    command.on('option:wait', () => (given.wait = true)).on('option:no-wait', () => (given.noWait = true));
+    return (options: RawOptions): RawOptions => {
+      if (given.wait && given.noWait) throw new UsageError('--wait and --no-wait: choose one');
+      return { ...options, wait: given.noWait ? false : options.wait };
+    };
+  };
+
+  const run = lockOptions(
+    connectionOptions(
+      program
+        .command('run')
+        .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
+        .usage('[options] <key> -- <command> [args...]')
+        .argument('<key>', 'lock name')
+        .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
+        .passThroughOptions(),
+    ),
   )
-    .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
-    .option('-n, --no-wait', 'fail at once if the lock is held')
-    .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
-    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`)
-    .addOption(new Option('--on-lost <action>', `what to do to the command if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
-    .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
-    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
-    .addHelpText('after', RUN_EXAMPLES)
-    .on('option:wait', () => (waitGiven = true))
-    .on('option:no-wait', () => (noWaitGiven = true))
-    .action((key: string, words: string[], options: RawOptions) => {
-      if (waitGiven && noWaitGiven) throw new UsageError('--wait and --no-wait: choose one');
-      // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--".
-      const command = commandAfterKey(key, words);
-      const config = runConfig(key, command, withGlobals({ ...options, wait: noWaitGiven ? false : options.wait }), env);
-      decide({ command: 'run', config, run: async () => (await import('./commands/run.js')).run(config, env) });
+    .addHelpText('after', RUN_EXAMPLES);
+  const runWait = waitChoice(run);
+  run.action((key: string, words: string[], options: RawOptions) => {
+    const raw = runWait(options);
+    // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--".
+    const command = commandAfterKey(key, words);
+    const config = runConfig(key, command, withGlobals(raw), env);
+    decide({ command: 'run', config, run: async () => (await import('./commands/run.js')).run(config, env) });
+  });
+
+  const acquire = lockOptions(
+    connectionOptions(
+      program
+        .command('acquire')
+        .description('take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
+        .usage('[options] <key>')
+        .argument('<key>', 'lock name'),
+    ),
+    'the watched process (SIGTERM, SIGKILL, or only a warning)',
+  )
+    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
+    .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
+    .option('--no-keeper', 'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
+    .addOption(new Option('--format <format>', 'stdout: export lines for eval, or one JSON object (default sh)').choices(ACQUIRE_FORMATS))
+    .addHelpText('after', ACQUIRE_EXAMPLES);
+  const acquireWait = waitChoice(acquire);
+  acquire.action((key: string, options: RawOptions) => {
+    const config = acquireConfig(key, withGlobals(acquireWait(options)), env);
+    decide({ command: 'acquire', config, run: async () => (await import('./commands/acquire.js')).acquire(config, argv) });
+  });
+
+  // The keeper `dlock acquire` starts (section/keeper.ts): not for users, not in --help.
+  program.command(KEEPER_COMMAND, { hidden: true }).action(() => {
+    const request = keeperRequest(env);
+    const inner = parseArgs(request.argv, env);
+    if (inner.command !== 'acquire') throw new Error(`${KEEPER_COMMAND}: not an acquire command line`);
+    const config = { ...inner.config, watchPid: request.watchPid, holderCmd: `dlock acquire (keeper for pid ${request.watchPid})` };
+    decide({ command: 'keeper', config, run: async () => (await import('./section/keeper.js')).keep(config, request) });
+  });
+
+  connectionOptions(
+    program
+      .command('renew')
+      .description("extend <key>'s lease by its TTL; owner-checked (exit 0 renewed, 76 no longer this owner's, 64 no token)")
+      .argument('<key>', 'lock name'),
+  )
+    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
+    .action((key: string, options: RawOptions) => {
+      const config = connectionConfig(withGlobals(options), env);
+      const validKey = validateKey(key);
+      const token = ownerToken(validKey, options, env);
+      if (!token) throw new UsageError(`renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them)`);
+      decide({ command: 'renew', config, key: validKey, token, run: async () => (await import('./commands/renew.js')).renew(config, validKey, token) });
     });
 
   connectionOptions(
@@ -181,9 +257,10 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('release')
-      .description('take a lock from whoever holds it and print whom it removed (needs --force)')
+      .description("release your own lock (owner token from --token or DLOCK_TOKEN; exit 0 released, 76 no longer this owner's, 64 no token) and stop its keeper; with --force, take it from whoever holds it and print whom it removed")
       .argument('<key>', 'lock name'),
   )
+    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
     .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
     .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock')
@@ -192,8 +269,15 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const validKey = validateKey(key);
       const force = Boolean(options.force);
       const now = Boolean(options.now);
+      if (force && options.token !== undefined) throw new UsageError('--force and --token: choose one (--force releases whoever holds it)');
+      if (now && !force) throw new UsageError('--now needs --force');
+      if (options.slot !== undefined && !force) throw new UsageError('--slot needs --force (your own release knows its slot)');
       const slot = options.slot === undefined ? undefined : slotNumber(options.slot);
-      decide({ command: 'release', config, key: validKey, force, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, slot }) });
+      const token = force ? undefined : ownerToken(validKey, options, env);
+      if (!force && !token) {
+        throw new UsageError(`release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`);
+      }
+      decide({ command: 'release', config, key: validKey, force, token, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }) });
     });
 
   program
@@ -212,8 +296,9 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .argument('[command]', 'a command')
     .action((name: string | undefined) => {
       if (name === undefined) program.help();
-      const command = program.commands.find((candidate) => candidate.name() === name);
-      if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${program.commands.map((c) => c.name()).join(', ')})`);
+      const commands = program.commands.filter((candidate) => candidate.name() !== KEEPER_COMMAND);
+      const command = commands.find((candidate) => candidate.name() === name);
+      if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${commands.map((c) => c.name()).join(', ')})`);
       command.help();
     });
 

@@ -26,9 +26,11 @@ export const MAX_KEY_BYTES = 256;
 export const MAX_DURATION_MS = 576 * 3_600_000;
 export const ON_LOST = ['term', 'kill', 'ignore'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
+export const ACQUIRE_FORMATS = ['sh', 'json'] as const;
 
 export type OnLost = (typeof ON_LOST)[number];
 export type LogFormat = (typeof LOG_FORMATS)[number];
+export type AcquireFormat = (typeof ACQUIRE_FORMATS)[number];
 export type Verbosity = 'quiet' | 'normal' | 'verbose';
 export type Env = Record<string, string | undefined>;
 
@@ -59,6 +61,16 @@ export interface RunConfig extends ConnectionConfig {
   slotted: boolean;
 }
 
+/** dlock acquire: run's lock options without a command, and who keeps the lock afterwards. */
+export interface AcquireConfig extends Omit<RunConfig, 'command'> {
+  /** --pid: the process whose exit releases the lock; undefined: dlock's caller (its parent). */
+  watchPid: number | undefined;
+  /** false with --no-keeper: nothing renews, the lease lasts --ttl unless `dlock renew` extends it. */
+  keeper: boolean;
+  /** stdout: POSIX-shell export lines, or one JSON object. */
+  format: AcquireFormat;
+}
+
 /** Options as commander hands them over: raw strings, before any validation. */
 export interface RawOptions {
   redis?: string[];
@@ -80,6 +92,11 @@ export interface RawOptions {
   cmdMetadata?: boolean;
   slots?: string;
   shared?: boolean;
+  pid?: string;
+  /** false with --no-keeper. */
+  keeper?: boolean;
+  format?: string;
+  token?: string;
 }
 
 export function duration(option: string, value: string): number {
@@ -171,7 +188,51 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
   if (command.length === 0 || command[0] === '') {
     throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
   }
+  return {
+    ...connection,
+    ...lockOptions(raw, env, connection.targets.length),
+    key: validKey,
+    command,
+    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
+  };
+}
 
+export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env): AcquireConfig {
+  const connection = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  const keeper = raw.keeper !== false;
+  const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
+  if (!keeper && watchPid !== undefined) throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
+  return {
+    ...connection,
+    ...lockOptions(raw, env, connection.targets.length),
+    key: validKey,
+    watchPid,
+    keeper,
+    format: oneOf('--format', raw.format ?? 'sh', ACQUIRE_FORMATS),
+    // status shows it as the holder's command (the keeper names the pid it watches).
+    holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
+  };
+}
+
+/** An owner token as dlock hands them out (128 bits, hex). */
+export function validateToken(option: string, token: string): string {
+  if (!/^[0-9a-f]{32}$/.test(token)) throw badOption(option, token.length > 40 ? `${token.slice(0, 40)}...` : token, 'not an owner token (32 hex digits, as DLOCK_TOKEN holds)');
+  return token;
+}
+
+/**
+ * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key
+ * (the variables `dlock acquire` exports); undefined when neither gives one.
+ */
+export function ownerToken(key: string, raw: RawOptions, env: Env): string | undefined {
+  if (raw.token !== undefined) return validateToken('--token', raw.token);
+  if (env.DLOCK_KEY === key && env.DLOCK_TOKEN) return validateToken('DLOCK_TOKEN', env.DLOCK_TOKEN);
+  return undefined;
+}
+
+/** The lock options run and acquire share: lease, wait, conflict code, loss, replicas. */
+function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConfig, 'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'> {
   const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
   const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
   const ttlMs = duration(ttlOption, ttlText);
@@ -187,11 +248,8 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
   }
 
   const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
-  const mode = holdMode(raw, connection.targets.length);
+  const mode = holdMode(raw, instances);
   return {
-    ...connection,
-    key: validKey,
-    command,
     ttlMs,
     waitMs,
     conflictExitCode: integer('--conflict-exit-code', raw.conflictExitCode ?? String(DEFAULTS.conflictExitCode), 0, 255),
@@ -199,7 +257,6 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     // The grace must fit inside the lease, or a lost lock would outlive its expiry.
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
-    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
     mode,
     slotted: raw.slots !== undefined,
   };

@@ -37,6 +37,11 @@ export interface EventFields extends Fields {
 /** Lock events that are warnings (or say one no longer applies): a normal (not --verbose) text log still shows them. */
 const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'release-failed', 'degraded', 'outage', 'restored', 'retaken', 'stalled', 'poll-only']);
 
+/** How a lock event is logged unless its caller says otherwise. */
+export function eventLevel(event: LockEvent): Level {
+  return WARNINGS.has(event) ? 'warn' : 'info';
+}
+
 export class Logger {
   constructor(
     readonly verbosity: Verbosity,
@@ -54,7 +59,7 @@ export class Logger {
     this.emit('warn', message, { event: 'warning', ...fields });
   }
 
-  event(event: LockEvent, fields: EventFields, text: string, level: Level = WARNINGS.has(event) ? 'warn' : 'info'): void {
+  event(event: LockEvent, fields: EventFields, text: string, level: Level = eventLevel(event)): void {
     this.emit(level, text, { event, ...fields });
   }
 

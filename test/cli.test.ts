@@ -124,6 +124,8 @@ describe('--slots and --shared', () => {
     [['run', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k', 'true'], /--slots needs one Redis .* not a Redlock quorum of 2/],
     [['run', '--shared', '--redis', 'redis://a:1', '--redis', 'redis://b:1', '--redis', 'redis://c:1', 'k', 'true'], /--shared needs one Redis/],
     [['release', '--force', '--slot', '-1', 'k'], /--slot/],
+    [['release', '--slot', '1', 'k'], /--slot needs --force/],
+    [['acquire', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k'], /--slots needs one Redis/],
   ])('%j: 64', (argv, message) => {
     expect(usageError(argv).message).toMatch(message);
   });
@@ -134,7 +136,10 @@ describe('--slots and --shared', () => {
   });
 });
 
-describe('status, release, completion', () => {
+const T = '0123456789abcdef0123456789abcdef';
+const T2 = 'fedcba9876543210fedcba9876543210';
+
+describe('status, release, renew, completion', () => {
   test.each<[string[], Env, Record<string, unknown>]>([
     [['status', 'k', '--json'], {}, { command: 'status', key: 'k', json: true }],
     [['status'], {}, { command: 'status', key: undefined, json: false }],
@@ -142,7 +147,13 @@ describe('status, release, completion', () => {
     [['status', '-q', 'k'], { DLOCK_PREFIX: 'app:' }, { command: 'status', config: { verbosity: 'quiet', prefix: 'app:' } }],
     [['release', '-f', 'k'], {}, { command: 'release', key: 'k', force: true }],
     [['release', 'k', '--force'], {}, { command: 'release', key: 'k', force: true }],
-    [['release', 'k'], {}, { command: 'release', key: 'k', force: false }],
+    [['release', '--token', T, 'k'], {}, { command: 'release', key: 'k', force: false, token: T }],
+    // DLOCK_TOKEN counts only where DLOCK_KEY names the key; --force ignores it.
+    [['release', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { command: 'release', key: 'k', force: false, token: T }],
+    [['release', '--token', T2, 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T2 }],
+    [['release', '-f', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: true, token: undefined }],
+    [['renew', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { command: 'renew', key: 'k', token: T }],
+    [['renew', '--token', T, '--redis', 'redis://h:1', 'k'], {}, { command: 'renew', token: T, config: { targets: [{ host: 'h' }] } }],
     [['-q', 'release', '-f', 'k'], {}, { command: 'release', config: { verbosity: 'quiet' } }],
     [['completion', 'zsh'], {}, { command: 'completion', shell: 'zsh' }],
   ])('%j %j', (argv, env, expected) => {
@@ -152,12 +163,50 @@ describe('status, release, completion', () => {
   });
 
   test.each<[string[], RegExp]>([
-    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, status, release, completion, help\)$/],
+    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, completion, help\)$/],
     [['bogus'], /^unknown command 'bogus'/],
     [['status', 'a{b'], /^key: .*"a\{b"/],
     [['status', 'k', 'extra'], /^too many arguments/],
     [['release'], /^missing required argument 'key'/],
     [['completion', 'tcsh'], /^command-argument value 'tcsh' is invalid/],
+  ])('%j is a usage error', (argv, message) => {
+    expect(usageError(argv).message).toMatch(message);
+  });
+
+  // [argv, env, message]
+  test.each<[string[], Env, RegExp]>([
+    [['release', 'k'], {}, /^release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=k .*dlock release --force k$/],
+    [['release', 'k'], { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^release needs the owner token/],
+    [['renew', 'k'], { DLOCK_TOKEN: T }, /^renew needs the owner token/],
+    [['release', '--token', 'xyz', 'k'], {}, /^--token: not an owner token .*\(got "xyz"\)$/],
+    [['renew', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: 'nope' }, /^DLOCK_TOKEN: not an owner token/],
+    [['release', '-f', '--token', T, 'k'], {}, /^--force and --token: choose one/],
+    [['release', '--now', '--token', T, 'k'], {}, /^--now needs --force$/],
+  ])('%j %j is a usage error', (argv, env, message) => {
+    expect(usageError(argv, env).message).toMatch(message);
+  });
+});
+
+describe('acquire: run\'s lock options, no command', () => {
+  test.each<[string[], Env, Record<string, unknown>]>([
+    [['acquire', 'k'], {}, { key: 'k', keeper: true, watchPid: undefined, format: 'sh', ttlMs: 30_000, waitMs: undefined, onLost: 'term' }],
+    [['acquire', '-t', '2s', '-n', '-E', '0', '--on-lost', 'kill', '--pid', '42', '--format', 'json', 'k'], {}, { ttlMs: 2_000, waitMs: 0, conflictExitCode: 0, onLost: 'kill', watchPid: 42, format: 'json' }],
+    [['acquire', '--no-keeper', '--ttl', '30m', 'k'], { DLOCK_WAIT: '1m' }, { keeper: false, ttlMs: 1_800_000, waitMs: 60_000, holderCmd: 'dlock acquire --no-keeper' }],
+    [['-v', 'acquire', '--log-format', 'json', '--sync-replicas', '1', 'k'], {}, { verbosity: 'verbose', logFormat: 'json', syncReplicas: 1 }],
+  ])('%j %j', (argv, env, expected) => {
+    const { invocation, error } = parse(argv, env);
+    expect(error).toBeUndefined();
+    expect(invocation).toMatchObject({ command: 'acquire', config: expected });
+  });
+
+  test.each<[string[], RegExp]>([
+    [['acquire'], /^missing required argument 'key'/],
+    [['acquire', 'k', '--', 'true'], /^too many arguments/],
+    [['acquire', '-w', '1s', '-n', 'k'], /--wait and --no-wait: choose one/],
+    [['acquire', '--pid', '0', 'k'], /^--pid: expected an integer from 1 /],
+    [['acquire', '--pid', '12', '--no-keeper', 'k'], /^--pid and --no-keeper: choose one/],
+    [['acquire', '--format', 'yaml', 'k'], /^option '--format <format>' argument 'yaml' is invalid/],
+    [['acquire', '--kill-after', '1s', 'k'], /^unknown option '--kill-after'/],
   ])('%j is a usage error', (argv, message) => {
     expect(usageError(argv).message).toMatch(message);
   });

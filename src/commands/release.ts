@@ -1,3 +1,4 @@
+// dlock release <key>: the owner's release, by token (../section/owner.ts).
 // dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
 // it and says whom it removed. The key stays closed to new holders until the removed holder's
 // lease runs out, so its command is stopped (its dlock's next renewal is refused) before
@@ -14,13 +15,15 @@ import { stdout, type Output } from '../output.js';
 import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
 import { openLockSet, unavailable } from '../lockset/open.js';
 import { printable } from '../untrusted.js';
+import { releaseAsOwner } from '../section/owner.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
-export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean; slot?: number }, out: Output = stdout): Promise<number> {
+export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean; token?: string; slot?: number }, out: Output = stdout): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
-    throw new UsageError(`release breaks a lock someone else holds; to do that, run: dlock release --force ${key}`);
+    if (options.token === undefined) throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
+    return releaseAsOwner(config, key, options.token, log);
   }
   const set = await openLockSet(config, key);
   try {

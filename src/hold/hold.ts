@@ -123,6 +123,11 @@ export class Hold {
     reportRelease(this.log, releases, { key: this.config.key, fence: this.fence, total: this.set.total, lost: this.lease?.lost.aborted ?? false, expiresInMs: expiresBy - now() });
   }
 
+  /** Stop renewing and leave the lock held until its lease runs out (acquire --no-keeper). */
+  async detach(): Promise<void> {
+    await this.lease?.stop();
+  }
+
   private async releasedFor<T>(value: T): Promise<T> {
     await this.release();
     return value;

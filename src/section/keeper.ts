@@ -1,0 +1,120 @@
+// The keeper: the detached process `dlock acquire` leaves behind. It takes the lock itself, so
+// the lock never passes between processes (no gap, nothing left behind if either dies), tells
+// the foreground, and renews it until the watched process exits or a signal says stop; on a
+// lost lock it sends the --on-lost signal to the watched process.
+
+import type { AcquireConfig } from '../config.js';
+import { DlockError, EXIT } from '../errors.js';
+import { Hold } from '../hold/hold.js';
+import type { LossReason } from '../hold/lease.js';
+import type { LockSet } from '../lockset/lockset.js';
+import { openLockSet } from '../lockset/open.js';
+import { disconnectAll } from '../redis/client.js';
+import { KeeperLogger } from './keeper-log.js';
+import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
+import { removeFile, writeKeeperFile } from './runtime.js';
+import { watchProcess } from './watch.js';
+
+type Ending =
+  | { why: 'watched-exited' }
+  /** TERM, INT, HUP: release and exit. */
+  | { why: 'signal'; signal: NodeJS.Signals }
+  /** USR2 (not USR1: Node's debugger), from `dlock release`: stop renewing and exit; the releaser releases (owner-checked). */
+  | { why: 'stop' }
+  | { why: 'foreground-gone' }
+  | { why: 'lost' };
+
+const RELEASING: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+export async function keep(config: AcquireConfig, request: KeeperRequest): Promise<number> {
+  const log = KeeperLogger.create(config.verbosity, config.logFormat, request.stderr);
+  const ending = new AbortController();
+  const end = (reason: Ending) => ending.abort(reason);
+  const watch = watchProcess(request.watchPid);
+  watch.gone.addEventListener('abort', () => end({ why: 'watched-exited' }));
+  const handlers = new Map<NodeJS.Signals, () => void>([...RELEASING.map((signal) => [signal, () => end({ why: 'signal', signal })] as const), [STOP_SIGNAL, () => end({ why: 'stop' })]]);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  const ack = readAck();
+  void ack.then((ok) => !ok && end({ why: 'foreground-gone' }));
+  let set: LockSet | undefined;
+  let pidFile: string | undefined;
+  let reported = false;
+  try {
+    set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
+    const hold = await Hold.acquire(set, config, log, ending.signal);
+    if (!hold) {
+      reported = true;
+      const reason = ending.signal.reason as Ending;
+      sendReport({ kind: 'interrupted', signal: reason.why === 'signal' ? reason.signal : undefined });
+      return 0;
+    }
+    pidFile = writeKeeperFile(hold.owner);
+    reported = true;
+    const slot = config.slotted ? { slot: hold.slot ?? 0 } : {};
+    const delivered = sendReport({ kind: 'held', key: config.key, token: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...slot });
+    // The variables never reached the caller: nobody will release this lock.
+    if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
+      await hold.release();
+      return 0;
+    }
+    if (hold.lost.aborted) end({ why: 'lost' });
+    else hold.lost.addEventListener('abort', () => end({ why: 'lost' }), { once: true });
+    await aborted(ending.signal);
+    const reason = ending.signal.reason as Ending;
+    if (reason.why === 'stop') {
+      await hold.detach();
+      return 0;
+    }
+    if (reason.why === 'lost') signalWatched(config, request.watchPid, hold, log);
+    await hold.release();
+    return 0;
+  } catch (error) {
+    if (reported) throw error;
+    const failure = error instanceof DlockError ? error : new DlockError(`internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: please report it)`, EXIT.internal);
+    sendReport(failedReport(failure));
+    return failure.exitCode;
+  } finally {
+    removeFile(pidFile);
+    watch.stop();
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+    process.stdin.destroy();
+    if (set) disconnectAll(set.instances);
+  }
+}
+
+/** The lock is lost: say why, and tell the watched process as --on-lost says. */
+function signalWatched(config: AcquireConfig, pid: number, hold: Hold, log: KeeperLogger): void {
+  const reason = hold.lossReason as LossReason;
+  const signal = config.onLost === 'kill' ? 'SIGKILL' : config.onLost === 'term' ? 'SIGTERM' : undefined;
+  const what = signal ? `sending ${signal} to pid ${pid}` : `pid ${pid} keeps running unprotected (--on-lost ignore)`;
+  log.event('lost', { key: config.key, fence: hold.fence, reason: reason.kind, pid, ...(signal ? { signal } : {}) }, `lost ${config.key} (fence ${hold.fence}): ${reason.message}; ${what}`);
+  if (!signal) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Gone already.
+  }
+}
+
+/** Resolves true once the foreground wrote "ok" on stdin, false when stdin ended without it. */
+function readAck(): Promise<boolean> {
+  return new Promise((resolve) => {
+    let text = '';
+    const stdin = process.stdin;
+    const done = (ok: boolean) => {
+      stdin.removeAllListeners('data');
+      resolve(ok);
+    };
+    stdin.setEncoding('utf8');
+    stdin.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes(ACK)) done(true);
+    });
+    stdin.once('end', () => done(text.includes(ACK)));
+    stdin.once('error', () => done(false));
+  });
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}

@@ -1,0 +1,107 @@
+// What a keeper leaves for others to find on this host, in a directory only this user may use
+// ($XDG_RUNTIME_DIR/dlock, else <tmpdir>/dlock-<uid>): its pid file, named by a hash of the
+// owner token, so that `dlock release` can stop it; and keeper.log, where it writes what it
+// could not say on a stderr that is gone.
+
+import { createHash } from 'node:crypto';
+import { appendFileSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Env } from '../config.js';
+
+/** The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others). */
+export function runtimeDir(env: Env = process.env): string | undefined {
+  const uid = process.getuid?.() ?? 0;
+  const dir = env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, 'dlock') : join(tmpdir(), `dlock-${uid}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stat = lstatSync(dir);
+    if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o022) !== 0) return undefined;
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file a keeper log falls back to (JSON lines). */
+export function keeperLogPath(dir: string): string {
+  return join(dir, 'keeper.log');
+}
+
+export function appendKeeperLog(line: string, env: Env = process.env): void {
+  const dir = runtimeDir(env);
+  if (!dir) return;
+  try {
+    appendFileSync(keeperLogPath(dir), line, { mode: 0o600 });
+  } catch {
+    // Nowhere left to say it.
+  }
+}
+
+function pidFile(dir: string, token: string): string {
+  return join(dir, `keeper-${createHash('sha256').update(token).digest('hex').slice(0, 32)}.pid`);
+}
+
+/** Record this process as the keeper of `token`; returns the file (undefined: no runtime directory). */
+export function writeKeeperFile(token: string, env: Env = process.env): string | undefined {
+  const dir = runtimeDir(env);
+  if (!dir) return undefined;
+  const file = pidFile(dir, token);
+  try {
+    writeFileSync(file, `${process.pid} ${startTime(process.pid) ?? ''}\n`, { mode: 0o600 });
+    return file;
+  } catch {
+    return undefined;
+  }
+}
+
+export function removeFile(file: string | undefined): void {
+  if (file) rmSync(file, { force: true });
+}
+
+/** The running keeper of `token` on this host: its pid and file, when there is one. */
+export function findKeeper(token: string, env: Env = process.env): { pid: number; file: string } | undefined {
+  const dir = runtimeDir(env);
+  if (!dir) return undefined;
+  const file = pidFile(dir, token);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [pidText, started] = text.trim().split(' ');
+  const pid = Number(pidText);
+  // A keeper that was SIGKILLed left its file: its pid may be another process's by now.
+  if (!Number.isInteger(pid) || pid <= 1 || !isRunning(pid) || (started && startTime(pid) !== started)) {
+    removeFile(file);
+    return undefined;
+  }
+  return { pid, file };
+}
+
+/** When `pid` started (clock ticks since boot, /proc/<pid>/stat field 22): tells a reused pid apart. */
+export function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3];
+  } catch {
+    return undefined;
+  }
+}
+
+/** true while `pid` runs; a zombie (dead, not reaped yet) counts as gone. */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return true;
+  }
+}
