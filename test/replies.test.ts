@@ -2,7 +2,7 @@
 // (no server). A reply of the wrong shape throws MalformedReplyError; nothing of it is used.
 
 import { describe, expect, test } from 'vitest';
-import { isFence, MAX_FENCE, parseAcquireReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../src/lock/replies.js';
+import { isFence, MAX_FENCE, parseAcquireReply, parseEnterReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../src/lock/replies.js';
 import { describeError, describeFailure, MalformedReplyError } from '../src/redis/describe.js';
 import { checkClientReply, checkPushReply } from '../src/redis/reply-shapes.js';
 
@@ -94,6 +94,33 @@ describe('EXTEND, RELEASE, RAISE_FENCE: 0 or 1', () => {
   ])('%j → %s', (reply, expected) => {
     const reason = verdict(() => parseFlagReply('extend', reply));
     expect(reason).toContain(expected);
+  });
+});
+
+describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waiters}', () => {
+  test.each([
+    [[1, '7', -1], { acquired: true, fence: '7', slot: undefined }],
+    [[1, '7', 2], { acquired: true, fence: '7', slot: 2 }],
+    [[0, 3, -1], { acquired: false, place: 3, nextInMs: undefined }],
+    [[0, 0, 1500], { acquired: false, place: 0, nextInMs: 1500 }],
+    [[2, 'slots', 3, 2, 1], { acquired: false, mismatch: { kind: 'slots', slots: 3, holders: 2, waiters: 1 } }],
+  ])('%j', (reply, expected) => {
+    expect(parseEnterReply(reply)).toEqual(expected);
+  });
+
+  test.each([
+    [[1, '7'], 'an array of 2'],
+    [[1, '0', -1], 'a fencing token of "0"'],
+    [[1, '7', 1000], 'an array of 3'],
+    [[1, '7', -2], 'an array of 3'],
+    [[0, -1, 5], 'an array of 3'],
+    [[0, 1, -3], 'an array of 3'],
+    [[2, 'bogus', 3, 0, 0], 'an array of 5'],
+    [[2, 'slots', -1, 0, 0], 'an array of 5'],
+    [[3], 'an array of 1'],
+    [null, 'nil'],
+  ])('%j → %s', (reply, expected) => {
+    expect(verdict(() => parseEnterReply(reply))).toContain(expected);
   });
 });
 
