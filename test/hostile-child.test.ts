@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { lockKeys } from '../src/lock/keys.js';
+import { lineKeys, lockKeys } from '../src/lock/keys.js';
 import { runScript } from '../src/lock/script.js';
 import { EXTEND, RELEASE } from '../src/lock/scripts.js';
 import { cleanEnv, dlock, start } from './helpers/cli.js';
@@ -104,12 +104,12 @@ describe('only the owner releases', () => {
     await admin.hset(keys.lock, 'owner', 'a'.repeat(32), 'fence', '1');
     await admin.pexpire(keys.lock, 60_000);
     for (const token of ['b'.repeat(32), '', 'A'.repeat(32), 'a'.repeat(31), `${'a'.repeat(32)} `, '*']) {
-      expect(await runScript(admin, RELEASE, [keys.lock, keys.released], [token])).toBe(0);
+      expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), [token, '1', keys.wakePrefix])).toBe(0);
       expect(await runScript(admin, EXTEND, [keys.lock], [token, 1])).toBe(0);
     }
     expect(await admin.hget(keys.lock, 'owner')).toBe('a'.repeat(32));
     expect(await admin.pttl(keys.lock)).toBeGreaterThan(50_000);
-    expect(await runScript(admin, RELEASE, [keys.lock, keys.released], ['a'.repeat(32)])).toBe(1);
+    expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), ['a'.repeat(32), '1', keys.wakePrefix])).toBe(1);
     expect(await admin.exists(keys.lock)).toBe(0);
   });
 

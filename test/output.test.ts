@@ -239,7 +239,7 @@ describe('the spinner on a terminal: CI=false is not CI, NO_COLOR has no colour'
     return result.stdout;
   }
   // ora's first frame, coloured or not, then the text.
-  const spinnerFrame = /\u280b(\u001b\[39m)? waiting for tty-wait-\d+ \(held by /;
+  const spinnerFrame = /\u280b(\u001b\[39m)? waiting for tty-wait-\d+ \(1st in line; held by /;
 
   test('no CI: spinner, in colour', async () => {
     const seen = await onTerminal({});

@@ -47,7 +47,8 @@ export class WaitDisplay {
 
   private async render(): Promise<void> {
     const now = Date.now();
-    const holder = this.snapshot ? describeSnapshot(this.snapshot, now) : 'held';
+    // In line, our place says more than how many wait (ourselves included).
+    const holder = this.snapshot ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now) : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
     await this.spinner?.update(`waiting for ${this.config.key} (${inLine}${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
