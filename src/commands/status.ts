@@ -16,6 +16,7 @@ import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
+import { deadPidText } from '../views/dead-pid.js';
 import { inspectAll, majority, publicHolder, publicView, type InstanceView, type Verdict } from '../views/instance-views.js';
 
 export interface StatusOptions {
@@ -56,13 +57,19 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
   const lines = [
     `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${printable(holder.host)}`,
-    `  pid      ${printable(holder.pid)}`,
+    `  pid      ${printable(holder.pid)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
     `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
     `  fence    ${printable(holder.fence)}`,
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** " (pid N is not running on this host: ...)" for a dead holder on this host, else "". */
+function pidNote(holder: Holder, pttlMs: number): string {
+  const dead = deadPidText(holder, pttlMs);
+  return dead ? ` (${dead})` : '';
 }
 
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
@@ -120,7 +127,7 @@ export function table(rows: { key: string; holder: Holder; ttlMs: number }[], no
     rows.map(({ key, holder, ttlMs }) => [
       printable(cut(key)),
       printable(holder.host),
-      printable(holder.pid),
+      `${printable(holder.pid)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`,
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
       ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
       printable(holder.fence),
