@@ -157,6 +157,15 @@ function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env)
   }));
 }
 
+/** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */
+export function leaseTtl(raw: RawOptions, env: Env): number {
+  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
+  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
+  const ttlMs = duration(ttlOption, ttlText);
+  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+  return ttlMs;
+}
+
 export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
   const connection = connectionConfig(raw, env);
   const validKey = validateKey(key);
@@ -164,10 +173,7 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
   }
 
-  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
-  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
-  const ttlMs = duration(ttlOption, ttlText);
-  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+  const ttlMs = leaseTtl(raw, env);
 
   let waitMs: number | undefined;
   if (raw.wait === false) {
