@@ -7,7 +7,7 @@
 # Pure bash: pressing Tab never starts dlock or node. Uses bash-completion when it is
 # loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run status release completion help'
+_dlock_commands='run status release doctor completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
 _dlock_run_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --no-cmd-metadata'
 # Options that take a value as the next word.
@@ -132,6 +132,7 @@ _dlock() {
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
         release) opts="$_dlock_connection_opts -f --force --now" ;;
+        doctor) opts="$_dlock_connection_opts -t --ttl --json" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

@@ -99,11 +99,12 @@ complete -c dlock -n '__dlock_using' -s v -l verbose -d 'print one line per lock
 complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding a lock'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
 complete -c dlock -n '__dlock_using' -a release -d 'take a lock from whoever holds it'
+complete -c dlock -n '__dlock_using' -a doctor -d 'check each Redis against what dlock needs'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
-# Options of run, status and release.
-set -l connection run status release
+# Options of run, status, release and doctor.
+set -l connection run status release doctor
 complete -c dlock -n "__dlock_using $connection" -l redis -x -d 'Redis URL; repeat for a Redlock quorum'
 complete -c dlock -n "__dlock_using $connection" -l prefix -x -d 'key namespace'
 complete -c dlock -n "__dlock_using $connection" -l connect-timeout -x -d 'per-instance connect/command timeout'
@@ -117,6 +118,7 @@ complete -c dlock -n "__dlock_using $connection completion" -s h -l help -d 'sho
 
 # run
 complete -c dlock -n '__dlock_using run' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
 complete -c dlock -n '__dlock_using run' -s n -l no-wait -d 'fail at once if the lock is held'
 complete -c dlock -n '__dlock_using run' -s w -l wait -x -d 'give up after this long'
 complete -c dlock -n '__dlock_using run' -s E -l conflict-exit-code -x -d 'exit code when not acquired'
@@ -127,11 +129,11 @@ complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the
 complete -c dlock -n '__dlock_after_key' --arguments=-- -d 'end of dlock options'
 complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
-# status, release
-complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
+# status, release, doctor
+complete -c dlock -n '__dlock_using status doctor' -l json -d 'print JSON'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_using help' -a 'run status release completion'
+complete -c dlock -n '__dlock_using help' -a 'run status release doctor completion'

@@ -94,6 +94,14 @@ _dlock_release() {
     '1:lock name:'
 }
 
+_dlock_doctor() {
+  local -a _dlock_options
+  _dlock_connection_options
+  _arguments -s : $_dlock_options \
+    '(-t --ttl)'{-t+,--ttl=}'[the lease length your jobs use]:duration:' \
+    '--json[print JSON]'
+}
+
 _dlock() {
   local curcontext=$curcontext state line ret=1
   # A global -v or -q before the command (`dlock -v run ...`) is not the command.
@@ -107,6 +115,7 @@ _dlock() {
     'run:run a command while holding a lock'
     'status:show who holds a lock'
     'release:take a lock from whoever holds it'
+    'doctor:check each Redis against what dlock needs'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
@@ -129,8 +138,9 @@ _dlock() {
         run) _dlock_run && ret=0 ;;
         status) _dlock_status && ret=0 ;;
         release) _dlock_release && ret=0 ;;
+        doctor) _dlock_doctor && ret=0 ;;
         completion) _arguments '(- *)'{-h,--help}'[show help]' '1:shell:(bash zsh fish)' && ret=0 ;;
-        help) _arguments '1:command:(run status release completion)' && ret=0 ;;
+        help) _arguments '1:command:(run status release doctor completion)' && ret=0 ;;
       esac
       ;;
   esac
