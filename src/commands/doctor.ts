@@ -36,7 +36,9 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
     disconnectAll(instances);
   }
   for (const failure of failures) {
-    results.push({ redis: failure.label, reachable: false, checks: [{ name: 'connect', status: 'FAIL', message: `cannot reach it: ${failure.reason}`, fix: 'check the URL, the network and the server' }] });
+    // A server that answered (a replica, a wrong password) says what to change in its reason.
+    const message = failure.reached ? failure.reason : `cannot reach it: ${failure.reason}`;
+    results.push({ redis: failure.label, reachable: false, checks: [{ name: 'connect', status: 'FAIL', message, fix: failure.reached ? '' : 'check the URL, the network and the server' }] });
   }
   const order = config.targets.map((target) => target.label);
   results.sort((a, b) => order.indexOf(a.redis.split(' ')[0]) - order.indexOf(b.redis.split(' ')[0]));
@@ -52,7 +54,7 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
     out.write(report(results, overall, all));
   }
   if (failures.length > 0) {
-    throw new UnavailableError(`doctor could not reach ${failures.length} of ${config.targets.length} instances (${failures.map(failureText).join('; ')})`);
+    throw new UnavailableError(`doctor could not check ${failures.length} of ${config.targets.length} instances (${failures.map(failureText).join('; ')})`);
   }
   return worst === 'FAIL' ? 1 : 0;
 }
