@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock } from './helpers/cli.js';
 import { ClusterTopology, Replicated, SentinelTopology } from './helpers/topology.js';
 import { freePort, RedisServer } from '../support/redis-server.mjs';
+import { FakeRedis, HANG } from './helpers/fake-redis.js';
 
 interface DoctorCheck {
   name: string;
@@ -248,6 +249,52 @@ describe('topologies and exit codes', () => {
       for (const instance of report.instances) expect(instance.checks.find((c) => c.name === 'acl')?.status).toBe('OK');
     } finally {
       await cluster.close();
+    }
+  });
+});
+
+describe('a server that lies or hangs (fake RESP server)', () => {
+  test('one that stops answering after HELLO: FAIL within about one --connect-timeout, never a hang', async () => {
+    const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : HANG));
+    try {
+      const started = Date.now();
+      const { code, report } = await doctorJson(['--redis', fake.url, '--connect-timeout', '1s']);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(code).toBe(1);
+      expect(check(report, 'answers')).toMatchObject({ status: 'FAIL', message: expect.stringContaining('no answer within 1s') });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  test('odd answers to TIME, CONFIG and the ACL check: those checks say not checked, text is escaped, no crash', async () => {
+    const info = 'redis_version:7.0.0\r\nmaxmemory_policy:\x1b[31mevil\r\naof_enabled:0\r\nconnected_slaves:0\r\n';
+    const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : argv[0] === 'TIME' ? ['soon', 'later'] : argv[0] === 'INFO' ? info : argv[0] === 'EVAL' ? 'yes' : [[]]));
+    try {
+      const result = await dlock(['doctor', '--redis', fake.url]);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).not.toContain('\x1b');
+      expect(result.stdout).toMatch(/WARN {2}maxmemory-policy +unknown policy "\\x1b\[31mevil"/);
+      expect(result.stdout).toMatch(/WARN {2}acl +not checked: the ACL grants \(.*the ACL check script answered/);
+      expect(result.stdout).toMatch(/WARN {2}clock +not checked: the clock offset \(TIME: TIME answered something that is not a time\)/);
+      expect(result.code).toBe(0);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  test('a malformed reply fails the instance (FAIL answers), not every check one by one', async () => {
+    const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : argv[0] === 'TIME' ? ['soon', '\x1b[2J'] : argv[0] === 'INFO' ? ['not', 'text'] : argv[0] === 'EVAL' ? 'yes' : [[[]]]));
+    try {
+      const result = await dlock(['doctor', '--redis', fake.url]);
+      expect(result.code, result.stderr).not.toBe(70);
+      expect(result.stderr).not.toMatch(/internal error/);
+      expect(result.stdout).not.toContain('\x1b');
+      // The malformed INFO fails the connection: the instance is reported as failed, not as "not checked" everywhere.
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/FAIL {2}answers +the server stopped answering \(.*INFO was answered with something that is not text\)/);
+    } finally {
+      await fake.close();
     }
   });
 });

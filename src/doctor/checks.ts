@@ -34,7 +34,7 @@ export function maxmemoryCheck(policy: string, maxmemoryBytes: number | undefine
     if (!maxmemoryBytes) return ok(name, `${policy} without a maxmemory limit: nothing is evicted (fence counters have no TTL, so are never candidates)`);
     return { name, status: 'WARN', message: `${policy} with maxmemory ${maxmemoryBytes} bytes: fence counters are safe (no TTL), but a held lock (it has a TTL) can be evicted when memory fills; its holder notices at the next renewal, and only fencing protects the resource until then`, fix };
   }
-  return { name, status: 'WARN', message: `unknown policy ${JSON.stringify(policy)}`, fix };
+  return { name, status: 'WARN', message: `unknown policy "${policy}"`, fix };
 }
 
 /** Without AOF a restart loses the counters; appendfsync decides how much a crash of the host loses. */

@@ -88,7 +88,8 @@ export async function grantChecks(node: Redis, context: GrantContext, user: stri
 
 /** Redis 7 answers the ACL check; 6 has ACLs but no way to check them without running the commands. */
 export function grantsUncheckable(version: string | undefined): string | undefined {
-  const major = Number(version?.split('.')[0]);
+  if (version === undefined) return 'not checked: the server version is unknown';
+  const major = Number(version.split('.')[0]);
   if (!(major >= 6)) return 'no ACLs before Redis 6';
   if (major < 7) return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): compare the user with README "Security"';
   return undefined;

@@ -3,8 +3,9 @@
 // running them. A command the user may not run leaves its check "not checked" (WARN).
 
 import type { Redis } from 'ioredis';
-import { describeError } from '../redis/client.js';
-import { now, withTimeout } from '../timeout.js';
+import { describeError, MalformedReplyError } from '../redis/client.js';
+import { formatDuration } from '../duration.js';
+import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { clockCheck, maxmemoryCheck, persistenceCheck, replicasCheck, rttCheck, tlsCheck, unknown, versionCheck, type Check } from './checks.js';
 import { grantChecks, grantsUncheckable, type GrantContext } from './grants.js';
 
@@ -17,6 +18,8 @@ export interface NodeContext extends GrantContext {
   /** How long one request may take: each command doctor sends, and dlock's per-request bound for the RTT check. */
   commandTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Set once a command timed out: why the server is taken as hung. */
+  stalled?: string;
 }
 
 export interface NodeReport {
@@ -29,11 +32,24 @@ const SAMPLES = 5;
 
 type Answer<T> = { value: T; error?: undefined } | { value?: undefined; error: string };
 
-function ask<T>(context: NodeContext, request: () => Promise<T>): Promise<Answer<T>> {
-  return withTimeout(request(), context.commandTimeoutMs).then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error: /^NOPERM/.test(String((error as Error)?.message)) ? 'not allowed by the ACL' : describeError(error) }),
-  );
+/**
+ * One command within --connect-timeout. Once one has timed out the server is taken as hung:
+ * the rest are not sent (each would wait the whole bound again), and `stalled` says so.
+ */
+async function ask<T>(context: NodeContext, node: Redis, request: () => Promise<T>): Promise<Answer<T>> {
+  if (context.stalled) return { error: 'not asked: the server stopped answering' };
+  try {
+    return { value: await withTimeout(request(), context.commandTimeoutMs) };
+  } catch (error) {
+    noteBroken(context, node, error);
+    return { error: /^NOPERM/.test(String((error as Error)?.message)) ? 'not allowed by the ACL' : describeError(error) };
+  }
+}
+
+/** A command that timed out, or a reply that failed the connection (a malformed one): the server is not asked more. */
+function noteBroken(context: NodeContext, node: Redis, error: unknown): void {
+  if (error instanceof TimeoutError) context.stalled = `no answer within ${formatDuration(context.commandTimeoutMs)}`;
+  else if (error instanceof MalformedReplyError || node.status !== 'ready') context.stalled = describeError(error);
 }
 
 /** "key:value" lines of INFO. */
@@ -47,7 +63,7 @@ function parseInfo(text: string): Map<string, string> {
 }
 
 async function configGet(node: Redis, context: NodeContext, name: string): Promise<Answer<string | undefined>> {
-  const answer = await ask(context, () => node.call('CONFIG', 'GET', name) as Promise<unknown>);
+  const answer = await ask(context, node, () => node.call('CONFIG', 'GET', name) as Promise<unknown>);
   if (answer.error !== undefined) return answer;
   const reply = answer.value;
   return { value: Array.isArray(reply) && reply.length >= 2 ? String(reply[1]) : undefined };
@@ -55,7 +71,7 @@ async function configGet(node: Redis, context: NodeContext, name: string): Promi
 
 async function version(node: Redis, context: NodeContext, info: Map<string, string> | undefined): Promise<string | undefined> {
   if (info?.has('redis_version')) return info.get('redis_version');
-  const hello = await ask(context, () => node.call('HELLO', '2') as Promise<unknown>);
+  const hello = await ask(context, node, () => node.call('HELLO', '2') as Promise<unknown>);
   if (!Array.isArray(hello.value)) return undefined;
   const at = hello.value.indexOf('version');
   return at >= 0 && typeof hello.value[at + 1] === 'string' ? hello.value[at + 1] : undefined;
@@ -68,11 +84,13 @@ async function sampleClock(node: Redis, context: NodeContext): Promise<Answer<{ 
   for (let i = 0; i < SAMPLES; i++) {
     const wallBefore = Date.now();
     const started = now();
-    const answer = await ask(context, () => node.time());
+    const answer = await ask(context, node, () => node.time());
     const rtt = now() - started;
     if (answer.error !== undefined) return answer;
-    const [seconds, micros] = answer.value.map(Number);
+    const reply: unknown = answer.value;
+    const [seconds, micros] = Array.isArray(reply) ? reply.map(Number) : [];
     const serverMs = seconds * 1000 + micros / 1000;
+    if (!Number.isFinite(serverMs)) return { error: 'TIME answered something that is not a time' };
     rtts.push(rtt);
     const offsetMs = serverMs - (wallBefore + rtt / 2);
     if (!best || rtt < best.rtt) best = { rtt, offsetMs };
@@ -87,7 +105,7 @@ async function sampleRtt(node: Redis, context: NodeContext): Promise<number[]> {
   let ping = false;
   for (let i = 0; i < SAMPLES; i++) {
     const started = now();
-    const answer = await ask(context, ping ? () => node.ping() : () => node.call('HELLO', '2') as Promise<unknown>);
+    const answer = await ask(context, node, ping ? () => node.ping() : () => node.call('HELLO', '2') as Promise<unknown>);
     if (answer.error === undefined) rtts.push(now() - started);
     else if (ping) return rtts;
     else ping = true;
@@ -99,8 +117,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 export async function checkNode(node: Redis, context: NodeContext): Promise<NodeReport> {
   const checks: Check[] = [];
-  const infoAnswer = await ask(context, () => node.info());
-  const info = infoAnswer.value === undefined ? undefined : parseInfo(infoAnswer.value);
+  const infoAnswer = await ask(context, node, () => node.info());
+  const info = typeof infoAnswer.value === 'string' ? parseInfo(infoAnswer.value) : undefined;
   const noInfo = `INFO: ${infoAnswer.error}`;
   const serverVersion = await version(node, context, info);
   checks.push(versionCheck(serverVersion));
@@ -136,13 +154,16 @@ export async function checkNode(node: Redis, context: NodeContext): Promise<Node
   }
   const rtts = clock.value?.rtts ?? (await sampleRtt(node, context));
   if (rtts.length > 0) checks.push(rttCheck(median(rtts), context.requestTimeoutMs, context.ttlMs));
+  if (context.stalled) checks.push({ name: 'answers', status: 'FAIL', message: `the server stopped answering (${context.stalled}); the checks after that were not made`, fix: 'check the server (a hang, a paused VM, a proxy, something that is not Redis)' });
   return { checks, clock: report };
 }
 
 async function aclChecks(node: Redis, context: NodeContext): Promise<Check[]> {
+  if (context.stalled) return [unknown('acl', 'the ACL grants', 'not asked: the server stopped answering', '')];
   try {
     return await withTimeout(grantChecks(node, context, context.user), context.commandTimeoutMs);
   } catch (error) {
+    noteBroken(context, node, error);
     if (/^NOPERM/.test(String((error as Error)?.message))) {
       return [{ name: 'acl +eval', status: 'FAIL', message: `user ${context.user} may not run EVAL, needed for dlock run, acquire, renew and release (the lock scripts); the other grants were not checked`, fix: `ACL SETUSER ${context.user} +eval` }];
     }
