@@ -7,7 +7,7 @@
 # Pure bash: pressing Tab never starts dlock or node. Uses bash-completion when it is
 # loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew status release completion help'
+_dlock_commands='run acquire renew status release doctor completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
 _dlock_lock_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --sync-replicas --slots -s --shared'
 _dlock_run_opts="$_dlock_lock_opts --kill-after --no-cmd-metadata"
@@ -140,6 +140,7 @@ _dlock() {
         acquire) opts="$_dlock_connection_opts $_dlock_acquire_opts" ;;
         renew) opts="$_dlock_connection_opts --token" ;;
         release) opts="$_dlock_connection_opts --token -f --force --now --slot" ;;
+        doctor) opts="$_dlock_connection_opts -t --ttl --json" ;;
         completion) opts='-h --help' ;;
         *) opts='' ;;
     esac

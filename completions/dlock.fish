@@ -101,11 +101,12 @@ complete -c dlock -n '__dlock_using' -a acquire -d 'take a lock for the rest of 
 complete -c dlock -n '__dlock_using' -a renew -d 'extend a held lease by its TTL'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
 complete -c dlock -n '__dlock_using' -a release -d "release your own lock, or with --force anyone's"
+complete -c dlock -n '__dlock_using' -a doctor -d 'check each Redis against what dlock needs'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
-# Options of run, acquire, renew, status and release.
-set -l connection run acquire renew status release
+# Options of run, acquire, renew, status, release and doctor.
+set -l connection run acquire renew status release doctor
 complete -c dlock -n "__dlock_using $connection" -l redis -x -d 'Redis URL; repeat for a Redlock quorum'
 complete -c dlock -n "__dlock_using $connection" -l prefix -x -d 'key namespace'
 complete -c dlock -n "__dlock_using $connection" -l connect-timeout -x -d 'per-instance connect/command timeout'
@@ -119,6 +120,7 @@ complete -c dlock -n "__dlock_using $connection completion" -s h -l help -d 'sho
 
 # run and acquire
 complete -c dlock -n '__dlock_using run acquire' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
 complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at once if the lock is held'
 complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
 complete -c dlock -n '__dlock_using run acquire' -s E -l conflict-exit-code -x -d 'exit code when not acquired'
@@ -136,8 +138,8 @@ complete -c dlock -n '__dlock_using acquire' -l pid -x -a '(__fish_complete_pids
 complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running; the lock lasts --ttl unless renewed'
 complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'stdout format'
 
-# status, renew, release
-complete -c dlock -n '__dlock_using status' -l json -d 'print JSON'
+# status, renew, release, doctor
+complete -c dlock -n '__dlock_using status doctor' -l json -d 'print JSON'
 complete -c dlock -n '__dlock_using renew release' -l token -x -d 'the owner token (default DLOCK_TOKEN)'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
@@ -146,4 +148,4 @@ complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force: only t
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_using help' -a 'run acquire renew status release completion'
+complete -c dlock -n '__dlock_using help' -a 'run acquire renew status release doctor completion'

@@ -124,6 +124,14 @@ _dlock_release() {
     '1:lock name:'
 }
 
+_dlock_doctor() {
+  local -a _dlock_options
+  _dlock_connection_options
+  _arguments -s : $_dlock_options \
+    '(-t --ttl)'{-t+,--ttl=}'[the lease length your jobs use]:duration:' \
+    '--json[print JSON]'
+}
+
 _dlock() {
   local curcontext=$curcontext state line ret=1
   # A global -v or -q before the command (`dlock -v run ...`) is not the command.
@@ -139,6 +147,7 @@ _dlock() {
     'renew:extend a held lease by its TTL'
     'status:show who holds a lock'
     'release:release your own lock, or with --force anyone'"'"'s'
+    'doctor:check each Redis against what dlock needs'
     'completion:print a shell completion script'
     'help:show help for a command'
   )
@@ -163,8 +172,9 @@ _dlock() {
         renew) _dlock_renew && ret=0 ;;
         status) _dlock_status && ret=0 ;;
         release) _dlock_release && ret=0 ;;
+        doctor) _dlock_doctor && ret=0 ;;
         completion) _arguments '(- *)'{-h,--help}'[show help]' '1:shell:(bash zsh fish)' && ret=0 ;;
-        help) _arguments '1:command:(run acquire renew status release completion)' && ret=0 ;;
+        help) _arguments '1:command:(run acquire renew status release doctor completion)' && ret=0 ;;
       esac
       ;;
   esac

@@ -2,7 +2,7 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
@@ -20,6 +20,7 @@ export type Invocation =
   | { command: 'keeper'; config: AcquireConfig; run: () => Promise<number> }
   | { command: 'renew'; config: ConnectionConfig; key: string; token: string; run: () => Promise<number> }
   | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
+  | { command: 'doctor'; config: ConnectionConfig; ttlMs: number; json: boolean; run: () => Promise<number> }
   | { command: 'completion'; shell: Shell; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -278,6 +279,20 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
         throw new UsageError(`release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`);
       }
       decide({ command: 'release', config, key: validKey, force, token, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }) });
+    });
+
+  connectionOptions(
+    program
+      .command('doctor')
+      .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip); exit 0 without a FAIL, 1 with one'),
+  )
+    .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
+    .option('--json', 'print JSON')
+    .action((options: RawOptions & { json?: boolean }) => {
+      const config = connectionConfig(withGlobals(options), env);
+      const ttlMs = leaseTtl(options, env);
+      const json = Boolean(options.json);
+      decide({ command: 'doctor', config, ttlMs, json, run: async () => (await import('./commands/doctor.js')).doctor(config, { json, ttlMs }) });
     });
 
   program

@@ -182,6 +182,15 @@ function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env)
   }));
 }
 
+/** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */
+export function leaseTtl(raw: RawOptions, env: Env): number {
+  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
+  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
+  const ttlMs = duration(ttlOption, ttlText);
+  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+  return ttlMs;
+}
+
 export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
   const connection = connectionConfig(raw, env);
   const validKey = validateKey(key);
@@ -233,10 +242,7 @@ export function ownerToken(key: string, raw: RawOptions, env: Env): string | und
 
 /** The lock options run and acquire share: lease, wait, conflict code, loss, replicas. */
 function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConfig, 'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'> {
-  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
-  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
-  const ttlMs = duration(ttlOption, ttlText);
-  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+  const ttlMs = leaseTtl(raw, env);
 
   let waitMs: number | undefined;
   if (raw.wait === false) {

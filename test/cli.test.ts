@@ -156,6 +156,9 @@ describe('status, release, renew, completion', () => {
     [['renew', '--token', T, '--redis', 'redis://h:1', 'k'], {}, { command: 'renew', token: T, config: { targets: [{ host: 'h' }] } }],
     [['-q', 'release', '-f', 'k'], {}, { command: 'release', config: { verbosity: 'quiet' } }],
     [['completion', 'zsh'], {}, { command: 'completion', shell: 'zsh' }],
+    [['doctor'], {}, { command: 'doctor', ttlMs: 30_000, json: false }],
+    [['doctor', '--json', '-t', '5s', '--redis', 'redis://a', '--redis', 'redis://b'], {}, { command: 'doctor', ttlMs: 5_000, json: true, config: { targets: [{ host: 'a' }, { host: 'b' }] } }],
+    [['doctor'], { DLOCK_TTL: '2m', DLOCK_PREFIX: 'app:' }, { command: 'doctor', ttlMs: 120_000, config: { prefix: 'app:' } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
     expect(error).toBeUndefined();
@@ -163,7 +166,9 @@ describe('status, release, renew, completion', () => {
   });
 
   test.each<[string[], RegExp]>([
-    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, completion, help\)$/],
+    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, doctor, completion, help\)$/],
+    [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
+    [['doctor', 'extra'], /^too many arguments/],
     [['bogus'], /^unknown command 'bogus'/],
     [['status', 'a{b'], /^key: .*"a\{b"/],
     [['status', 'k', 'extra'], /^too many arguments/],

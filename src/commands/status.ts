@@ -16,6 +16,7 @@ import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
 import { cut, printable, toJson } from '../untrusted.js';
+import { deadPidText } from '../views/dead-pid.js';
 import { inspectAll, majority, publicHolder, publicView, publicWaiter, type InstanceView, type Verdict } from '../views/instance-views.js';
 import type { LockState } from '../lock/inspect.js';
 
@@ -76,7 +77,7 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
   const lines = [
     `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${printable(holder.host)}`,
-    `  pid      ${printable(holder.pid)}`,
+    `  pid      ${printable(holder.pid)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
     `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
@@ -93,7 +94,7 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
     holders.map((holder) => [
       holder.slot !== undefined ? String(holder.slot) : 'shared',
       printable(holder.host),
-      printable(holder.pid),
+      `${printable(holder.pid)}${deadPidText(holder, holder.ttlLeftMs ?? -1) ? ' (not running)' : ''}`,
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
       holder.ttlLeftMs === undefined ? 'unknown' : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
       printable(holder.fence),
@@ -121,6 +122,12 @@ export function describeLine(state: LockState): string {
 
 function indent(text: string): string {
   return text.replace(/^(?=.)/gm, '  ');
+}
+
+/** " (pid N is not running on this host: ...)" for a dead holder on this host, else "". */
+function pidNote(holder: Holder, pttlMs: number): string {
+  const dead = deadPidText(holder, pttlMs);
+  return dead ? ` (${dead})` : '';
 }
 
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
@@ -191,7 +198,7 @@ export function table(rows: { key: string; holder: Holder; ttlMs: number; tag?: 
     rows.map(({ key, holder, ttlMs, tag }) => [
       `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
       printable(holder.host),
-      printable(holder.pid),
+      `${printable(holder.pid)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`,
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
       ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
       printable(holder.fence),

@@ -5,6 +5,7 @@ import { formatDuration } from '../duration.js';
 import type { HeldMode, Holder } from '../lock/holder.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
+import { deadPidText } from './dead-pid.js';
 import { inspectAll } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
@@ -13,8 +14,9 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
   const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);
-  if (pttlMs !== undefined && pttlMs >= 0) parts.push(`expires in ${formatDuration(pttlMs)}`);
-  return parts.join(', ');
+  const dead = deadPidText(holder, pttlMs);
+  if (pttlMs !== undefined && pttlMs >= 0 && !dead) parts.push(`expires in ${formatDuration(pttlMs)}`);
+  return dead ? `${parts.join(', ')}; ${dead}` : parts.join(', ');
 }
 
 export interface HolderSnapshot {

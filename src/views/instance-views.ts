@@ -6,6 +6,7 @@ import type { LockKeys } from '../lock/keys.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { quorumSize } from '../lockset/quorum.js';
+import { pidAliveField } from './dead-pid.js';
 
 export interface InstanceView {
   redis: string;
@@ -63,6 +64,7 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     ...(holder.shared ? { shared: true } : {}),
     host: holder.host,
     pid: pidNumber(holder) ?? null,
+    ...pidAliveField(holder),
     cmd: holder.cmd,
     since: since === null ? null : new Date(since).toISOString(),
     since_ms: since,

@@ -1,0 +1,107 @@
+// The ACL grants dlock needs, per feature, checked without running any of them: Redis 7's
+// redis.acl_check_cmd() in one EVAL answers "may this user run this command on these keys
+// and channels?" for each. The table is README "Security" (least privilege) as data.
+
+import type { Redis } from 'ioredis';
+import { lockKeys, type LockKeys } from '../lock/keys.js';
+import type { Check } from './checks.js';
+
+interface Grant {
+  /** The command and its arguments as dlock sends them (keys and channels included). */
+  argv: (keys: LockKeys) => string[];
+  /** What to add: the command and, when it touches one, the key or channel pattern. */
+  grant: string;
+  feature: string;
+  /** Missing it fails the feature (FAIL) or only slows it down (WARN). */
+  missing: 'FAIL' | 'WARN';
+  /** Only asked about when it applies to this configuration. */
+  when?: (context: GrantContext) => boolean;
+}
+
+export interface GrantContext {
+  prefix: string;
+  db: number;
+  /** More than one --redis URL (Redlock). */
+  redlock: boolean;
+}
+
+const LOCKS = 'dlock run, acquire, renew and release (the lock scripts)';
+const SHA = '0000000000000000000000000000000000000000';
+
+const GRANTS: Grant[] = [
+  { argv: (k) => ['evalsha', SHA, '2', k.lock, k.fence], grant: '+evalsha', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['eval', 'return 1', '2', k.lock, k.fence], grant: '+eval', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['hget', k.lock, 'owner'], grant: '+hget ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['hset', k.lock, 'owner', 'x'], grant: '+hset ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['exists', k.lock], grant: '+exists ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['pttl', k.lock], grant: '+pttl ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['pexpire', k.lock, '1000'], grant: '+pexpire ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['del', k.lock], grant: '+del ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['incr', k.fence], grant: '+incr ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['get', k.fence], grant: '+get ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  // The line (one instance) and --slots/--shared: every acquire reads it and the server's clock.
+  { argv: () => ['time'], grant: '+time', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['hexists', k.lock, 'mode'], grant: '+hexists ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['hdel', k.lineInfo, 'x'], grant: '+hdel ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zadd', k.line, '1', 'x'], grant: '+zadd ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zrem', k.line, 'x'], grant: '+zrem ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zrange', k.line, '0', '0'], grant: '+zrange ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zrangebyscore', k.lineExpiry, '-inf', '0'], grant: '+zrangebyscore ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zscore', k.line, 'x'], grant: '+zscore ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zrank', k.line, 'x'], grant: '+zrank ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['zcard', k.line], grant: '+zcard ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  { argv: (k) => ['hgetall', k.lock], grant: '+hgetall ~PREFIX*', feature: 'dlock status, release --force and the holder shown while waiting', missing: 'FAIL' },
+  { argv: () => ['scan', '0'], grant: '+scan', feature: 'dlock status without a key (the list of held locks)', missing: 'FAIL' },
+  { argv: (k) => ['set', k.fence, '1'], grant: '+set ~PREFIX*', feature: 'Redlock (raising the fence counters to the largest)', missing: 'FAIL', when: (c) => c.redlock },
+  { argv: () => ['select', '1'], grant: '+select', feature: 'a database number other than 0 in the URL', missing: 'FAIL', when: (c) => c.db !== 0 },
+  { argv: (k) => ['subscribe', `${k.wakePrefix}x`], grant: '+subscribe &PREFIX*', feature: 'waiting: hearing a release at once (without it waiters poll, a release is noticed up to 5s later)', missing: 'WARN' },
+  { argv: (k) => ['publish', `${k.wakePrefix}x`, 'x'], grant: '+publish &PREFIX*', feature: 'release: telling waiters at once (without it they notice by polling, up to 5s later)', missing: 'WARN' },
+  { argv: () => ['wait', '0', '0'], grant: '+wait', feature: '--sync-replicas', missing: 'WARN' },
+];
+
+/**
+ * ARGV: groups of <n> <command> <args...> (n words each); returns 1 or 0 per group: whether
+ * the user running the script may run that command on those keys and channels.
+ */
+const ACL_CHECK = `
+local allowed, i = {}, 1
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  allowed[#allowed + 1] = redis.acl_check_cmd(unpack(ARGV, i + 1, i + n)) and 1 or 0
+  i = i + n + 1
+end
+return allowed
+`;
+
+/** One check per missing grant, or one OK; `user` names the ACL user in the fixes. */
+export async function grantChecks(node: Redis, context: GrantContext, user: string): Promise<Check[]> {
+  const names = lockKeys(context.prefix, 'dlock-doctor');
+  const asked = GRANTS.filter((grant) => grant.when?.(context) ?? true);
+  const argv = asked.flatMap((grant) => {
+    const words = grant.argv(names);
+    return [String(words.length), ...words];
+  });
+  const reply = (await node.eval(ACL_CHECK, 0, ...argv)) as unknown;
+  if (!Array.isArray(reply) || reply.length !== asked.length) throw new Error('the ACL check script answered something else than one flag per command');
+  const missing = asked.filter((_, i) => reply[i] !== 1);
+  if (missing.length === 0) return [{ name: 'acl', status: 'OK', message: `user ${user} may run everything dlock does${context.redlock ? ' (Redlock included)' : ''}`, fix: '' }];
+  const pattern = context.prefix.replace(/[*?[\]\\]/g, '\\$&');
+  return missing.map((grant) => {
+    const add = grant.grant.replace(/PREFIX/g, pattern);
+    return {
+      name: `acl ${add.split(' ')[0]}`,
+      status: grant.missing,
+      message: `user ${user} may not run ${grant.argv(names)[0].toUpperCase()}${add.includes(' ') ? ` on ${context.prefix}*` : ''}, needed for ${grant.feature}`,
+      fix: `ACL SETUSER ${user} ${add}`,
+    };
+  });
+}
+
+/** Redis 7 answers the ACL check; 6 has ACLs but no way to check them without running the commands. */
+export function grantsUncheckable(version: string | undefined): string | undefined {
+  if (version === undefined) return 'not checked: the server version is unknown';
+  const major = Number(version.split('.')[0]);
+  if (!(major >= 6)) return 'no ACLs before Redis 6';
+  if (major < 7) return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): compare the user with README "Security"';
+  return undefined;
+}

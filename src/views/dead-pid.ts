@@ -1,0 +1,45 @@
+// Whether a holder on this host still runs: a dlock killed with SIGKILL leaves its lock until
+// the TTL runs out, and status (and the busy line) say so. Only for a holder whose host field is
+// this host's name: a pid on another host, or a forged one, means nothing here.
+
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { formatDuration } from '../duration.js';
+import { pidNumber, type Holder } from '../lock/holder.js';
+
+/** false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that cannot be told here. */
+export function pidAlive(holder: Holder, thisHost: string = hostname()): boolean | undefined {
+  const pid = pidNumber(holder);
+  if (pid === undefined || holder.host !== thisHost) return undefined;
+  return isRunning(pid);
+}
+
+/** kill(pid, 0) and, where there is a /proc, the state letter: Z (a zombie) is not running. */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it exists, owned by another user.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // "pid (comm) S ...": the state follows the last ")" (comm may contain one).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/** "pid N is not running on this host: the lock expires in ..." for a dead holder on this host, else undefined. */
+export function deadPidText(holder: Holder, pttlMs: number | undefined): string | undefined {
+  if (pidAlive(holder) !== false) return undefined;
+  const expiry = pttlMs === undefined ? '' : pttlMs < 0 ? ': the lock has no expiry (dlock release --force removes it)' : `: the lock expires in ${formatDuration(pttlMs)}`;
+  return `pid ${pidNumber(holder)} is not running on this host${expiry}`;
+}
+
+/** `{ pid_alive }` for JSON, only for a holder on this host. */
+export function pidAliveField(holder: Holder): { pid_alive?: boolean } {
+  const alive = pidAlive(holder);
+  return alive === undefined ? {} : { pid_alive: alive };
+}
