@@ -17,10 +17,11 @@ export async function inLine(running: Running): Promise<LockEventLine> {
   return events(running.stderr(), 'waiting')[0];
 }
 
-/** The one `event` of a finished run, with its stderr in the failure message. */
-export function eventOf(result: Result, event: string): LockEventLine {
-  const found = events(result.stderr, event);
-  if (found.length !== 1) throw new Error(`expected one "${event}" event, got ${found.length}; stderr:\n${result.stderr}`);
+/** The one `event` of a finished run (or of a stderr transcript so far), with its stderr in the failure message. */
+export function eventOf(result: Result | string, event: string): LockEventLine {
+  const stderr = typeof result === 'string' ? result : result.stderr;
+  const found = events(stderr, event);
+  if (found.length !== 1) throw new Error(`expected one "${event}" event, got ${found.length}; stderr:\n${stderr}`);
   return found[0];
 }
 
