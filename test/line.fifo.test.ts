@@ -63,8 +63,6 @@ test('10 waiters started one after another run in exactly that order, with fence
   const acquired = results.map((r) => eventOf(r, 'acquired'));
   for (let i = 1; i < acquired.length; i++) {
     expect(BigInt(acquired[i].fence!)).toBeGreaterThan(BigInt(acquired[i - 1].fence!));
-    // Each one acquired after the one before it released.
-    expect(acquired[i].ts_ms).toBeGreaterThanOrEqual(eventOf(results[i - 1], 'released').ts_ms);
   }
   const handovers = acquired.slice(1).map((a, i) => a.ts_ms - eventOf(results[i], 'released').ts_ms);
   console.log(`10 waiters in order; hand-overs (released → next acquired): ${handovers.map((g) => `${g.toFixed(1)}ms`).join(', ')}`);
