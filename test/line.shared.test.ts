@@ -127,6 +127,7 @@ test('neither starves: a queued writer goes before readers arriving after it; th
   for (const r of late) expect(eventOf(r.stderr(), 'acquired').ts_ms).toBeGreaterThanOrEqual(w1Stopped);
   // All woken by that release, not one after another by their polls.
   for (const gap of entered) expect(Math.abs(gap)).toBeLessThan(1_000);
+  expect(Math.max(...entered) - Math.min(...entered)).toBeLessThan(500);
   expect(acquiredYet(w2)).toBe(false);
   expect(await lineOf(client, key)).toHaveLength(1);
 
