@@ -207,7 +207,8 @@ test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders
   const heldLongEnough = () => all.every((h, i) => events(h.stderr(), 'renewed').some((e) => e.ts_ms - since[i] > 3 * ttlMs));
 
   const contenders: number[] = [];
-  while (!heldLongEnough()) {
+  const running = () => all.every((h) => h.process.exitCode === null && h.process.signalCode === null);
+  while (!heldLongEnough() && running() && contenders.every((code) => code === 75)) {
     const [full, exclusive] = await Promise.all([
       dlock(['run', '--redis', redis.url, '--slots', '2', '-n', 'renew-slots', '--', 'true']),
       dlock(['run', '--redis', redis.url, '-n', 'renew-shared', '--', 'true']),
@@ -215,6 +216,7 @@ test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders
     contenders.push(full.code!, exclusive.code!);
   }
   console.log(`holders renewed past 3×TTL (${3 * ttlMs}ms); ${contenders.length} -n contenders meanwhile`);
+  expect(running()).toBe(true);
   expect(contenders.length).toBeGreaterThan(0);
   expect(contenders).toEqual(contenders.map(() => 75));
   for (const h of all) expect(isAlive((await h.child()).pid)).toBe(true);
