@@ -215,7 +215,7 @@ test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders
     ]);
     contenders.push(full.code!, exclusive.code!);
   }
-  console.log(`holders ${heldLongEnough() ? "renewed past" : "NOT renewed past"} 3×TTL (${3 * ttlMs}ms); ${contenders.length} -n contenders meanwhile`);
+  console.log(`holders ${heldLongEnough() ? 'renewed past' : 'NOT renewed past'} 3×TTL (${3 * ttlMs}ms); ${contenders.length} -n contenders meanwhile`);
   expect(running()).toBe(true);
   expect(contenders.length).toBeGreaterThan(0);
   expect(contenders).toEqual(contenders.map(() => 75));
