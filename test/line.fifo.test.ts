@@ -2,14 +2,14 @@
 // is SIGKILLed drops out within its place lease, one that is signalled leaves at once; -n never
 // jumps the line. Real redis-server, real dlock processes; times from the events' own ts_ms.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { PLACE_LEASE_MS, PLACE_RENEW_MS } from '../src/lock/line.js';
 import { RedisServer } from '../support/redis-server.mjs';
 import { hold, killLeftovers, removeTempDirs, tempDir, waitForDeath } from './fixtures/observe.js';
-import type { Running } from './helpers/cli.js';
+import { dlock, type Running } from './helpers/cli.js';
 import { eventOf, inLine, lineOf, runIn } from './helpers/line.js';
 
 let redis: RedisServer;
@@ -154,4 +154,51 @@ test('-n never jumps the line: busy while someone waits, even while the lock is 
   expect(free.code, free.stderr).toBe(0);
   eventOf(free, 'acquired');
   expect(readFileSync(file, 'utf8')).toBe('0\nn\n');
+});
+
+test('a waiter whose --wait runs out leaves the line at once (75); the one behind it moves up', async () => {
+  const file = join(tempDir(), 'order');
+  const holder = hold('fifo-wait', { redis: redis.url });
+  await holder.child();
+  const impatient = appender('fifo-wait', file, 0, ['--wait', '1s']);
+  expect((await inLine(impatient)).place).toBe(1);
+  const patient = appender('fifo-wait', file, 1);
+  expect((await inLine(patient)).place).toBe(2);
+  const gaveUp = await impatient.result;
+  expect(gaveUp.code, gaveUp.stderr).toBe(75);
+  expect(await lineOf(client, 'fifo-wait')).toHaveLength(1);
+  holder.stop();
+  expect((await holder.result).code).toBe(0);
+  expect((await patient.result).code).toBe(0);
+  expect(order(file)).toEqual([1]);
+});
+
+test('release --force --now with a line: the first waiter enters at once, the others stay in line', async () => {
+  const file = join(tempDir(), 'order');
+  const holder = hold('fifo-now', { redis: redis.url, flags: ['-t', '6s', '--on-lost', 'ignore'] });
+  await holder.child();
+  const first = appender('fifo-now', file, 0);
+  expect((await inLine(first)).place).toBe(1);
+  const second = runIn(redis.url, 'fifo-now', [], ['sh', '-c', `echo 1 >>${file}; while [ ! -e ${file}.stop ]; do sleep 0.01; done`]);
+  expect((await inLine(second)).place).toBe(2);
+  const third = appender('fifo-now', file, 2);
+  expect((await inLine(third)).place).toBe(3);
+
+  const forced = await dlock(['release', '--force', '--now', '--log-format', 'json', '--redis', redis.url, 'fifo-now']);
+  expect(forced.code, forced.stderr).toBe(0);
+  const entered = await first.result;
+  expect(entered.code).toBe(0);
+  const gap = eventOf(entered, 'acquired').ts_ms - eventOf(forced, 'force-released').ts_ms;
+  console.log(`release --force --now: the first waiter acquired ${gap.toFixed(1)}ms after the force-released event (the holder's TTL is 6s)`);
+  expect(gap).toBeLessThan(1_000);
+  // The second follows the first; the third is still in line behind it.
+  await second.waitFor('"event":"acquired"');
+  expect(await lineOf(client, 'fifo-now')).toHaveLength(1);
+  writeFileSync(`${file}.stop`, '');
+  expect((await second.result).code).toBe(0);
+  expect((await third.result).code).toBe(0);
+  expect(order(file)).toEqual([0, 1, 2]);
+  await holder.waitFor('"event":"lost"');
+  holder.stop();
+  expect((await holder.result).code).toBe(76);
 });
