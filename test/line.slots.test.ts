@@ -97,8 +97,9 @@ test('a SIGKILLed holder frees only its own slot, after its TTL; the others keep
   const lastRenewed = victimEvents.at(-1)!.ts_ms;
   const acquired = eventOf(next.stderr(), 'acquired').ts_ms;
   console.log(`SIGKILLed holder of slot 1 (TTL ${ttlMs}ms): slot 1 taken again ${(acquired - killedAt).toFixed(0)}ms after the kill, ${(acquired - lastRenewed).toFixed(0)}ms after its last renewal`);
-  // Not before its lease ran out (its last renewal's reply came at most a round trip after the lease began) ...
-  expect(acquired - lastRenewed).toBeGreaterThanOrEqual(ttlMs - 100);
+  // Not before its lease ran out: its lease began when its last renewal ran, a little before
+  // that renewal's event was logged (freed at the kill, it would be about ttl/3 at most) ...
+  expect(acquired - lastRenewed).toBeGreaterThanOrEqual(ttlMs - 500);
   // ... and soon after: the head of the line polls when a holder's lease would end.
   expect(acquired - killedAt).toBeLessThanOrEqual(ttlMs + 1_500);
 
@@ -198,7 +199,7 @@ test('release --force --now on a full semaphore opens it at once: the first in l
 });
 
 test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders are busy throughout', async () => {
-  const ttlMs = 1_500;
+  const ttlMs = 2_000;
   const slotted = await Promise.all([0, 1].map(() => holder('renew-slots', 2, ['-t', `${ttlMs}ms`])));
   const shared = hold('renew-shared', { redis: redis.url, flags: ['--shared', '-t', `${ttlMs}ms`] });
   await shared.child();
