@@ -160,7 +160,7 @@ test('a waiter whose --wait runs out leaves the line at once (75); the one behin
   const file = join(tempDir(), 'order');
   const holder = hold('fifo-wait', { redis: redis.url });
   await holder.child();
-  const impatient = appender('fifo-wait', file, 0, ['--wait', '1s']);
+  const impatient = appender('fifo-wait', file, 0, ['--wait', '4s']);
   expect((await inLine(impatient)).place).toBe(1);
   const patient = appender('fifo-wait', file, 1);
   expect((await inLine(patient)).place).toBe(2);
