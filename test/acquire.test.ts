@@ -211,6 +211,25 @@ test('sh format: export lines that eval safely; a nested dlock run in the sectio
   expect(onlyEvent(stderr, 'acquired')).toMatchObject({ key: "we'ird$key", reentrant: true });
 });
 
+test('a nested acquire of the held key prints the same variables and takes nothing; --slots exports DLOCK_SLOT', async () => {
+  const dir = tempDir();
+  const script = sh(`
+    eval "$("$D" acquire --redis "$R" --ttl 2s --slots 2 again)"
+    outer="$DLOCK_TOKEN $DLOCK_FENCING_TOKEN $DLOCK_SLOT"
+    eval "$("$D" acquire --redis "$R" --ttl 2s --slots 2 -n --log-format json -v again)" || exit 9
+    echo "$outer|$DLOCK_TOKEN $DLOCK_FENCING_TOKEN $DLOCK_SLOT" > ${dir}/tokens
+    "$D" release --redis "$R" again
+  `);
+  const { code, stderr } = await script.result;
+  expect(code, stderr).toBe(0);
+  const [outer, inner] = readFileSync(join(dir, 'tokens'), 'utf8').trim().split('|');
+  expect(outer).toMatch(/^[0-9a-f]{32} \d+ 0$/);
+  expect(inner).toBe(outer);
+  expect(onlyEvent(stderr, 'acquired')).toMatchObject({ key: 'again', reentrant: true });
+  expect(await admin.exists('dlock:{again}')).toBe(0);
+  expect(keepers()).toEqual([]);
+});
+
 test('$(dlock acquire ...) returns as soon as the lock is held, with stderr captured too, while the keeper goes on', async () => {
   const dir = tempDir();
   const script = sh(`

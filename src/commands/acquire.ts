@@ -18,9 +18,11 @@ import { disconnectAll } from '../redis/client.js';
 import { formatVariables } from '../section/exports.js';
 import { ACK, errorFromReport, KEEPER_COMMAND, KEEPER_ENV, REPORT_FD, type KeeperReport, type KeeperRequest } from '../section/protocol.js';
 import { isRunning } from '../section/runtime.js';
+import { isHeldBy } from '../hold/reentrant.js';
 import { selfCommand } from '../section/self.js';
 
 export async function acquire(config: AcquireConfig, argv: string[]): Promise<number> {
+  if (await heldByCaller(config)) return 0;
   if (!config.keeper) return acquireWithoutKeeper(config);
   const watchPid = config.watchPid ?? process.ppid;
   if (!isRunning(watchPid)) throw badOption('--pid', String(watchPid), 'no such process');
@@ -117,4 +119,27 @@ function stderrIsStdout(): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Inside a section (or a `dlock run`) that holds this key already, with the same Redis: print
+ * its variables again and take nothing (as a nested `dlock run` runs under its parent's lock).
+ */
+async function heldByCaller(config: AcquireConfig): Promise<boolean> {
+  const env = process.env;
+  if (env.DLOCK_KEY !== config.key || !env.DLOCK_TOKEN || !env.DLOCK_FENCING_TOKEN) return false;
+  const set = await openLockSet(config, config.key, config.ttlMs, env.DLOCK_TOKEN, config.mode);
+  try {
+    if (!(await isHeldBy(set, env.DLOCK_TOKEN))) return false;
+  } finally {
+    disconnectAll(set.instances);
+  }
+  const log = new Logger(config.verbosity, config.logFormat);
+  log.event('acquired', { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true }, `${config.key} is already held by the caller; printing its variables`);
+  const slot = env.DLOCK_SLOT ? { DLOCK_SLOT: env.DLOCK_SLOT } : {};
+  const ttl = env.DLOCK_TTL_MS ?? String(config.ttlMs);
+  if (!writeStdout(formatVariables({ DLOCK_KEY: config.key, DLOCK_TOKEN: env.DLOCK_TOKEN, DLOCK_FENCING_TOKEN: env.DLOCK_FENCING_TOKEN, DLOCK_TTL_MS: ttl, ...slot }, config.format))) {
+    throw new DlockError('could not write the variables to stdout', EXIT.internal);
+  }
+  return true;
 }
