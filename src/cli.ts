@@ -185,6 +185,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
+    .option('--once-per <duration>', "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run until then exits with the conflict code (crontabs on several hosts)")
     .addHelpText('after', RUN_EXAMPLES);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
