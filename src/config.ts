@@ -7,6 +7,7 @@ import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import type { RedisTarget } from './redis/target.js';
 import { MAX_SLOTS } from './lock/holder.js';
 import type { HoldMode } from './lock/line.js';
+import { HISTORY_MAX } from './lock/scripts.js';
 import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
 
 export const DEFAULTS = {
@@ -294,6 +295,11 @@ export function oncePer(value: string | undefined, instances: number): number {
     throw new UsageError(`--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: the done mark is written by the release, which may reach only some instances`);
   }
   return ms;
+}
+
+/** history -n: how many entries (1 … the stream's cap). */
+export function historyCount(value: string | undefined): number {
+  return value === undefined ? 20 : integer('--count', value, 1, HISTORY_MAX);
 }
 
 /** release --force --slot: a slot number of a --slots lock. */

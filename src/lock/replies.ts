@@ -211,3 +211,32 @@ function escape(c: string): string {
   const code = c.codePointAt(0)!;
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
 }
+
+/** One history entry (scripts.ts HISTORY): the stream ID's time, the event, and its fields (cut). */
+export interface HistoryEntry {
+  id: string;
+  /** Server ms (from the stream ID). */
+  ms: number;
+  event: string;
+  fields: Record<string, string>;
+}
+
+/** Most fields one entry may have (dlock writes at most 12 besides `event`). */
+const MAX_ENTRY_FIELDS = 64;
+
+/**
+ * XREVRANGE: a list of {id, flat fields}. The shape is checked (a lie fails the instance); the
+ * fields are data anyone who can write to the stream could forge, so they are only cut here
+ * and escaped where they are printed.
+ */
+export function parseHistoryReply(reply: unknown): HistoryEntry[] {
+  const entry = (item: unknown): item is [string, string[]] =>
+    Array.isArray(item) && item.length === 2 && typeof item[0] === 'string' && /^\d{1,16}-\d{1,20}$/.test(item[0]) && Array.isArray(item[1]) && item[1].length % 2 === 0 && item[1].length <= 2 * MAX_ENTRY_FIELDS && item[1].every(isField);
+  if (!Array.isArray(reply) || !reply.every(entry)) throw new MalformedReplyError(`it answered XREVRANGE with ${shape(reply)} (expected a list of {id, fields})`);
+  return reply.map(([id, flat]) => {
+    const fields: Record<string, string> = Object.create(null);
+    for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);
+    const { event = '', ...rest } = fields;
+    return { id, ms: Number(id.split('-')[0]), event, fields: rest };
+  });
+}
