@@ -467,9 +467,9 @@ return 1
 export const RELEASE = `${LINE_LIB}
 local L, R, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H = KEYS[7], KEYS[8]
-local held
-local exclusive = redis.call('HGET', L, 'owner') == ARGV[1]
-if exclusive then
+local held, exclusive
+if redis.call('HGET', L, 'owner') == ARGV[1] then
+  exclusive = true
   held = {}
   for _, f in ipairs({'host', 'pid', 'cmd', 'fence', 'taken_ms'}) do held[f] = redis.call('HGET', L, f) or '' end
   held.slot = '-1'
