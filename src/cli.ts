@@ -295,6 +295,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
       const count = historyCount(options.count);
+      if (config.targets.length > 1) throw new UsageError(`history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length}: no history is kept`);
       const json = Boolean(options.json);
       decide({ command: 'history', config, key: validKey, count, json, run: async () => (await import('./commands/history.js')).history(config, validKey, { count, json }) });
     });

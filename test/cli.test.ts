@@ -156,6 +156,10 @@ describe('status, release, renew, completion', () => {
     [['renew', '--token', T, '--redis', 'redis://h:1', 'k'], {}, { command: 'renew', token: T, config: { targets: [{ host: 'h' }] } }],
     [['-q', 'release', '-f', 'k'], {}, { command: 'release', config: { verbosity: 'quiet' } }],
     [['completion', 'zsh'], {}, { command: 'completion', shell: 'zsh' }],
+    [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
+    [['history', '-n', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
+    [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
+    [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
     expect(error).toBeUndefined();
@@ -163,7 +167,12 @@ describe('status, release, renew, completion', () => {
   });
 
   test.each<[string[], RegExp]>([
-    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, completion, help\)$/],
+    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, completion, help\)$/],
+    [['history', '-n', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
+    [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
+    [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
+    [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],
+    [['run', '--once-per', '1m', '--redis', 'redis://a', '--redis', 'redis://b', 'k', 'true'], /^--once-per needs one Redis .*Redlock quorum of 2/],
     [['bogus'], /^unknown command 'bogus'/],
     [['status', 'a{b'], /^key: .*"a\{b"/],
     [['status', 'k', 'extra'], /^too many arguments/],

@@ -2,7 +2,6 @@
 // One instance only: with Redlock the scripts record nothing.
 
 import type { ConnectionConfig } from '../config.js';
-import { UsageError } from '../errors.js';
 import { readHistory } from '../lock/history.js';
 import { openLockSet, unavailable } from '../lockset/open.js';
 import { disconnectAll, instanceFailure } from '../redis/client.js';
@@ -16,7 +15,6 @@ export interface HistoryOptions {
 }
 
 export async function history(config: ConnectionConfig, key: string, options: HistoryOptions, out: Output = stdout): Promise<number> {
-  if (config.targets.length > 1) throw new UsageError(`history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length} no history is kept`);
   const set = await openLockSet(config, key);
   try {
     const instance = set.instances[0];
