@@ -7,13 +7,13 @@
 # Pure bash: pressing Tab never starts dlock or node. Uses bash-completion when it is
 # loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew status release doctor completion help'
+_dlock_commands='run acquire renew status release history doctor completion help'
 _dlock_connection_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v --verbose --log-format -h --help'
 _dlock_lock_opts='-t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --sync-replicas --slots -s --shared'
-_dlock_run_opts="$_dlock_lock_opts --kill-after --no-cmd-metadata"
+_dlock_run_opts="$_dlock_lock_opts --kill-after --no-cmd-metadata --once-per"
 _dlock_acquire_opts="$_dlock_lock_opts --pid --no-keeper --format"
 # Options that take a value as the next word.
-_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots --slot --pid --format --token'
+_dlock_value_opts='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --kill-after --sync-replicas --slots --slot --pid --format --token --once-per --count'
 
 # bash also splits the line at COMP_WORDBREAKS: `--ttl=5s` arrives as `--ttl` `=` `5s`, and a
 # URL is cut at each `:`. Glue the words back as they were typed (up to the cursor) into
@@ -137,6 +137,7 @@ _dlock() {
     case $cmd in
         run) opts="$_dlock_connection_opts $_dlock_run_opts" ;;
         status) opts="$_dlock_connection_opts --json" ;;
+        history) opts="$_dlock_connection_opts -n --count --json" ;;
         acquire) opts="$_dlock_connection_opts $_dlock_acquire_opts" ;;
         renew) opts="$_dlock_connection_opts --token" ;;
         release) opts="$_dlock_connection_opts --token -f --force --now --slot" ;;

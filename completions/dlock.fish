@@ -101,12 +101,13 @@ complete -c dlock -n '__dlock_using' -a acquire -d 'take a lock for the rest of 
 complete -c dlock -n '__dlock_using' -a renew -d 'extend a held lease by its TTL'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds a lock'
 complete -c dlock -n '__dlock_using' -a release -d "release your own lock, or with --force anyone's"
+complete -c dlock -n '__dlock_using' -a history -d "show a lock's recent events"
 complete -c dlock -n '__dlock_using' -a doctor -d 'check each Redis against what dlock needs'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
-# Options of run, acquire, renew, status, release and doctor.
-set -l connection run acquire renew status release doctor
+# Options of run, acquire, renew, status, release, history and doctor.
+set -l connection run acquire renew status release history doctor
 complete -c dlock -n "__dlock_using $connection" -l redis -x -d 'Redis URL; repeat for a Redlock quorum'
 complete -c dlock -n "__dlock_using $connection" -l prefix -x -d 'key namespace'
 complete -c dlock -n "__dlock_using $connection" -l connect-timeout -x -d 'per-instance connect/command timeout'
@@ -131,6 +132,7 @@ complete -c dlock -n '__dlock_using run' -l kill-after -x -d 'grace between SIGT
 complete -c dlock -n '__dlock_using run acquire' -l slots -x -d 'up to n holders at once'
 complete -c dlock -n '__dlock_using run acquire' -s s -l shared -d 'hold together with other shared holders'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_using run' -l once-per -x -d "after an exit 0, the key is done until that run's start + duration"
 complete -c dlock -n '__dlock_after_key' --arguments=-- -d 'end of dlock options'
 complete -c dlock -n '__dlock_child_line' -a '(__dlock_complete_child)'
 
@@ -138,8 +140,9 @@ complete -c dlock -n '__dlock_using acquire' -l pid -x -a '(__fish_complete_pids
 complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running; the lock lasts --ttl unless renewed'
 complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'stdout format'
 
-# status, renew, release, doctor
-complete -c dlock -n '__dlock_using status doctor' -l json -d 'print JSON'
+# status, renew, release, history, doctor
+complete -c dlock -n '__dlock_using status history doctor' -l json -d 'print JSON'
+complete -c dlock -n '__dlock_using history' -s n -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using renew release' -l token -x -d 'the owner token (default DLOCK_TOKEN)'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force: open it to new holders at once'
@@ -148,4 +151,4 @@ complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force: only t
 
 # completion <shell>, help <command>
 complete -c dlock -n '__dlock_using completion' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_using help' -a 'run acquire renew status release doctor completion'
+complete -c dlock -n '__dlock_using help' -a 'run acquire renew status release history doctor completion'

@@ -76,6 +76,7 @@ _dlock_run() {
     '(-s --shared)--slots=[up to n holders at once]:slots:' \
     '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
+    '--once-per=[after an exit 0, the key is done until that run'"'"'s start + duration]:duration:' \
     '1:lock name:'
 }
 
@@ -113,6 +114,15 @@ _dlock_status() {
     '1::lock name:'
 }
 
+_dlock_history() {
+  local -a _dlock_options
+  _dlock_connection_options
+  _arguments -s : $_dlock_options \
+    '(-n --count)'{-n+,--count=}'[how many entries, newest first]:entries:' \
+    '--json[print JSON]' \
+    '1:lock name:'
+}
+
 _dlock_release() {
   local -a _dlock_options
   _dlock_connection_options
@@ -147,6 +157,7 @@ _dlock() {
     'renew:extend a held lease by its TTL'
     'status:show who holds a lock'
     'release:release your own lock, or with --force anyone'"'"'s'
+    'history:show a lock'"'"'s recent events'
     'doctor:check each Redis against what dlock needs'
     'completion:print a shell completion script'
     'help:show help for a command'
@@ -172,9 +183,10 @@ _dlock() {
         renew) _dlock_renew && ret=0 ;;
         status) _dlock_status && ret=0 ;;
         release) _dlock_release && ret=0 ;;
+        history) _dlock_history && ret=0 ;;
         doctor) _dlock_doctor && ret=0 ;;
         completion) _arguments '(- *)'{-h,--help}'[show help]' '1:shell:(bash zsh fish)' && ret=0 ;;
-        help) _arguments '1:command:(run acquire renew status release doctor completion)' && ret=0 ;;
+        help) _arguments '1:command:(run acquire renew status release history doctor completion)' && ret=0 ;;
       esac
       ;;
   esac

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const page = join(root, 'man/dlock.1');
-const COMMANDS = ['run', 'acquire', 'renew', 'status', 'release', 'doctor', 'completion'];
+const COMMANDS = ['run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion'];
 
 const CHILD_ENVIRONMENT = [
   ['DLOCK_KEY', 'the lock\'s name as given'],

@@ -2,7 +2,8 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { HISTORY_MAX } from './lock/scripts.js';
+import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
@@ -20,6 +21,7 @@ export type Invocation =
   | { command: 'keeper'; config: AcquireConfig; run: () => Promise<number> }
   | { command: 'renew'; config: ConnectionConfig; key: string; token: string; run: () => Promise<number> }
   | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
+  | { command: 'history'; config: ConnectionConfig; key: string; count: number; json: boolean; run: () => Promise<number> }
   | { command: 'doctor'; config: ConnectionConfig; ttlMs: number; json: boolean; run: () => Promise<number> }
   | { command: 'completion'; shell: Shell; run: () => Promise<number> };
 
@@ -186,6 +188,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
+    .option('--once-per <duration>', "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run until then exits with the conflict code (crontabs on several hosts)")
     .addHelpText('after', RUN_EXAMPLES);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
@@ -279,6 +282,23 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
         throw new UsageError(`release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`);
       }
       decide({ command: 'release', config, key: validKey, force, token, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }) });
+    });
+
+  connectionOptions(
+    program
+      .command('history')
+      .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done); exit 0, 1 when it has none")
+      .argument('<key>', 'lock name'),
+  )
+    .option('-n, --count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`)
+    .option('--json', 'print JSON')
+    .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {
+      const config = connectionConfig(withGlobals(options), env);
+      const validKey = validateKey(key);
+      const count = historyCount(options.count);
+      if (config.targets.length > 1) throw new UsageError(`history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length}: no history is kept`);
+      const json = Boolean(options.json);
+      decide({ command: 'history', config, key: validKey, count, json, run: async () => (await import('./commands/history.js')).history(config, validKey, { count, json }) });
     });
 
   connectionOptions(

@@ -7,6 +7,7 @@ import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import type { RedisTarget } from './redis/target.js';
 import { MAX_SLOTS } from './lock/holder.js';
 import type { HoldMode } from './lock/line.js';
+import { HISTORY_MAX } from './lock/scripts.js';
 import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
 
 export const DEFAULTS = {
@@ -59,10 +60,12 @@ export interface RunConfig extends ConnectionConfig {
   mode: HoldMode;
   /** --slots was given (even --slots 1): the command gets DLOCK_SLOT. */
   slotted: boolean;
+  /** --once-per window in ms (0: none): after an exit 0 the key is done until that run's start + this. */
+  oncePerMs: number;
 }
 
 /** dlock acquire: run's lock options without a command, and who keeps the lock afterwards. */
-export interface AcquireConfig extends Omit<RunConfig, 'command'> {
+export interface AcquireConfig extends Omit<RunConfig, 'command' | 'oncePerMs'> {
   /** --pid: the process whose exit releases the lock; undefined: dlock's caller (its parent). */
   watchPid: number | undefined;
   /** false with --no-keeper: nothing renews, the lease lasts --ttl unless `dlock renew` extends it. */
@@ -97,6 +100,7 @@ export interface RawOptions {
   keeper?: boolean;
   format?: string;
   token?: string;
+  oncePer?: string;
 }
 
 export function duration(option: string, value: string): number {
@@ -202,6 +206,7 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     ...lockOptions(raw, env, connection.targets.length),
     key: validKey,
     command,
+    oncePerMs: oncePer(raw.oncePer, connection.targets.length),
     holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
   };
 }
@@ -281,6 +286,26 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared'>, instances: n
     throw new UsageError(`${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`);
   }
   return mode;
+}
+
+/**
+ * --once-per: a window of at least the TTL's minimum, on one instance only: with Redlock the
+ * done mark would be one more value a quorum must agree on, and a release that reached only
+ * some instances would leave it on a minority (the job then runs twice, or never).
+ */
+export function oncePer(value: string | undefined, instances: number): number {
+  if (value === undefined) return 0;
+  const ms = positiveDuration('--once-per', value);
+  if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
+  if (instances > 1) {
+    throw new UsageError(`--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: the done mark is written by the release, which may reach only some instances`);
+  }
+  return ms;
+}
+
+/** history -n: how many entries (1 … the stream's cap). */
+export function historyCount(value: string | undefined): number {
+  return value === undefined ? 20 : integer('--count', value, 1, HISTORY_MAX);
 }
 
 /** release --force --slot: a slot number of a --slots lock. */

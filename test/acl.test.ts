@@ -18,7 +18,7 @@ const DLOCK_ACL = [
   '+evalsha', '+eval', '+scan', '+subscribe',
   '+hget', '+hset', '+hgetall', '+hexists', '+hdel', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish',
   '+time', '+zadd', '+zrem', '+zrange', '+zrangebyscore', '+zscore', '+zrank', '+zcard',
-  '+wait', '+select',
+  '+wait', '+select', '+xadd', '+xrevrange',
 ];
 const PASSWORD = 'acl-pw-Wm3:@/';
 const ENCODED = encodeURIComponent(PASSWORD);
@@ -120,6 +120,13 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
     expect(result.stdout).toBe(`${await admins[1].get('dlock:{acl-rl}:fence')}\n`);
     expect(await admins[0].get('dlock:{acl-rl}:fence')).toBe(await admins[1].get('dlock:{acl-rl}:fence'));
   },
+  async history() {
+    // The run appends its events (XADD in its scripts), and history reads them (XREVRANGE).
+    expect((await dlock(['run', '-n', '--once-per', '1m', '--redis', url(servers[0]), 'acl-history', '--', 'true'])).code).toBe(0);
+    const result = await dlock(['history', '--json', '--redis', url(servers[0]), 'acl-history']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).map((entry: { event: string }) => entry.event)).toEqual(['released', 'acquired']);
+  },
   async databaseAndReplicas() {
     const result = await dlock(['run', '-n', '--redis', url(servers[0], '/1'), '--sync-replicas', '1', 'acl-db', '--', 'true']);
     expect(result.code, result.stderr).toBe(0);
@@ -135,6 +142,8 @@ const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
   // The line: every run reads it (and the clock) before it takes the lock; a waiter joins it.
   '+hexists': 'run', '+hdel': 'run', '+time': 'run', '+zrem': 'run', '+zrange': 'run', '+zrangebyscore': 'run', '+zscore': 'run', '+zcard': 'run',
   '+zadd': 'waitPubSub', '+zrank': 'waitPubSub',
+  // History: every script that does the work appends to the key's stream; `dlock history` reads it.
+  '+xadd': 'history', '+xrevrange': 'history',
 };
 
 describe('an ACL user with DLOCK_ACL', () => {

@@ -159,6 +159,10 @@ describe('status, release, renew, completion', () => {
     [['doctor'], {}, { command: 'doctor', ttlMs: 30_000, json: false }],
     [['doctor', '--json', '-t', '5s', '--redis', 'redis://a', '--redis', 'redis://b'], {}, { command: 'doctor', ttlMs: 5_000, json: true, config: { targets: [{ host: 'a' }, { host: 'b' }] } }],
     [['doctor'], { DLOCK_TTL: '2m', DLOCK_PREFIX: 'app:' }, { command: 'doctor', ttlMs: 120_000, config: { prefix: 'app:' } }],
+    [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
+    [['history', '-n', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
+    [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
+    [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
     expect(error).toBeUndefined();
@@ -166,9 +170,14 @@ describe('status, release, renew, completion', () => {
   });
 
   test.each<[string[], RegExp]>([
-    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, doctor, completion, help\)$/],
+    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, completion, help\)$/],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],
+    [['history', '-n', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
+    [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
+    [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
+    [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],
+    [['run', '--once-per', '1m', '--redis', 'redis://a', '--redis', 'redis://b', 'k', 'true'], /^--once-per needs one Redis .*Redlock quorum of 2/],
     [['bogus'], /^unknown command 'bogus'/],
     [['status', 'a{b'], /^key: .*"a\{b"/],
     [['status', 'k', 'extra'], /^too many arguments/],

@@ -73,7 +73,7 @@ const options = (values: string[]) => sorted(values.filter((value) => value.star
 // per shell where they differ (fish completes `--opt=value` as a whole).
 type Expected = { exactly?: string[]; includes?: string[]; excludes?: string[] };
 const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] = [
-  { line: 'dlock ', exactly: ['acquire', 'completion', 'doctor', 'help', 'release', 'renew', 'run', 'status'] },
+  { line: 'dlock ', exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'] },
   { line: 'dlock re', exactly: ['release', 'renew'] },
   { line: 'dlock acquire --format ', exactly: ['json', 'sh'] },
   { line: 'dlock release --tok', exactly: ['--token'] },
@@ -117,7 +117,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
   { line: 'dlock run k dlock run -t 5s k2 dlockpr', exactly: ['dlockprobe'] },
   { line: 'dlock run k make -n -', excludes: ['--', '--redis', '--ttl'] },
   // A global -v or -q before the command.
-  { line: 'dlock -v ', exactly: ['acquire', 'completion', 'doctor', 'help', 'release', 'renew', 'run', 'status'] },
+  { line: 'dlock -v ', exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'] },
   { line: 'dlock -v run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
   { line: 'dlock -q run -t 5s k -- dlockpr', exactly: ['dlockprobe'] },
   { line: 'dlock -v run k dlockpr', exactly: ['dlockprobe'] },
@@ -153,7 +153,7 @@ describe.each(SHELLS)('%s', (shell) => {
   });
 
   test('offers every option of every command that --help lists, and no other', async () => {
-    const commands = [undefined, 'run', 'acquire', 'renew', 'status', 'release', 'doctor', 'completion'];
+    const commands = [undefined, 'run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion'];
     const offered = complete(shell, commands.map((command) => (command ? `dlock ${command} -` : 'dlock -')));
     for (const [index, command] of commands.entries()) {
       expect(options(offered[index]!), `dlock ${command ?? ''} -<Tab>`).toEqual(sorted(await helpOptions(command)));
@@ -192,6 +192,6 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
   mkdirSync(fpath);
   copyFileSync(script('zsh'), join(fpath, '_dlock'));
   const [commands, onLost] = complete('zsh', ['dlock ', 'dlock run --on-lost '], { zshFpath: fpath });
-  expect(sorted(commands!)).toEqual(['acquire', 'completion', 'doctor', 'help', 'release', 'renew', 'run', 'status']);
+  expect(sorted(commands!)).toEqual(['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status']);
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
 });

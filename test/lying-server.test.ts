@@ -153,6 +153,46 @@ describe('the other scripts', () => {
   });
 });
 
+describe('--once-per and history replies', () => {
+  test.each<[string, Reply]>([
+    ['{3} alone', [3]],
+    ['{3, mark, ms} without the server time', [3, '{}', 5000]],
+    ['a mark that is an array', [3, ['x'], 5000, 1_700_000_000_000]],
+    ['a left time of letters', [3, '{}', 'abc', 1_700_000_000_000]],
+    ['a negative server time', [3, '{}', 5000, -1]],
+    ['a 100 MB mark', [3, hugeBulk(100 * 1024 * 1024), 5000, 1_700_000_000_000]],
+  ])('enter answered "done" with %s: 69', async (_, reply) => {
+    await expectInstanceFailed(scripted({ enter: reply }), ['run', '-n', '--once-per', '1m', 'k', 'true'], INSTANCE_FAILED);
+  });
+
+  test('a forged done mark (not JSON, or JSON with escapes) is only shown, escaped: the run is turned away (75), one line', async () => {
+    for (const mark of ['not json', JSON.stringify({ host: 'h\x1b[2J', pid: { x: 1 }, started_ms: 'soon', finished_ms: '1700000000000' })]) {
+      const { result } = await against(scripted({ enter: [3, mark, 60_000, 1_700_000_000_000] }), ['run', '-n', '--once-per', '1m', 'k', 'true']);
+      expectOneError(result, 75, /^dlock: k is done until 2023-11-14T22:14:20Z \(--once-per 1m\): it last succeeded /);
+      expect(result.stderr).not.toContain('\x1b');
+    }
+  });
+
+  test.each<[string, Reply]>([
+    ['a string', 'x'],
+    ['an entry without fields', [['1-0']]],
+    ['an ID that is not one', [['later', ['event', 'released']]]],
+    ['an odd field list', [['1-0', ['event']]]],
+    ['fields that are numbers', [['1-0', [1, 2]]]],
+    ['100 000 nested arrays', nested(100_000)],
+  ])('XREVRANGE (history) answered with %s: 69', async (_, reply) => {
+    await expectInstanceFailed((argv) => (argv[0] === 'XREVRANGE' ? reply : undefined), ['history', 'k'], INSTANCE_FAILED);
+  });
+
+  test('forged history fields are shown escaped', async () => {
+    const { result } = await against((argv) => (argv[0] === 'XREVRANGE' ? [['1700000000000-0', ['event', 'released', 'host', 'h\x1b[2J', 'exit', '0', 'cmd', 'x\u202ey']]] : undefined), ['history', 'k']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('h\\x1b[2J');
+    expect(result.stdout).toContain('x\\u202ey');
+    expect(result.stdout).not.toContain('\x1b');
+  });
+});
+
 describe('the connection, pub/sub, Cluster and Sentinel', () => {
   test.each<[string, Reply]>([
     ['100 000 nested arrays', nested(100_000)],

@@ -29,6 +29,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
     if (!hold) return interruptedStatus(signals.interrupted);
+    // How the run ended, for the history and --once-per ("" if the command never started).
+    let exitStatus = '';
     try {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
@@ -41,10 +43,11 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
         ...(config.slotted ? { DLOCK_SLOT: String(hold.slot ?? 0) } : {}),
       });
       const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
+      exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
       return status;
     } finally {
-      await hold.release();
+      await hold.release(exitStatus);
     }
   } finally {
     signals.dispose();

@@ -20,6 +20,7 @@ import { now } from '../timeout.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
 import { syncReplicas } from './sync-replicas.js';
+import { doneThisWindow } from './once-per.js';
 import { WaitDisplay } from './wait-display.js';
 import { logNotUndone, logOutage, logOutageOver, logPollOnly, logRedundancy, logRetaken } from './warnings.js';
 
@@ -27,7 +28,8 @@ import { logNotUndone, logOutage, logOutageOver, logPollOnly, logRedundancy, log
 export type HoldConfig = Pick<
   RunConfig,
   'key' | 'ttlMs' | 'waitMs' | 'killAfterMs' | 'syncReplicas' | 'connectTimeoutMs' | 'holderCmd' | 'conflictExitCode' | 'verbosity' | 'logFormat'
->;
+> &
+  Partial<Pick<RunConfig, 'oncePerMs'>>;
 
 export class Hold {
   private lease: Lease | undefined;
@@ -53,6 +55,7 @@ export class Hold {
     const display = new WaitDisplay(config, set, log);
     const result = await obtain(set, meta, {
       waitMs: config.waitMs,
+      oncePerMs: config.oncePerMs,
       signal: interrupted,
       onWait: (waitedMs, place) => display.waiting(waitedMs, place),
       onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
@@ -64,6 +67,7 @@ export class Hold {
     if (result.kind === 'mismatch') throw inUseOtherwise(config.key, set.mode, result);
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
+    if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs);
     if (result.kind === 'aborted') return undefined;
 
     const { fence, slot } = result;
@@ -115,11 +119,15 @@ export class Hold {
   /**
    * Stop renewing, wait for the renewal in flight (a release must not race it), then release
    * on every instance (each retried until --connect-timeout) and say how that went.
+   * `exitStatus`: how the run ended ("0" … "255", "lost"; "" when no command ran): the history
+   * records it, and "0" with --once-per marks the key done for the window.
    */
-  async release(): Promise<void> {
+  async release(exitStatus = ''): Promise<void> {
     const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
     await this.lease?.stop();
-    const releases = await releaseAll(this.set);
+    // One instance records the release (with the run's exit status) in the same script call.
+    const record = this.set.total === 1 ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
+    const releases = await releaseAll(this.set, { record });
     reportRelease(this.log, releases, { key: this.config.key, fence: this.fence, total: this.set.total, lost: this.lease?.lost.aborted ?? false, expiresInMs: expiresBy - now() });
   }
 

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
+import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
 
 type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
 
@@ -20,6 +21,8 @@ export class WaitDisplay {
   private ticker: NodeJS.Timeout | undefined;
   /** Our place in line (1 = next), when there is a line. */
   private place: number | undefined;
+  /** Recent hold times from the key's history, read once when the wait starts (undefined until then). */
+  private holdTimes: number[] | undefined;
 
   constructor(
     private readonly config: DisplayConfig,
@@ -39,6 +42,7 @@ export class WaitDisplay {
     this.place = place;
     if (!this.spinner) return;
     this.waitStartedAt ??= Date.now() - waitedMs;
+    this.holdTimes ??= await recentHoldTimes(this.set);
     this.snapshot = await holderSnapshot(this.set);
     await this.render();
     // Between polls (up to 5 s apart) the times shown still move, once a second.
@@ -51,7 +55,16 @@ export class WaitDisplay {
     const holder = this.snapshot ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now) : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
-    await this.spinner?.update(`waiting for ${this.config.key} (${inLine}${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
+    const turn = this.turnText(now);
+    await this.spinner?.update(`waiting for ${this.config.key} (${inLine}${turn}${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
+  }
+
+  /** "turn in about 40s; " from the recent hold times, or nothing without them. */
+  private turnText(now: number): string {
+    const since = this.snapshot?.holder.sinceMs;
+    const slots = this.set.mode.kind === 'slots' ? this.set.mode.slots : 1;
+    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slots, since === undefined ? undefined : now - since);
+    return ms === undefined ? '' : `turn in about ${formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000))}; `;
   }
 
   stop(): void {

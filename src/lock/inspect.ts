@@ -1,5 +1,6 @@
 // Read a lock's state on one instance without changing it (status, spinner, reentrancy).
 
+import { hostname } from 'node:os';
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { Holder } from './holder.js';
@@ -21,6 +22,7 @@ export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: n
  * FORCE_RELEASE).
  */
 export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean, slot?: number): Promise<{ holders: Holder[]; closedForMs: number }> {
-  const args = [now ? 'now' : 'close', Date.now(), slot === undefined ? '' : String(slot), keys.wakePrefix];
-  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, lineKeys(keys, keys.released), args), timeoutMs));
+  // Who forced it goes into the history.
+  const args = [now ? 'now' : 'close', Date.now(), slot === undefined ? '' : String(slot), keys.wakePrefix, hostname(), process.pid];
+  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [...lineKeys(keys, keys.released), keys.history], args), timeoutMs));
 }

@@ -19,6 +19,10 @@ export interface LockKeys {
   lineInfo: string;
   /** A waiter listens on this prefix + its owner token: woken when it may enter. */
   wakePrefix: string;
+  /** --once-per: a run succeeded this window (JSON of host, pid, cmd, fence, started_ms, finished_ms), PX to the window's end. */
+  done: string;
+  /** Stream: the key's history (scripts.ts HISTORY), capped. */
+  history: string;
 }
 
 export function lockKeys(prefix: string, key: string): LockKeys {
@@ -32,12 +36,19 @@ export function lockKeys(prefix: string, key: string): LockKeys {
     lineExpiry: `${lock}:line:expiry`,
     lineInfo: `${lock}:line:info`,
     wakePrefix: `${lock}:wake:`,
+    done: `${lock}:done`,
+    history: `${lock}:history`,
   };
 }
 
 /** KEYS of the scripts that see the whole lock: L, fence or channel, HX, Q, QX, QD. */
 export function lineKeys(keys: LockKeys, second: string): string[] {
   return [keys.lock, second, keys.holders, keys.line, keys.lineExpiry, keys.lineInfo];
+}
+
+/** The KEYS after lineKeys of the scripts that keep once-per and history: the done mark, the history stream. */
+export function recordKeys(keys: LockKeys): string[] {
+  return [keys.done, keys.history];
 }
 
 /** The user's key back from a lock hash's name, or undefined if it is not one of ours. */

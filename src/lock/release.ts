@@ -4,7 +4,7 @@
 
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
-import { lineKeys, type LockKeys } from './keys.js';
+import { lineKeys, recordKeys, type LockKeys } from './keys.js';
 import { parseReleaseReply } from './replies.js';
 import { runScript } from './script.js';
 import { RELEASE } from './scripts.js';
@@ -17,6 +17,16 @@ import { RELEASE } from './scripts.js';
  */
 export type ReleaseReply = 'released' | 'unannounced' | 'not-ours';
 
-export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true): Promise<ReleaseReply> {
-  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, lineKeys(keys, keys.released), [owner, notify ? '1' : '0', keys.wakePrefix]), timeoutMs));
+/**
+ * What the release records (one instance only): the history entry with the run's exit status
+ * ("" when no command ran), and with exit status "0" and `oncePerMs`, the done mark.
+ */
+export interface ReleaseRecord {
+  exitStatus: string;
+  oncePerMs: number;
+}
+
+export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true, record?: ReleaseRecord): Promise<ReleaseReply> {
+  const recorded = record ? ['1', record.exitStatus, Math.round(record.oncePerMs)] : ['0', '', 0];
+  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, [...lineKeys(keys, keys.released), ...recordKeys(keys)], [owner, notify ? '1' : '0', keys.wakePrefix, ...recorded]), timeoutMs));
 }

@@ -4,6 +4,7 @@
 // Replies arrive as ioredis gives them: bulk strings as strings, integers as numbers, nil null.
 
 import { MalformedReplyError } from '../redis/describe.js';
+import { cut, parseCount } from '../untrusted.js';
 import { holderFromDetails, holderFromReply, holdersFromReply, MAX_SLOTS, waiterFromDetails, type HeldMode, type Holder, type Waiter } from './holder.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
@@ -55,10 +56,44 @@ export type EnterReply =
   /** `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us in. */
   | { acquired: false; place: number; nextInMs: number | undefined }
   /** The key is in use in another mode or with another n. */
-  | { acquired: false; mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number } };
+  | { acquired: false; mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number } }
+  /** --once-per: a run succeeded within its window. */
+  | { acquired: false; done: DoneMark };
 
-/** ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters}. */
+/** The done mark of --once-per: who last succeeded, when (server ms), and until when the key is done. */
+export interface DoneMark {
+  host: string;
+  pid: string;
+  cmd: string;
+  fence: string;
+  startedMs?: number;
+  finishedMs?: number;
+  /** Server ms when the window ends. */
+  untilMs: number;
+}
+
+/**
+ * The mark's JSON is data anyone with write access can forge: every field is read leniently
+ * (cut, numbers only when they are times), never a reason to fail the instance.
+ */
+function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
+  let fields: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(raw.length > 64 * 1024 ? '{}' : raw);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) fields = parsed as Record<string, unknown>;
+  } catch {
+    // Not dlock's JSON: the key is done all the same, by whom is unknown.
+  }
+  const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? cut(String(value)) : '');
+  const time = (value: unknown) => parseCount(typeof value === 'string' ? value : undefined, 0, 8.64e15);
+  return { host: text(fields.host), pid: text(fields.pid), cmd: text(fields.cmd), fence: text(fields.fence), startedMs: time(fields.started_ms), finishedMs: time(fields.finished_ms), untilMs: nowMs + leftMs };
+}
+
+/** ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON, ms left, server ms}. */
 export function parseEnterReply(reply: unknown): EnterReply {
+  if (Array.isArray(reply) && reply.length === 4 && reply[0] === 3 && isField(reply[1]) && isPttl(reply[2], -2) && isPttl(reply[3], 0)) {
+    return { acquired: false, done: doneMark(reply[1], Math.max(0, reply[2]), reply[3]) };
+  }
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 1 && isPttl(reply[2], -1) && reply[2] < MAX_SLOTS) {
     if (!isFence(reply[1])) throw badFence('enter', 'a fencing token', reply[1]);
     return { acquired: true, fence: reply[1], slot: reply[2] >= 0 ? reply[2] : undefined };
@@ -69,7 +104,7 @@ export function parseEnterReply(reply: unknown): EnterReply {
   if (Array.isArray(reply) && reply.length === 5 && reply[0] === 2 && ['exclusive', 'shared', 'slots'].includes(reply[1]) && isPttl(reply[2], 0) && isPttl(reply[3], 0) && isPttl(reply[4], 0)) {
     return { acquired: false, mismatch: { kind: reply[1], slots: reply[2], holders: reply[3], waiters: reply[4] } };
   }
-  throw malformed('enter', reply, '{1, fence, slot}, {0, place, ms} or {2, mode, n, holders, waiters}');
+  throw malformed('enter', reply, '{1, fence, slot}, {0, place, ms}, {2, mode, n, holders, waiters} or {3, done, ms, time}');
 }
 
 export interface InspectReply {
@@ -175,4 +210,33 @@ function escape(c: string): string {
   if (c === '"' || c === '\\') return `\\${c}`;
   const code = c.codePointAt(0)!;
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+}
+
+/** One history entry (scripts.ts HISTORY): the stream ID's time, the event, and its fields (cut). */
+export interface HistoryEntry {
+  id: string;
+  /** Server ms (from the stream ID). */
+  ms: number;
+  event: string;
+  fields: Record<string, string>;
+}
+
+/** Most fields one entry may have (dlock writes at most 12 besides `event`). */
+const MAX_ENTRY_FIELDS = 64;
+
+/**
+ * XREVRANGE: a list of {id, flat fields}. The shape is checked (a lie fails the instance); the
+ * fields are data anyone who can write to the stream could forge, so they are only cut here
+ * and escaped where they are printed.
+ */
+export function parseHistoryReply(reply: unknown): HistoryEntry[] {
+  const entry = (item: unknown): item is [string, string[]] =>
+    Array.isArray(item) && item.length === 2 && typeof item[0] === 'string' && /^\d{1,16}-\d{1,20}$/.test(item[0]) && Array.isArray(item[1]) && item[1].length % 2 === 0 && item[1].length <= 2 * MAX_ENTRY_FIELDS && item[1].every(isField);
+  if (!Array.isArray(reply) || !reply.every(entry)) throw new MalformedReplyError(`it answered XREVRANGE with ${shape(reply)} (expected a list of {id, fields})`);
+  return reply.map(([id, flat]) => {
+    const fields: Record<string, string> = Object.create(null);
+    for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);
+    const { event = '', ...rest } = fields;
+    return { id, ms: Number(id.split('-')[0]), event, fields: rest };
+  });
 }

@@ -2,6 +2,21 @@
 // owner token before it writes, and returns counters as strings (64-bit safe).
 
 /**
+ * HISTORY: the scripts that do the work append one entry per event to the key's stream
+ * `<prefix>{<key>}:history` in the same call (no extra round trip), capped exactly at this many
+ * entries (XADD MAXLEN). Best effort: an XADD the server refuses (an ACL without +xadd, a
+ * foreign key of another type there) never fails the lock operation. Every entry has `event`,
+ * `host`, `pid`, `cmd`; its ID is the server's time in ms. Events and their own fields:
+ *   acquired  fence, slot, waited_ms                 released  fence, slot, exit, held_ms
+ *   lost      fence, why (expired|forced|taken)      forced    fence, slot, by_host, by_pid, now
+ *   busy      waited_ms, why (held or line: turned away by -n; wait: its --wait ran out)
+ *   done      waited_ms, until_ms (turned away by --once-per: a run succeeded in this window)
+ *   left      waited_ms (a waiter interrupted while in line)
+ * One instance only (a server, Sentinel, Cluster): with Redlock nothing is recorded.
+ */
+export const HISTORY_MAX = 1000;
+
+/**
  * ACQUIRE
  * KEYS[1] lock hash, KEYS[2] fence counter
  * ARGV[1] owner token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid, ARGV[5] cmd, ARGV[6] since ms
@@ -33,13 +48,24 @@ return {1, fence}
 
 /**
  * EXTEND
- * KEYS[1] lock hash; ARGV[1] owner token, ARGV[2] ttl ms
- * Returns 1 when the owner matched and the lease was renewed, else 0. Never re-creates a lock.
+ * KEYS[1] lock hash, KEYS[2] history stream (see HISTORY below)
+ * ARGV[1] owner token, ARGV[2] ttl ms; history (dlock run and the keeper on one instance; else
+ * ARGV[3] is "0"): ARGV[3] "1" to record a loss, ARGV[4] host, ARGV[5] pid, ARGV[6] cmd, ARGV[7] fence
+ * Returns 1 when the owner matched and the lease was renewed, else 0 (and, with ARGV[3] "1", a
+ * "lost" entry says why: expired, forced (`release --force` closed it) or taken). Never
+ * re-creates a lock.
  */
 export const EXTEND = `
-if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
+end
+if ARGV[3] == '1' then
+  local why = 'expired'
+  if owner == '' then why = 'forced' elseif owner then why = 'taken' end
+  redis.pcall('XADD', KEYS[2], 'MAXLEN', ${HISTORY_MAX}, '*', 'event', 'lost', 'host', ARGV[4], 'pid', ARGV[5],
+    'cmd', ARGV[6], 'fence', ARGV[7], 'why', why)
 end
 return 0
 `;
@@ -197,6 +223,9 @@ local function entrants(L, HX, Q, QD)
   end
   return run
 end
+local function record(H, event, ...)
+  redis.pcall('XADD', H, 'MAXLEN', ${HISTORY_MAX}, '*', 'event', event, ...)
+end
 local function wake(prefix, who)
   local told = true
   for _, w in ipairs(who) do
@@ -214,17 +243,24 @@ end
  * ARGV[7] mode "exclusive" | "shared" | "slots", ARGV[8] n (slots), ARGV[9] "1" to wait in line,
  * "0" for --no-wait (never queues: busy when the lock has no room or anyone is in line),
  * ARGV[10] place lease ms, ARGV[11] wake channel prefix
+ * (once per window, history) KEYS[7] done mark, KEYS[8] history; ARGV[12] ms this dlock has
+ * waited so far, ARGV[13] --once-per window ms ("0": none)
  * Returns {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a
  * retried request that landed late); {0, place in line (1 = first; 0 with --no-wait), ms until a
  * holder's lease runs out that would let this waiter in (-1: none does)}; {2, how the key is in
  * use ("exclusive", "shared" or "slots"), its n, holders, waiters} when it is in use in another
- * mode or with another n (nothing changed).
+ * mode or with another n (nothing changed); with ARGV[13] > 0, {3, done mark (JSON: host, pid,
+ * cmd, fence, started_ms, finished_ms), ms it stays done, server time ms} when a run succeeded
+ * within its window (this waiter leaves the line, and whoever may now enter is woken).
+ * The holder's hash gets `taken_ms` (server time): the start of a --once-per window.
  * Waiters whose place lease ran out are dropped, and holders (--slots/--shared) whose lease ran
  * out freed; when that lets others in, they are woken.
  */
 export const ENTER = `${LINE_LIB}
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local D, H = KEYS[7], KEYS[8]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[7], tonumber(ARGV[8])
+local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[12]}
 if redis.call('HGET', L, 'owner') == owner then
   redis.call('PEXPIRE', L, ttl)
   return {1, redis.call('HGET', L, 'fence'), -1}
@@ -258,6 +294,22 @@ if other then
   return {2, other, other_n, count, redis.call('ZCARD', Q)}
 end
 
+-- --once-per: a run succeeded within its window; checked before anything is taken or queued.
+if (tonumber(ARGV[13]) or 0) > 0 then
+  local done = redis.call('GET', D)
+  if done then
+    local left = redis.call('PTTL', D)
+    if redis.call('ZSCORE', Q, owner) then
+      redis.call('ZREM', Q, owner)
+      redis.call('ZREM', QX, owner)
+      redis.call('HDEL', QD, owner)
+      wake(ARGV[11], entrants(L, HX, Q, QD))
+    end
+    record(H, 'done', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'until_ms', tostring(now + math.max(left, 0)))
+    return {3, done, left, now}
+  end
+end
+
 local function take()
   redis.call('ZREM', Q, owner)
   redis.call('ZREM', QX, owner)
@@ -266,12 +318,13 @@ local function take()
   local fence = redis.call('GET', F)
   if mode == 'exclusive' then
     redis.call('HSET', L, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
-      'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2])
+      'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
     local expired = redis.pcall('PEXPIRE', L, ttl)
     if type(expired) == 'table' and expired.err then
       redis.pcall('DEL', L)
       return expired
     end
+    record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
     return {1, fence, -1}
   end
   local slot = -1
@@ -283,7 +336,8 @@ local function take()
     redis.call('HSET', L, 's:' .. slot, owner)
   end
   redis.call('HSET', L, 'mode', mode, 'slots', ARGV[8], 'h:' .. owner, cjson.encode({fence = fence,
-    slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = ARGV[6], ttl_ms = ARGV[2]}))
+    slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = ARGV[6], ttl_ms = ARGV[2],
+    taken_ms = tostring(now)}))
   redis.call('ZADD', HX, now + ttl, owner)
   local expired = redis.pcall('PEXPIRE', L, ttl)
   if type(expired) == 'table' and expired.err then
@@ -294,6 +348,7 @@ local function take()
   settle_holders(L, HX, now)
   -- Shared holders enter together, slots fill up: whoever may now enter too is told.
   wake(ARGV[11], entrants(L, HX, Q, QD))
+  record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', tostring(slot))
   return {1, fence, slot}
 end
 
@@ -313,6 +368,9 @@ if not queued and ARGV[9] ~= '1' then
       if taken then return taken end
     end
   end
+  local why = 'held'
+  if redis.call('ZCARD', Q) > 0 and kind == 'none' then why = 'line' end
+  record(H, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
   return {0, 0, -1}
 end
 if not queued then
@@ -345,7 +403,8 @@ return {0, place + 1, next_in}
 
 /**
  * EXTEND_HOLDER (renew one holder of --slots or --shared)
- * KEYS[1] L, KEYS[2] HX; ARGV[1] owner token, ARGV[2] ttl ms
+ * KEYS[1] L, KEYS[2] HX, KEYS[3] history; ARGV[1] owner token, ARGV[2] ttl ms; ARGV[3..7] as
+ * EXTEND's (record a loss: "1", host, pid, cmd, fence)
  * Returns 1 when it still held (its lease now ends ttl from now), else 0. Never re-creates one.
  */
 export const EXTEND_HOLDER = `${LINE_LIB}
@@ -353,6 +412,11 @@ local L, HX = KEYS[1], KEYS[2]
 local now = clock()
 local ends = redis.call('ZSCORE', HX, ARGV[1])
 if redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 0 or not ends or tonumber(ends) <= now then
+  if ARGV[3] == '1' then
+    local why = 'expired'
+    if redis.call('HEXISTS', L, 'h:!' .. ARGV[1]) == 1 then why = 'forced' end
+    record(KEYS[3], 'lost', 'host', ARGV[4], 'pid', ARGV[5], 'cmd', ARGV[6], 'fence', ARGV[7], 'why', why)
+  end
   return 0
 end
 redis.call('ZADD', HX, now + tonumber(ARGV[2]), ARGV[1])
@@ -362,12 +426,19 @@ return 1
 
 /**
  * LEAVE (a waiter gives up: its wait ran out, or it was signalled)
- * KEYS[1] L, KEYS[2] HX, KEYS[3] Q, KEYS[4] QX, KEYS[5] QD; ARGV[1] owner token, ARGV[2] wake prefix
+ * KEYS[1] L, KEYS[2] HX, KEYS[3] Q, KEYS[4] QX, KEYS[5] QD, KEYS[6] history; ARGV[1] owner token,
+ * ARGV[2] wake prefix, ARGV[3] what to record: "busy" (its --wait ran out), "left" (interrupted)
+ * or "" (nothing), ARGV[4] ms it waited
  * Returns 1 when it was in line (the waiters that may enter now are woken), else 0.
  */
 export const LEAVE = `${LINE_LIB}
 local L, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 if not redis.call('ZSCORE', Q, ARGV[1]) then return 0 end
+if ARGV[3] ~= '' then
+  local w = waiter(QD, ARGV[1])
+  record(KEYS[6], ARGV[3], 'host', tostring(w.host or ''), 'pid', tostring(w.pid or ''), 'cmd', tostring(w.cmd or ''),
+    'waited_ms', ARGV[4], 'why', 'wait')
+end
 redis.call('ZREM', Q, ARGV[1])
 redis.call('ZREM', QX, ARGV[1])
 redis.call('HDEL', QD, ARGV[1])
@@ -383,20 +454,49 @@ return 1
  * KEYS[1] L, KEYS[2] release channel, KEYS[3] HX, KEYS[4] Q, KEYS[5] QX, KEYS[6] QD
  * ARGV[1] owner token, ARGV[2] "0" to delete without telling the waiters (undoing a Redlock
  * attempt that never held a quorum), ARGV[3] wake prefix
+ * (once per window, history) KEYS[7] done mark, KEYS[8] history; ARGV[4] "1" to record the
+ * release, ARGV[5] the run's exit status ("" when no command ran), ARGV[6] --once-per window ms
+ * ("0": none)
  * Returns 1 when the owner held it (the exclusive hash, or one holder of --slots/--shared) and
  * its hold is deleted, the waiters that may now enter woken (unless ARGV[2] is "0"); 2 when it
  * was deleted but a PUBLISH was refused (an ACL without +publish: waiters notice by polling);
- * else 0. The delete is done first, so an error reply means nothing was deleted.
+ * else 0. With exit status "0" and a window, the done mark (JSON: host, pid, cmd, fence,
+ * started_ms, finished_ms) is SET first, to expire at `taken_ms` + window (server time), unless
+ * that has passed. The writes come first, so an error reply means nothing was deleted.
  */
 export const RELEASE = `${LINE_LIB}
 local L, R, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local D, H = KEYS[7], KEYS[8]
+local held, exclusive
 if redis.call('HGET', L, 'owner') == ARGV[1] then
-  redis.call('DEL', L)
+  exclusive = true
+  held = {}
+  for _, f in ipairs({'host', 'pid', 'cmd', 'fence', 'taken_ms'}) do held[f] = redis.call('HGET', L, f) or '' end
+  held.slot = '-1'
 elseif redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 1 then
-  drop_holder(L, HX, ARGV[1])
-  settle_holders(L, HX, clock())
+  held = decoded(redis.call('HGET', L, 'h:' .. ARGV[1]))
 else
   return 0
+end
+local now = clock()
+local started = tonumber(held.taken_ms)
+local window = tonumber(ARGV[6]) or 0
+if ARGV[5] == '0' and window > 0 and started and started + window > now then
+  redis.call('SET', D, cjson.encode({host = tostring(held.host or ''), pid = tostring(held.pid or ''),
+    cmd = tostring(held.cmd or ''), fence = tostring(held.fence or ''), started_ms = tostring(started),
+    finished_ms = tostring(now)}), 'PX', started + window - now)
+end
+if exclusive then
+  redis.call('DEL', L)
+else
+  drop_holder(L, HX, ARGV[1])
+  settle_holders(L, HX, now)
+end
+if ARGV[4] == '1' then
+  local ms = ''
+  if started then ms = tostring(now - started) end
+  record(H, 'released', 'host', tostring(held.host or ''), 'pid', tostring(held.pid or ''), 'cmd', tostring(held.cmd or ''),
+    'fence', tostring(held.fence or ''), 'slot', tostring(held.slot or '-1'), 'exit', ARGV[5], 'held_ms', ms)
 end
 if ARGV[2] == '0' then return 1 end
 local told = true
@@ -435,7 +535,8 @@ return {redis.call('PTTL', L), redis.call('GET', F), redis.call('HGETALL', L),
  * KEYS[1] L, KEYS[2] release channel, KEYS[3] HX, KEYS[4] Q, KEYS[5] QX, KEYS[6] QD
  * ARGV[1] "now" to delete at once, else "close"; ARGV[2] the time in ms (`forced_ms`);
  * ARGV[3] a slot number to remove only that holder of --slots, "" for every holder;
- * ARGV[4] wake prefix
+ * ARGV[4] wake prefix; KEYS[7] history, ARGV[5] host and ARGV[6] pid of who forces it (each
+ * removed holder gets a "forced" entry)
  * Returns {ms the key stays closed (0: deleted, or nothing to release), flat HGETALL of the
  * exclusive holder as it was (empty if none), the removed holders of --slots/--shared as their
  * details JSON}.
@@ -455,6 +556,10 @@ if redis.call('HEXISTS', L, 'mode') == 0 then
   local holder = redis.call('HGETALL', L)
   local pttl = redis.call('PTTL', L)
   if #holder == 0 then return {0, holder, {}} end
+  local h = {}
+  for i = 1, #holder, 2 do h[holder[i]] = holder[i + 1] end
+  record(KEYS[7], 'forced', 'host', h.host or '', 'pid', h.pid or '', 'cmd', h.cmd or '', 'fence', h.fence or '',
+    'slot', '-1', 'by_host', ARGV[5], 'by_pid', ARGV[6], 'now', tostring(ARGV[1] == 'now'))
   if ARGV[1] ~= 'now' and pttl > 0 then
     redis.call('HSET', L, 'owner', '', 'forced_ms', ARGV[2])
     return {pttl, holder, {}}
@@ -473,6 +578,9 @@ for i = 1, #scored, 2 do
   local h = decoded(raw)
   if string.sub(owner, 1, 1) ~= '!' and (ARGV[3] == '' or tostring(h.slot) == ARGV[3]) then
     list[#list + 1] = raw or '{}'
+    record(KEYS[7], 'forced', 'host', tostring(h.host or ''), 'pid', tostring(h.pid or ''), 'cmd', tostring(h.cmd or ''),
+      'fence', tostring(h.fence or ''), 'slot', tostring(h.slot or '-1'), 'by_host', ARGV[5], 'by_pid', ARGV[6],
+      'now', tostring(ARGV[1] == 'now'))
     drop_holder(L, HX, owner)
     if ARGV[1] ~= 'now' then
       h.forced_ms = ARGV[2]

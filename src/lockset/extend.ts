@@ -34,7 +34,9 @@ export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions)
   const timeoutMs = renewTimeoutMs(set.connectTimeoutMs, givesUpAt - startedAt);
   // A holder of --slots/--shared has its own lease inside the lock's hash.
   const extend = set.mode.kind === 'exclusive' ? extendOn : extendHolderOn;
-  const round = await fanOut(set, (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs), (ok) => ok, set.timeoutMs);
+  // One instance keeps a history: a refused renewal of a hold is recorded there as its loss.
+  const record = held && set.total === 1 ? { host: held.meta.host, pid: held.meta.pid, cmd: held.meta.cmd, fence: held.fence } : undefined;
+  const round = await fanOut(set, (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record), (ok) => ok, set.timeoutMs);
   const verdict = tally(round.outcomes, set.total);
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
     const retaken = held && set.total > 1 ? await retake(set, round.outcomes, startedAt, held) : [];

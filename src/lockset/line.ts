@@ -17,13 +17,14 @@ const NOTHING: Undo = { done: Promise.resolve([]), stop: () => {} };
  * landed without its reply reaching us: it may hold the lock, which the caller then releases
  * if the wait ends without it.
  */
-export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, replyLost: { value: boolean }): Promise<Attempt> {
+export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, replyLost: { value: boolean }, recorded: { waitedMs: number; oncePerMs: number }): Promise<Attempt> {
   const instance = set.instances[0];
   if (!instance) return { kind: 'unavailable', errors: set.unreachable, undo: NOTHING };
   const startedAt = now();
   try {
-    const reply = await enterOn(instance, set.keys, { owner: set.owner, ttlMs: set.ttlMs, meta, mode: set.mode, join, timeoutMs: set.timeoutMs });
+    const reply = await enterOn(instance, set.keys, { owner: set.owner, ttlMs: set.ttlMs, meta, mode: set.mode, join, timeoutMs: set.timeoutMs, ...recorded });
     if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
+    if ('done' in reply) return { kind: 'done', done: reply.done };
     if ('mismatch' in reply) {
       const { kind: usedAs, slots, holders, waiters } = reply.mismatch;
       return { kind: 'mismatch', usedAs, slots, holders, waiters };
@@ -38,9 +39,12 @@ export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, re
   }
 }
 
-/** Leave the line (best effort, bounded): a waiter that gives up wakes the one behind it at once. */
-export async function leaveLine(set: LockSet): Promise<void> {
+/**
+ * Leave the line (best effort, bounded): a waiter that gives up wakes the one behind it at once.
+ * `record`: what the history says ("busy": the wait ran out, "left": interrupted, "": nothing).
+ */
+export async function leaveLine(set: LockSet, record: 'busy' | 'left' | '' = '', waitedMs = 0): Promise<void> {
   const instance = set.instances[0];
   if (!instance) return;
-  await withTimeout(leaveOn(instance, set.keys, set.owner, set.timeoutMs), set.timeoutMs).catch(() => {});
+  await withTimeout(leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs), set.timeoutMs).catch(() => {});
 }

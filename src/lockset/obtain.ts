@@ -1,6 +1,7 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
+import type { DoneMark } from '../lock/replies.js';
 import { now, sleep } from '../timeout.js';
 import { tryAcquire, type Attempt, type Undo } from './acquire.js';
 import { leaveLine, tryEnter } from './line.js';
@@ -18,6 +19,8 @@ export type NotObtained = Failed & { unreleased: Pick<InstanceFailure, 'label' |
 
 type Failed =
   | { kind: 'busy'; waitedMs: number }
+  /** --once-per: a run succeeded within its window (out of line already). */
+  | { kind: 'done'; done: DoneMark; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
   /** The key is in use in another mode or with another n (nothing was taken). */
   | { kind: 'mismatch'; usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number; waitedMs: number }
@@ -27,6 +30,8 @@ type Failed =
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
   waitMs: number | undefined;
+  /** --once-per window (one instance): turned away ("done") when a run succeeded within it. */
+  oncePerMs?: number;
   signal: AbortSignal;
   /** Called each time the lock is found busy and we are about to wait (spinner, verbose log); `place` in line, 1 = next. */
   onWait?: (waitedMs: number, place?: number) => void | Promise<void>;
@@ -45,7 +50,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   let undo: Undo | undefined;
   const inLine = set.total === 1;
   const replyLost = { value: false };
-  const tryOnce = inLine ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost) : () => tryAcquire(set, meta);
+  const startedAt = now();
+  const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
+  const tryOnce = inLine ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost, recorded()) : () => tryAcquire(set, meta);
   const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();
@@ -57,7 +64,10 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   }
   if (inLine) {
     // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
-    const [, released] = await Promise.all([leaveLine(set), replyLost.value ? releaseAll(set) : Promise.resolve([])]);
+    // (ENTER took a waiter turned away as done out of line already.) The history records why.
+    const record = result.kind === 'busy' ? 'busy' : result.kind === 'aborted' ? 'left' : '';
+    const leaving = result.kind === 'done' ? Promise.resolve() : leaveLine(set, record, result.waitedMs);
+    const [, released] = await Promise.all([leaving, replyLost.value ? releaseAll(set) : Promise.resolve([])]);
     return { ...result, unreleased: releaseFailures(released) };
   }
   return { ...result, unreleased: undo ? releaseFailures(await undo.done) : [] };
@@ -87,6 +97,7 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
       }
       if (attempt.kind === 'acquired') return { ...attempt, waitedMs };
       if (attempt.kind === 'mismatch') return { ...attempt, waitedMs };
+      if (attempt.kind === 'done') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
         unavailableSince ??= now();

@@ -1,7 +1,7 @@
 // Release on every instance in parallel: owner-checked, and retried until --connect-timeout
 // runs out on an instance whose release failed (compare-and-delete by owner is idempotent).
 
-import { releaseOn } from '../lock/release.js';
+import { releaseOn, type ReleaseRecord } from '../lock/release.js';
 import { instanceFailure, type Instance, type InstanceFailure } from '../redis/client.js';
 import { now, sleep } from '../timeout.js';
 import type { LockSet } from './lockset.js';
@@ -32,25 +32,27 @@ export interface ReleaseOptions {
   notify?: boolean;
   /** Stop retrying when this aborts (the last attempt sent still runs). */
   signal?: AbortSignal;
+  /** One instance: record the release in the history (and, after an exit 0 with --once-per, the done mark). */
+  record?: ReleaseRecord;
 }
 
 /** Release where asked; one entry per instance released on, in the lock set's order. */
 export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<InstanceRelease[]> {
   const chosen = set.instances.filter((_, i) => !options.which || options.which[i]);
   return Promise.all(
-    chosen.map(async (instance) => ({ label: instance.target.label, outcome: await releaseWithRetry(set, instance, options.notify ?? true, options.signal) })),
+    chosen.map(async (instance) => ({ label: instance.target.label, outcome: await releaseWithRetry(set, instance, options.notify ?? true, options.signal, options.record) })),
   );
 }
 
 /** One instance: retry a failed release (error, timeout, dropped connection) until --connect-timeout. */
-async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolean, signal?: AbortSignal): Promise<ReleaseOutcome> {
+async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolean, signal?: AbortSignal, record?: ReleaseRecord): Promise<ReleaseOutcome> {
   const deadline = now() + set.connectTimeoutMs;
   let replyLost: string | undefined;
   let firstFailure: string | undefined;
   for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
     try {
-      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify);
+      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record);
       if (reply === 'not-ours') return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
       return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
     } catch (error) {

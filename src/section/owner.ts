@@ -21,7 +21,8 @@ export async function releaseAsOwner(config: ConnectionConfig, key: string, toke
   const set = await openLockSet(config, key, undefined, token);
   try {
     await stopKeeper(token, config.connectTimeoutMs + 1_000);
-    const releases = await releaseAll(set);
+    // One instance records the release in the key's history (no command: no exit status).
+    const releases = await releaseAll(set, set.total === 1 ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
     const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired').length;
     const failures = [...releaseFailures(releases), ...set.unreachable];
     for (const failure of failures) log.warn(`${key} not released on ${failureText(failure)}`, { event: 'release-failed', key, instance: failure.label, error: failure.reason });

@@ -1,0 +1,38 @@
+// --once-per: the one line a run turned away in a window another run already succeeded in
+// says where and when that run succeeded, and until when the key is done (server time).
+
+import type { RunConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { NotObtainedError } from '../errors.js';
+import type { DoneMark } from '../lock/replies.js';
+
+/** The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this window. */
+export function doneThisWindow(config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'> & { oncePerMs?: number }, done: DoneMark, waitedMs: number): NotObtainedError {
+  const where = done.host ? `on ${done.host}${done.pid ? ` (pid ${done.pid})` : ''}` : 'somewhere (the mark names no host)';
+  const started = done.startedMs === undefined ? '' : `, started ${serverTime(done.startedMs)}`;
+  const took = done.startedMs !== undefined && done.finishedMs !== undefined ? `, took ${formatDuration(done.finishedMs - done.startedMs)}` : '';
+  const finished = done.finishedMs === undefined ? 'at an unknown time' : `at ${serverTime(done.finishedMs)}`;
+  const window = config.oncePerMs ? ` (--once-per ${formatDuration(config.oncePerMs)})` : '';
+  const error = new NotObtainedError(
+    `${config.key} is done until ${serverTime(done.untilMs)}${window}: it last succeeded ${finished} ${where}${started}${took}; not run (server time)`,
+    config.conflictExitCode,
+  );
+  error.silent = config.conflictExitCode === 0 && config.verbosity !== 'verbose';
+  error.event = 'done';
+  error.fields = {
+    key: config.key,
+    waited_ms: waitedMs,
+    until: new Date(done.untilMs).toISOString(),
+    last: { host: done.host, pid: done.pid, cmd: done.cmd, fence: done.fence, started: isoOrNull(done.startedMs), finished: isoOrNull(done.finishedMs) },
+  };
+  return error;
+}
+
+/** A server time (ms) as ISO 8601 UTC, to the second. */
+export function serverTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function isoOrNull(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString();
+}

@@ -1,0 +1,63 @@
+// dlock history as text (a table, newest first) and as JSON. Every field came from a stream
+// anyone who can write to Redis could forge: cut when read, escaped here.
+
+import { formatDuration } from '../duration.js';
+import type { HistoryEntry } from '../lock/replies.js';
+import { parseCount, printable } from '../untrusted.js';
+
+/** The table: time (server, UTC), event, host, pid, what happened, command. */
+export function historyTable(entries: HistoryEntry[]): string {
+  const rows = [['TIME (SERVER, UTC)', 'EVENT', 'HOST', 'PID', 'DETAILS', 'COMMAND']];
+  for (const entry of entries) {
+    const { host = '', pid = '', cmd = '' } = entry.fields;
+    rows.push([new Date(entry.ms).toISOString(), entry.event, host, pid, details(entry), cmd].map(printable));
+  }
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** What one event says besides who: fence, slot, exit status, times, why. */
+export function details(entry: HistoryEntry): string {
+  const f = entry.fields;
+  const ms = (name: string) => {
+    const value = parseCount(f[name], 0, 8.64e15);
+    return value === undefined ? '?' : formatDuration(value);
+  };
+  const fence = f.fence ? `fence ${f.fence}` : '';
+  const slot = f.slot !== undefined && f.slot !== '-1' ? `slot ${f.slot}` : '';
+  const parts: string[] = [];
+  switch (entry.event) {
+    case 'acquired':
+      parts.push(fence, slot, `waited ${ms('waited_ms')}`);
+      break;
+    case 'released':
+      parts.push(f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`, `held ${ms('held_ms')}`, fence, slot);
+      break;
+    case 'lost':
+      parts.push(`${f.why ?? '?'} (renewal refused)`, fence);
+      break;
+    case 'forced':
+      parts.push(`by ${f.by_host ?? '?'} pid ${f.by_pid ?? '?'}${f.now === 'true' ? ' (--now)' : ''}`, fence, slot);
+      break;
+    case 'busy':
+      parts.push(f.why === 'wait' ? `wait ran out after ${ms('waited_ms')}` : f.why === 'line' ? 'others in line (-n)' : 'held (-n)');
+      break;
+    case 'done':
+      parts.push(`done until ${untilText(f.until_ms)}`);
+      break;
+    case 'left':
+      parts.push(`interrupted after ${ms('waited_ms')}`);
+      break;
+  }
+  return parts.filter(Boolean).join(', ');
+}
+
+function untilText(value: string | undefined): string {
+  const ms = parseCount(value, 0, 8.64e15);
+  return ms === undefined ? '?' : new Date(ms).toISOString();
+}
+
+/** One JSON object per entry: `time` (ISO, server), `time_ms`, `event`, then its fields as stored. */
+export function historyJson(entries: HistoryEntry[]): object[] {
+  return entries.map((entry) => ({ id: entry.id, time: new Date(entry.ms).toISOString(), time_ms: entry.ms, event: entry.event, ...entry.fields }));
+}
