@@ -60,8 +60,8 @@ describe('keys are stored literally', () => {
     await admin.hset('dlock:{not-a-lock', 'owner', 'x'); // a hash that only looks like ours
     const holders = await holdAll(LITERAL_KEYS.map((key) => ['dlock:', key]));
     try {
-      // Each key has exactly its hash and fence counter under the prefix, and nothing else moved.
-      const expected = LITERAL_KEYS.flatMap((key) => [lockKeys('dlock:', key).lock, lockKeys('dlock:', key).fence]);
+      // Each key has exactly its hash, fence counter and history under the prefix, and nothing else moved.
+      const expected = LITERAL_KEYS.flatMap((key) => [lockKeys('dlock:', key).lock, lockKeys('dlock:', key).fence, lockKeys('dlock:', key).history]);
       expect(await allKeys()).toEqual([...expected, 'sentinel', 'dlock:{not-a-lock'].sort());
       expect(await admin.get('sentinel')).toBe('still here');
       expect(existsSync('/tmp/pwned')).toBe(false);
