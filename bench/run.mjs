@@ -67,7 +67,7 @@ function which(command) {
 }
 
 /** A hung step must not hang CI: give up (and clean up) after this long. */
-const WATCHDOG_MS = { full: 8 * 60_000, smoke: 3 * 60_000 };
+const WATCHDOG_MS = { full: 12 * 60_000, smoke: 3 * 60_000 };
 
 async function main() {
   const args = process.argv.slice(2);
