@@ -42,10 +42,12 @@ async function gatedRound({ command, redis, key, contenders = CONTENDERS, holder
   } finally {
     for (const p of [...gates, ...procs]) p.kill('SIGKILL');
   }
-  const releasedAt = Math.min(...gates.map((g) => g.event('released').ts_ms));
   const lastExit = Math.max(...procs.map((p) => p.exitedAt));
   const holds = procs.map((p) => ({ acquired: p.event('acquired').ts_ms, released: p.event('released').ts_ms })).sort((a, b) => a.acquired - b.acquired);
-  if (holds[0].acquired < releasedAt) throw new Error(`serialisation: a waiter acquired ${key} before its holder let it go`);
+  if (holds[0].acquired < Math.min(...gates.map((g) => g.gateOpenedAt))) throw new Error(`serialisation: a waiter acquired ${key} before its holder's gate opened`);
+  // The release, as logged by the holder; a loaded machine can delay that line past the first
+  // waiter's "acquired" (Redis ran the release first), so the earlier of the two.
+  const releasedAt = Math.min(...gates.map((g) => g.event('released').ts_ms), holds[0].acquired);
   const gaps = holds.slice(1).map((h, i) => h.acquired - holds[i].released);
   return {
     wallMs: lastExit - releasedAt,
