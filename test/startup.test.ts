@@ -70,3 +70,28 @@ test('--version alone is answered by bin/dlock without the bundle, with the vers
   expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule vm'); // bin/dlock loads the bundle with vm
   expect(await node([BIN, '-V'])).toEqual(fast);
 });
+
+test('bin/dlock loads the bundle with the code cache the build trained, and V8 accepts it', async () => {
+  // A rejected cache (another Node, other V8 flags, a bundle rebuilt without retraining) still
+  // runs, only ~25 ms slower: nothing but this check would notice.
+  const dir = tempDir();
+  const preload = join(dir, 'cache-check.cjs');
+  const out = join(dir, 'rejected.txt');
+  writeFileSync(
+    preload,
+    `const vm = require('node:vm');
+const { writeFileSync } = require('node:fs');
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(source, options) {
+    super(source, options);
+    if (options && options.cachedData) process.on('exit', () => writeFileSync(${JSON.stringify(out)}, String(this.cachedDataRejected)));
+  }
+};\n`,
+  );
+  const code = await new Promise<number | null>((resolve) => {
+    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-cache', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+  });
+  expect(code).toBe(0);
+  expect(readFileSync(out, 'utf8')).toBe('false');
+});

@@ -3,6 +3,10 @@
 
 import { Redis } from 'ioredis';
 import { RedisServer as SharedRedisServer } from '../../support/redis-server.mjs';
+import { waitUntil } from '../../support/wait-until.mjs';
+
+/** `text` as a literal inside a Redis glob pattern (PUBSUB CHANNELS). */
+const globLiteral = (text) => text.replace(/[\\*?[\]]/g, (c) => `\\${c}`);
 
 export { freePort, killAllServers, waitForPort } from '../../support/redis-server.mjs';
 
@@ -16,6 +20,38 @@ export class RedisServer extends SharedRedisServer {
   async version() {
     const info = await this.client().info('server');
     return /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  }
+
+  /**
+   * How many dlock processes wait for `key`, as Redis sees them: the clients subscribed to the
+   * key's channels (`<prefix>{key}:*`). Written for both ways of waiting: today every waiter
+   * subscribes to the one `<prefix>{key}:released` channel (its NUMSUB counts them); with a
+   * wake-one line each waiter subscribes to a channel of its own (`<prefix>{key}:wake:<token>`,
+   * one channel per waiter). The larger of the two counts is the number of waiters.
+   */
+  async waitersOn(key, prefix = 'dlock:') {
+    const base = `${prefix}{${key}}`;
+    const channels = await this.client().pubsub('CHANNELS', `${globLiteral(base)}:*`);
+    if (channels.length === 0) return 0;
+    const reply = await this.client().pubsub('NUMSUB', ...channels);
+    const counts = [];
+    for (let i = 0; i < reply.length; i += 2) counts.push({ channel: reply[i], subscribers: Number(reply[i + 1]) });
+    const busiest = Math.max(...counts.map((c) => c.subscribers));
+    const ownChannels = counts.filter((c) => c.channel !== `${base}:released` && c.subscribers > 0).length;
+    return Math.max(busiest, ownChannels);
+  }
+
+  /** Resolves once `count` waiters are subscribed for `key` (see waitersOn); polls Redis, nothing else to await. */
+  waitForWaiters(key, count, timeoutMs = 60_000) {
+    return waitUntil(`${count} waiters subscribed for ${key}`, async () => (await this.waitersOn(key)) >= count, { timeoutMs, everyMs: 5 });
+  }
+
+  /** Calls per command name from INFO commandstats (commands run inside Lua scripts included). */
+  async commandCalls() {
+    const info = await this.client().info('commandstats');
+    const calls = {};
+    for (const [, name, n] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[name] = Number(n);
+    return calls;
   }
 
   /** Addresses ("ip:port") of every client connection except the bench's own. */

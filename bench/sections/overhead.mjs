@@ -75,5 +75,5 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
       rows.push({ section: '1 overhead', measure, unit: '×', ratio: value, ratioOf: 'medians', ...(limit ? atMost(value, limit) : {}) });
     }
   }
-  return { rows, data: { rounds: plan.overheadRounds, warmup: plan.warmup, stats, samples }, startupMs: stats.dlock.median };
+  return { rows, data: { rounds: plan.overheadRounds, warmup: plan.warmup, stats, samples } };
 }
