@@ -94,7 +94,7 @@ describe('before and around the subcommand', () => {
   test('dlock help bogus: one "dlock: " line, exit 64', async () => {
     const result = await dlock(['help', 'bogus']);
     expect(result.code).toBe(64);
-    expect(result.stderr).toBe('dlock: unknown command "bogus" (commands: run, acquire, renew, status, release, history, completion, help)\n');
+    expect(result.stderr).toBe('dlock: unknown command "bogus" (commands: run, acquire, renew, status, release, history, doctor, completion, help)\n');
     expect(result.stdout).toBe('');
   });
 
