@@ -156,5 +156,26 @@ export async function handoff({ plan, redis, dlock, binary }) {
       }
     }
   }
+  // Issue 12: a release wakes only the head of the line, so a long line costs what a short one
+  // does: p50 and p99 at the most waiters no worse than 1.5× those at 1, from this same run.
+  const most = Math.max(...Object.keys(plan.handoff).map(Number));
+  for (const id of ['dlock', 'dlock-binary']) {
+    const one = data[`${id}/1`];
+    const many = data[`${id}/${most}`];
+    if (!one || !many || most === 1) continue;
+    for (const view of ['events', 'redis']) {
+      const p50 = many.stats[view].median / one.stats[view].median;
+      const p99 = many.stats[view].p99 / one.stats[view].p99;
+      const row = {
+        section: '2 handoff',
+        measure: `${id === 'dlock' ? 'dlock npm' : 'dlock binary'}, ${most} waiters ÷ 1 waiter, p50 / p99 (${view})`,
+        unit: '×',
+        median: Math.round(p50 * 100) / 100,
+        p99: Math.round(p99 * 100) / 100,
+      };
+      if (view === 'events') Object.assign(row, { target: '≤ 1.5× both', pass: p50 <= 1.5 && p99 <= 1.5 });
+      rows.push(row);
+    }
+  }
   return { rows, data };
 }
