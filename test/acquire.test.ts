@@ -89,11 +89,13 @@ test('a script acquires, sleeps past 3x the TTL while a contender keeps getting 
     if (!done) busy.push(contender.code);
   }
   expect(done.code, done.stderr).toBe(0);
-  expect(busy.length).toBeGreaterThan(5);
+  // A loaded machine starts few contenders in 3.5 s; each one was turned away.
+  expect(busy.length).toBeGreaterThan(1);
   expect(new Set(busy)).toEqual(new Set([75]));
   expect((await contend('held')).code).toBe(0);
-  // The keeper renewed it all along: about every ttl/3 for 3.5 s.
-  expect(events(done.stderr, 'renewed').length).toBeGreaterThanOrEqual(8);
+  // The keeper renewed it all along (every ttl/3 for 3.5 s; a 1 s lease needs at least 3).
+  expect(events(done.stderr, 'renewed').length).toBeGreaterThanOrEqual(3);
+  expect(events(done.stderr, 'lost')).toEqual([]);
   expect(keepers()).toEqual([]);
 });
 

@@ -78,11 +78,11 @@ export function faultKinds({ redlockInstances }) {
     },
     {
       name: 'dlock-sigstop',
-      title: 'SIGSTOP of a holding dlock for ~4 TTLs, then SIGCONT (a GC pause): its child runs on',
+      title: 'SIGSTOP of a holding dlock for ~5 TTLs, then SIGCONT (a GC pause): its child runs on',
       // A frozen dlock cannot stop its child: only the fencing token protects the resource.
       promises: { tokens: true, expiry: false },
       topology: redisTopology(1, 'none'),
-      victimHoldTtls: 3,
+      victimHoldTtls: 4,
       injectAfterTtls: [0, 0.25],
       inject: sigstopDlock,
     },

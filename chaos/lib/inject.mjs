@@ -18,7 +18,9 @@ export async function sigkillDlock({ victim }) {
 
 /** A GC pause: dlock frozen well past its TTL while its child runs on; the fence is what protects the resource. */
 export async function sigstopDlock({ victim, random, ttlMs }) {
-  const pauseMs = random.between(4, 4.5) * ttlMs;
+  // Longer than the victim's hold (4 TTLs): its child writes while its dlock is frozen, well
+  // after the next holder (in at about 1-2 TTLs) has written with a newer token.
+  const pauseMs = random.between(5, 5.5) * ttlMs;
   const stop = { from: wallMs(), to: undefined };
   victim.stops.push(stop);
   victim.signalWith('SIGSTOP');
