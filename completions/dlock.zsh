@@ -22,6 +22,19 @@ _dlock_connection_options() {
   )
 }
 
+# The lock options run and acquire share (appended to _dlock_options).
+_dlock_lock_options() {
+  _dlock_options+=(
+    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:'
+    '(-n --no-wait -w --wait)'{-n,--no-wait}'[fail at once if the lock is held]'
+    '(-n --no-wait -w --wait)'{-w+,--wait=}'[give up after this long]:duration:'
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:exit code:'
+    '--sync-replicas=[WAIT until n replicas have the lock]:replicas:'
+    '(-s --shared)--slots=[up to n holders at once]:slots:'
+    '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]'
+  )
+}
+
 _dlock_run() {
   # Options of dlock come before the key (or `-- <key>` for a key starting with "-"); after the
   # key an optional --, then the command, whose words are all its own: complete them as a
@@ -65,16 +78,10 @@ _dlock_run() {
 
   local -a _dlock_options
   _dlock_connection_options
+  _dlock_lock_options
   _arguments -s : $_dlock_options \
-    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
-    '(-n --no-wait -w --wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
-    '(-n --no-wait -w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
-    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:exit code:' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--kill-after=[grace between SIGTERM and SIGKILL]:duration:' \
-    '--sync-replicas=[WAIT until n replicas have the lock]:replicas:' \
-    '(-s --shared)--slots=[up to n holders at once]:slots:' \
-    '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
     '--once-per=[after an exit 0, the key is done until that run'"'"'s start + duration]:duration:' \
     '1:lock name:'
@@ -83,15 +90,9 @@ _dlock_run() {
 _dlock_acquire() {
   local -a _dlock_options
   _dlock_connection_options
+  _dlock_lock_options
   _arguments -s : $_dlock_options \
-    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
-    '(-n --no-wait -w --wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
-    '(-n --no-wait -w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
-    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:exit code:' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
-    '--sync-replicas=[WAIT until n replicas have the lock]:replicas:' \
-    '(-s --shared)--slots=[up to n holders at once]:slots:' \
-    '(--slots -s --shared)'{-s,--shared}'[hold together with other shared holders]' \
     '(--no-keeper)--pid=[the process whose exit releases the lock]:pid:_pids' \
     '(--pid)--no-keeper[leave nothing running; the lock lasts --ttl unless renewed]' \
     '--format=[stdout format]:format:(sh json)' \

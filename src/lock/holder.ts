@@ -104,12 +104,11 @@ export function holdersFromReply(flat: unknown, ends: Map<string, number>, nowMs
   for (const [name, raw] of Object.entries(fields)) {
     if (!name.startsWith('h:')) continue;
     const id = name.slice(2);
-    const closed = id.startsWith('!');
-    const details = detailsOf(raw);
     const end = ends.get(id);
     holders.push({
-      ...holderFromFields({ ...details, owner: closed ? '' : id }),
-      ...(mode.kind === 'slots' ? { slot: parseCount(details.slot, 0, MAX_SLOTS - 1) } : { shared: true }),
+      ...holderFromDetails(raw, mode.kind),
+      // "!<owner>": closed by release --force.
+      owner: id.startsWith('!') ? '' : id,
       ...(end === undefined ? {} : { ttlLeftMs: Math.max(0, end - nowMs) }),
     });
   }
@@ -117,11 +116,15 @@ export function holdersFromReply(flat: unknown, ends: Map<string, number>, nowMs
   return { mode, holders };
 }
 
-/** A removed holder of --slots/--shared from its details JSON (release --force shows it). */
-export function holderFromDetails(raw: unknown): Holder {
+/**
+ * A holder of --slots/--shared from its details JSON (owner ""): a slot holder or a shared one as
+ * `kind` says, else as its details say (a holder release --force removed: the mode is gone).
+ */
+export function holderFromDetails(raw: unknown, kind?: 'slots' | 'shared'): Holder {
   const details = detailsOf(raw);
   const slot = parseCount(details.slot, 0, MAX_SLOTS - 1);
-  return { ...holderFromFields({ ...details, owner: '' }), ...(slot === undefined ? { shared: true } : { slot }) };
+  const slotted = kind === undefined ? slot !== undefined : kind === 'slots';
+  return { ...holderFromFields({ ...details, owner: '' }), ...(slotted ? { slot } : { shared: true }) };
 }
 
 /** One waiter from its details JSON (forged details show as unknown). */

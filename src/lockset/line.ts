@@ -5,7 +5,7 @@
 import type { HolderMeta } from '../lock/acquire.js';
 import { enterOn, leaveOn, PLACE_RENEW_MS } from '../lock/line.js';
 import { instanceFailure } from '../redis/client.js';
-import { now, withTimeout } from '../timeout.js';
+import { now } from '../timeout.js';
 import type { Attempt, Undo } from './acquire.js';
 import type { LockSet } from './lockset.js';
 
@@ -46,5 +46,5 @@ export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, re
 export async function leaveLine(set: LockSet, record: 'busy' | 'left' | '' = '', waitedMs = 0): Promise<void> {
   const instance = set.instances[0];
   if (!instance) return;
-  await withTimeout(leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs), set.timeoutMs).catch(() => {});
+  await leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs).catch(() => {});
 }

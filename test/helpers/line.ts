@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { events, spawnDlock, type LockEventLine } from '../fixtures/observe.js';
+import { events, onlyEvent, spawnDlock, type LockEventLine } from '../fixtures/observe.js';
 import type { Result, Running } from './cli.js';
 
 /** `dlock run --log-format json <flags> <key> -- <command>` against one Redis URL. */
@@ -19,10 +19,7 @@ export async function inLine(running: Running): Promise<LockEventLine> {
 
 /** The one `event` of a finished run (or of a stderr transcript so far), with its stderr in the failure message. */
 export function eventOf(result: Result | string, event: string): LockEventLine {
-  const stderr = typeof result === 'string' ? result : result.stderr;
-  const found = events(stderr, event);
-  if (found.length !== 1) throw new Error(`expected one "${event}" event, got ${found.length}; stderr:\n${stderr}`);
-  return found[0];
+  return onlyEvent(typeof result === 'string' ? result : result.stderr, event);
 }
 
 /** The owner tokens in line for `key`, first first. */
