@@ -167,7 +167,12 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     const handOverMs = onlyEvent(result.stderr, 'acquired').ts_ms - onlyEvent(held.stderr, 'released').ts_ms;
     console.log(`${n} instance(s): outage reported ${outage.ts_ms - stoppedAt}ms after the stop; hand-over ${Math.round(handOverMs)}ms after the release`);
     expect(handOverMs).toBeLessThan(1_000);
-    expect(onlyEvent(result.stderr, 'acquired').fence).toBe('2');
+    // After the holder's token 1. One instance counts every grant, so 2; with Redlock an attempt
+    // that met a partly released lock (the release reaches the instances one by one) and was
+    // undone has raised a counter on the instances it took: the token is larger, not always 2.
+    const fence = BigInt(onlyEvent(result.stderr, 'acquired').fence);
+    if (n === 1) expect(fence).toBe(2n);
+    else expect(fence).toBeGreaterThan(1n);
   });
 
   test('the wait runs out during the outage: 69 saying Redis was unreachable, not busy', async () => {
