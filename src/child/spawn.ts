@@ -2,7 +2,7 @@
 // the lock's environment and the caller's descriptors, and make sure it cannot outlive dlock
 // (parent-death signal on Linux).
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { constants as os } from 'node:os';
 import { CommandError, EXIT } from '../errors.js';
@@ -41,9 +41,18 @@ function exitStatus(code: number | null | undefined, signal: string | null | und
  * status, and execa would add ~12 ms and ~10 MB to every run (see README, Performance).
  */
 export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
-  const [command, commandArgs] = hasSetpriv() ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, args];
+  const [command, commandArgs] = parentDeathPrefix(file, args);
   const stdio = childStdio(inheritedFds(process.env));
-  const child = spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) });
+  return childHandle(spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) }), file);
+}
+
+/** `command args` behind setpriv where it exists: if dlock dies, the kernel sends the child SIGKILL. */
+export function parentDeathPrefix(command: string, args: string[]): [string, string[]] {
+  return hasSetpriv() ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
+
+/** The handle of a spawned child; `file` names the command in a failure to start it. */
+export function childHandle(child: ChildProcess, file: string): ChildHandle {
   const exited = new Promise<number>((resolve, reject) => {
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') reject(new CommandError(`${file}: command not found`, EXIT.notFound));

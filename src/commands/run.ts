@@ -3,6 +3,7 @@
 
 import { constants as os } from 'node:os';
 import { ChildSignals } from '../child/child-signals.js';
+import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import { spawnChild } from '../child/spawn.js';
@@ -22,26 +23,34 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   resolveCommand(file, env.PATH); // 127/126 before any lock is taken
   const signals = new SignalRelay();
   let set: LockSet | undefined;
+  // null: tried, and the command is spawned when granted (see launcher.ts).
+  let prepared: PreparedChild | null | undefined;
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     if (parentToken && (await isHeldBy(set, parentToken))) return await runUnderParent(config, env, file, args, signals, log);
 
-    const hold = await Hold.acquire(set, config, log, signals.interrupted);
+    // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
+    const lockSet = set;
+    const ready = () => (prepared ??= prepareChild(file, args, waitingEnv(config, lockSet.owner)) ?? null);
+    const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
     let exitStatus = '';
     try {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
-      const child = await spawnChild(file, args, {
-        ...process.env,
-        DLOCK_KEY: config.key,
-        DLOCK_FENCING_TOKEN: hold.fence,
-        DLOCK_TOKEN: hold.owner,
-        DLOCK_TTL_MS: String(config.ttlMs),
-        ...(config.slotted ? { DLOCK_SLOT: String(hold.slot ?? 0) } : {}),
-      });
+      const slot = config.slotted ? (hold.slot ?? 0) : undefined;
+      const child =
+        prepared?.start(hold.fence, slot) ??
+        (await spawnChild(file, args, {
+          ...process.env,
+          DLOCK_KEY: config.key,
+          DLOCK_FENCING_TOKEN: hold.fence,
+          DLOCK_TOKEN: hold.owner,
+          DLOCK_TTL_MS: String(config.ttlMs),
+          ...(slot === undefined ? {} : { DLOCK_SLOT: String(slot) }),
+        }));
       const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
@@ -50,9 +59,18 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       await hold.release(exitStatus);
     }
   } finally {
+    prepared?.discard();
     signals.dispose();
     if (set) disconnectAll(set.instances);
   }
+}
+
+/** The command's environment before the grant: DLOCK_FENCING_TOKEN (and DLOCK_SLOT with --slots) come with it. */
+function waitingEnv(config: RunConfig, owner: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DLOCK_KEY: config.key, DLOCK_TOKEN: owner, DLOCK_TTL_MS: String(config.ttlMs) };
+  delete env.DLOCK_FENCING_TOKEN;
+  if (config.slotted) delete env.DLOCK_SLOT;
+  return env;
 }
 
 /** A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock. */

@@ -48,16 +48,20 @@ export class Hold {
    * Acquire `set`'s lock, waiting as `config.waitMs` says, and start renewing it (and, with
    * --sync-replicas, wait for the replicas). Throws the busy (75) or unavailable (69) error;
    * resolves to undefined, with nothing held, when `interrupted` aborted the wait or came
-   * before the hold was ready.
+   * before the hold was ready. `whileWaiting` is called each time a wait for the lock goes on
+   * (dlock run makes its command ready then).
    */
-  static async acquire(set: LockSet, config: HoldConfig, log: Logger, interrupted: AbortSignal): Promise<Hold | undefined> {
+  static async acquire(set: LockSet, config: HoldConfig, log: Logger, interrupted: AbortSignal, whileWaiting?: () => void): Promise<Hold | undefined> {
     const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
     const display = new WaitDisplay(config, set, log);
     const result = await obtain(set, meta, {
       waitMs: config.waitMs,
       oncePerMs: config.oncePerMs,
       signal: interrupted,
-      onWait: (waitedMs, place) => display.waiting(waitedMs, place),
+      onWait: (waitedMs, place) => {
+        whileWaiting?.();
+        return display.waiting(waitedMs, place);
+      },
       onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
       onOutageOver: () => logOutageOver(log, config.key),
       onPollOnly: (errors) => logPollOnly(log, config.key, errors),

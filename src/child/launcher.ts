@@ -1,0 +1,127 @@
+// The command made ready while dlock waits in line. Starting a process from Node costs a fork
+// of Node itself (~4.5 ms of blocked event loop on this machine, measured in README
+// Performance) and setpriv's own start (~1.5 ms): paid after the lock is granted, that is time
+// the next holder waits and the lock is held with nothing running. So when dlock has to wait,
+// it starts the process at once as a small shell (behind setpriv, like the command itself)
+// that sets the arguments up and blocks reading a pipe; when the lock is granted dlock writes
+// the fencing token (and slot) there and the shell `exec`s the command: same pid, the command's
+// environment, arguments and descriptors exactly as a direct spawn gives them. The command's
+// words are in the environment while it waits, not in its argv, so `ps`/`pgrep -f` do not show
+// a command that is not running yet. If dlock gives up (busy, signal, error) it kills the
+// waiting shell; if dlock dies, the parent-death signal (or the pipe's end) does.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
+import { childHandle, parentDeathPrefix, type ChildHandle } from './spawn.js';
+
+const SH = '/bin/sh';
+/** Variables of the waiting shell only: the words of the command, and PWD as the caller had it. */
+const WORD = 'DLOCK_LAUNCH_';
+const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface PreparedChild {
+  /**
+   * Run the command now, with its fencing token (and slot). Undefined when the waiting shell is
+   * gone (killed meanwhile): the caller spawns the command itself.
+   */
+  start(fence: string, slot: number | undefined): ChildHandle | undefined;
+  /** Not started: kill the waiting shell. Nothing once started. */
+  discard(): void;
+}
+
+/**
+ * The script of the waiting shell; `gate` is its pipe's descriptor (0-9: sh's limit). Every
+ * variable it sets is in WORD's namespace or unset before the exec, so the command's
+ * environment is the one dlock built. dash adds PWD when it is missing and corrects it when it
+ * is not the working directory: both are undone.
+ */
+function script(gate: number): string {
+  return [
+    `${WORD}I=0`,
+    `while [ "$${WORD}I" -lt "$${WORD}ARGC" ]; do eval "set -- \\"\\$@\\" \\"\\$${WORD}$${WORD}I\\""; unset "${WORD}$${WORD}I"; ${WORD}I=$((${WORD}I + 1)); done`,
+    `if [ -n "\${${WORD}PWD+set}" ]; then PWD=$${WORD}PWD; else unset PWD; fi`,
+    `read -r ${WORD}GO <&${gate} || exit 0`,
+    `DLOCK_FENCING_TOKEN=\${${WORD}GO%%:*}`,
+    `export DLOCK_FENCING_TOKEN`,
+    `case $${WORD}GO in *:-) ;; *) DLOCK_SLOT=\${${WORD}GO#*:}; export DLOCK_SLOT ;; esac`,
+    `unset ${WORD}I ${WORD}ARGC ${WORD}PWD ${WORD}GO`,
+    `exec "$@" ${gate}<&-`,
+  ].join('\n');
+}
+
+function hasShell(): boolean {
+  try {
+    accessSync(SH, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Start the waiting shell for `file args` with `env` (the command's environment without
+ * DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots: the grant brings them). Undefined where a shell cannot
+ * give exactly the direct spawn's environment and descriptors (a variable name sh would drop,
+ * IFS set, the caller's descriptors 3 to 9 all open): then the command is spawned when granted.
+ */
+export function prepareChild(file: string, args: string[], env: NodeJS.ProcessEnv): PreparedChild | undefined {
+  const names = Object.keys(env);
+  if (process.platform === 'win32' || !hasShell()) return undefined;
+  if (names.some((name) => !VALID_NAME.test(name) || name.startsWith(WORD) || name === 'IFS')) return undefined;
+  // The pipe goes at a number the caller left closed (sh reads only 0-9); the exec closes it.
+  const fds = inheritedFds(process.env);
+  const gate = [3, 4, 5, 6, 7, 8, 9].find((fd) => !fds.includes(fd));
+  if (gate === undefined) return undefined;
+  const stdio = childStdio(fds) as unknown[];
+  while (stdio.length <= gate) stdio.push('ignore');
+  stdio[gate] = 'pipe';
+
+  const words = Object.fromEntries([file, ...args].map((word, i) => [`${WORD}${i}`, word]));
+  const shellEnv: NodeJS.ProcessEnv = {
+    ...withoutInheritedFdsVar(env),
+    ...words,
+    [`${WORD}ARGC`]: String(args.length + 1),
+    ...(env.PWD === undefined ? {} : { [`${WORD}PWD`]: env.PWD }),
+  };
+  let shell: ChildProcess;
+  try {
+    const [command, commandArgs] = parentDeathPrefix(SH, ['-c', script(gate), 'sh']);
+    shell = spawn(command, commandArgs, { stdio: stdio as never, env: shellEnv });
+  } catch {
+    return undefined;
+  }
+  const pipe = shell.stdio[gate] as Writable | null;
+  // A pipe write to a shell that died meanwhile: the exit says what happened.
+  pipe?.on('error', () => {});
+  shell.on('error', () => {});
+  const alive = () => shell.pid !== undefined && shell.exitCode === null && shell.signalCode === null;
+  if (!pipe || !alive()) {
+    shell.kill('SIGKILL');
+    return undefined;
+  }
+  // Watch the exit from now on: a shell that dies while waiting is noticed by start().
+  const handle = childHandle(shell, file);
+  let started = false;
+  const discard = () => {
+    if (started) return;
+    started = true;
+    pipe.destroy();
+    if (alive()) shell.kill('SIGKILL');
+    handle.exited.catch(() => {});
+  };
+  return {
+    start(fence, slot) {
+      if (started) return undefined;
+      if (!alive() || !/^\d+$/.test(fence) || (slot !== undefined && !Number.isInteger(slot))) {
+        discard();
+        return undefined;
+      }
+      started = true;
+      pipe.end(`${fence}:${slot ?? '-'}\n`);
+      return handle;
+    },
+    discard,
+  };
+}
