@@ -30,11 +30,14 @@ const HOSTS = [
 ];
 
 /**
- * A slot of the simulated crontab, and the --once-per window: longer than the spread of the
- * hosts' firings (4 s), shorter than the slot less that spread (as 4m in a crontab firing every 5 minutes).
+ * A slot of the simulated crontab, and the --once-per window (as 4m in a crontab firing every
+ * 5 minutes): longer than the spread of one slot's firings (4 s: the window of the first host's
+ * success must cover the last host's firing), shorter than the gap from the exact host's
+ * success in one slot to the first firing of the next (slot − 2 s = 7 s); 5.5 s leaves 1.5 s on
+ * either side for start-ups on a loaded machine (4.5 s once let a run 4.6 s late through).
  */
 const SLOT_MS = 9000;
-const WINDOW = '4500ms';
+const WINDOW = '5500ms';
 
 /** The job: note (slot, host, the host's clock in ms) and exit with the code the file `fail` names for this host and slot. */
 function jobScript(dir: string): string {
@@ -93,7 +96,7 @@ describe('three hosts, clocks ±2 s apart, each firing the job once per slot', (
     expect(ran.map(([slot, host]) => `${slot} ${host}`)).toEqual(['0 ahead', '1 ahead', '1 exact', '2 ahead']);
     // Each turned-away run said where and when it last succeeded, and until when it is done.
     for (const r of results.filter((result) => result.code === 3)) {
-      expect(r.stderr).toMatch(new RegExp(`^dlock: cron-job is done until \\S+Z \\(--once-per 4\\.5s\\): it last succeeded at \\S+Z on ${hostname()} \\(pid \\d+\\), started \\S+Z, took \\d+ms; not run \\(server time\\)\\n$`));
+      expect(r.stderr).toMatch(new RegExp(`^dlock: cron-job is done until \\S+Z \\(--once-per 5\\.5s\\): it last succeeded at \\S+Z on ${hostname()} \\(pid \\d+\\), started \\S+Z, took \\d+ms; not run \\(server time\\)\\n$`));
     }
     // The job saw its host's clock: the hosts really were 2 s apart.
     const clockOf = (slot: string, host: string) => Number(ran.find(([s, h]) => s === slot && h === host)![2]);
