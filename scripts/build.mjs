@@ -91,21 +91,35 @@ await build({
 });
 
 // V8 code cache for bin/dlock: run the CLI once along the path users take (commander,
-// validation, the run command, ioredis, acquire, the child, release) and save every function
+// validation, the run command, ioredis, waiting, acquire, the child, release) and save every function
 // compiled on the way. Trained against a throwaway redis-server when one is installed; without
 // one, against a loopback port where nothing listens (the run then exits 69 by design, and the
 // cache covers start-up and connecting but not acquire and release).
 rmSync('dist/dlock.cjs.cache', { force: true });
 const port = await freePort();
 const server = await startRedis(port);
+let holder;
 try {
-  const training = spawnSync(process.execPath, ['bin/dlock', 'run', '--redis', `redis://127.0.0.1:${port}`, 'build-cache', '--', 'true'], {
+  const url = `redis://127.0.0.1:${port}`;
+  // The training run waits in line behind another dlock and is woken by its release, so the
+  // cache also holds the waiting path (busy, line, subscription, wake-up, the ready command),
+  // not only the path of a free lock (a superset of it, bar the direct spawn of the command).
+  if (server) {
+    holder = spawn(process.execPath, ['bin/dlock', 'run', '--redis', url, '--log-format', 'json', 'build-cache', '--', 'sleep', '0.3'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    await new Promise((resolve, reject) => {
+      let seen = '';
+      holder.stderr.on('data', (chunk) => (seen += chunk) && seen.includes('"acquired"') && resolve());
+      holder.on('exit', (code) => reject(new Error(`code cache training: the holder exited ${code} before it held the lock`)));
+    });
+  }
+  const training = spawnSync(process.execPath, ['bin/dlock', 'run', '--redis', url, '--wait', '10s', 'build-cache', '--', 'true'], {
     env: { ...process.env, DLOCK_WRITE_CODE_CACHE: '1' },
     stdio: 'ignore',
   });
   const expected = server ? 0 : 69;
   if (training.status !== expected) throw new Error(`code cache training run exited ${training.status}, expected ${expected}`);
 } finally {
+  holder?.kill('SIGKILL');
   server?.kill('SIGKILL');
 }
 
