@@ -35,6 +35,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
-/** Wall-clock epoch milliseconds with a sub-millisecond fraction, steady between calls. */
-const epochAtZero = Date.now() - now();
-export const epochMs = (): number => epochAtZero + now();
+/**
+ * Wall-clock epoch milliseconds with a sub-millisecond fraction (the `ts_ms` of every event):
+ * the monotonic clock plus its offset to the wall clock, which never goes back. Date.now() is
+ * whole milliseconds, so one reading of it fixes the offset only to within a millisecond, and
+ * a process descheduled between its two clock readings would keep an offset that many
+ * milliseconds wrong for its whole life (performance.timeOrigin has that flaw: 60 Node
+ * processes started at once on 2 cores, one was 164 ms off). So every call reads both clocks,
+ * wall first, and keeps the largest offset seen: a reading interrupted in between comes out
+ * smaller and is ignored, and the offset closes in on the truth from below. The result is
+ * never before Date.now() and never after the true time.
+ */
+let epochAtZero = -Infinity;
+export function epochMs(): number {
+  const wall = Date.now();
+  const mono = now();
+  if (wall - mono > epochAtZero) epochAtZero = wall - mono;
+  return epochAtZero + mono;
+}
+epochMs();

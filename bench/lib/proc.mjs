@@ -3,9 +3,9 @@
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { epochMs } from './clock.mjs';
 
-/** Epoch milliseconds with fractions, computed exactly as dlock's json log computes `ts_ms`. */
-export const epochMs = () => performance.timeOrigin + performance.now();
+export { epochMs };
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

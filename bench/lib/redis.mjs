@@ -4,6 +4,7 @@
 import { Redis } from 'ioredis';
 import { RedisServer as SharedRedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
+import { epochMs } from './clock.mjs';
 
 /** `text` as a literal inside a Redis glob pattern (PUBSUB CHANNELS). */
 const globLiteral = (text) => text.replace(/[\\*?[\]]/g, (c) => `\\${c}`);
@@ -96,9 +97,9 @@ export class RedisServer extends SharedRedisServer {
    */
   async monitor(ms) {
     const tap = await this.tap();
-    const from = performance.timeOrigin + performance.now();
+    const from = epochMs();
     await new Promise((resolve) => setTimeout(resolve, ms));
-    const to = performance.timeOrigin + performance.now();
+    const to = epochMs();
     const all = await tap.stop();
     const commands = all.filter((c) => c.source !== 'lua');
     return { from, to, seconds: (to - from) / 1000, commands, inScripts: all.length - commands.length };

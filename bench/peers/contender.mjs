@@ -5,6 +5,7 @@
 // Events: ready (connected, about to acquire), acquired (acquire() resolved), released (release() resolved).
 
 import { Redis } from 'ioredis';
+import { epochMs } from '../lib/clock.mjs';
 
 const [library, url, key, hold] = process.argv.slice(2);
 
@@ -12,7 +13,7 @@ const [library, url, key, hold] = process.argv.slice(2);
 const REDLOCK_MS = 120_000;
 
 function event(name) {
-  const ts = performance.timeOrigin + performance.now();
+  const ts = epochMs();
   process.stderr.write(`${JSON.stringify({ ts_ms: Math.round(ts * 1000) / 1000, event: name, key })}\n`);
 }
 
