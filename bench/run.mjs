@@ -28,8 +28,12 @@ const PLANS = {
   full: {
     warmup: 2,
     overheadRounds: 20,
-    // handoff: waiters → samples (1 waiter) or rounds of a full queue (10, 50 waiters)
-    handoff: { 1: 15, 10: 2, 50: 1 },
+    // handoff: waiters → samples (1 waiter) or rounds of a full queue (10, 50 waiters), for the
+    // events view (nothing watching Redis) and, in rounds of their own, the redis view (MONITOR)
+    handoff: { 1: 30, 10: 4, 50: 2 },
+    handoffRedis: { 1: 10, 10: 1, 50: 1 },
+    // the peers' events view (they are there for comparison, not for a target)
+    peerHandoff: { 1: 15, 10: 2, 50: 1 },
     peerHandoffWaiters: [1, 10, 50],
     serialRounds: 3,
     redlockRounds: 15,
@@ -43,6 +47,8 @@ const PLANS = {
     warmup: 1,
     overheadRounds: 4,
     handoff: { 1: 3, 10: 1 },
+    handoffRedis: { 1: 2, 10: 1 },
+    peerHandoff: { 1: 3, 10: 1 },
     peerHandoffWaiters: [1],
     serialRounds: 1,
     redlockRounds: 2,

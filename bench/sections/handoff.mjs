@@ -9,11 +9,15 @@
 // gated processes instead, see chain().) Every contender, dlock or peer, is its own Node
 // process with its own connection, as dlock is used.
 //
-// Two views of each handoff:
+// Two views of each handoff, from separate rounds:
 //   events: acquired.ts_ms of the next holder − released.ts_ms of the previous one, both logged
 //     by the contenders right after acquire/release returned (the target is on this one);
+//     measured with nothing watching Redis: MONITOR makes Redis format and send a line for
+//     every command, those inside scripts too, and the bench parse it, on the same 2 cores
+//     (with it, this view's p50 came out about 1 ms longer);
 //   redis:  on the server's clock (MONITOR), the first write of the lock key (dlock HSET, peers
-//     SET) after the release's DEL: the same handoff without the clients' logging delays.
+//     SET) after the release's DEL: the same handoff without the clients' logging delays, in
+//     rounds of their own (plan.handoffRedis), slowed by that same MONITOR.
 
 import { fileURLToPath } from 'node:url';
 import { Proc, sleep } from '../lib/proc.mjs';
@@ -80,22 +84,26 @@ function redisHandoffs(commands, lockKey) {
   return handoffs;
 }
 
-/** Run `body` with the processes it starts killed afterwards and the server's commands recorded. */
-async function recorded(redis, contender, key, body) {
+/**
+ * Run `body` with the processes it starts killed afterwards; `tap`: record the server's
+ * commands (MONITOR) for the redis view, else only the events view is measured.
+ */
+async function recorded(redis, contender, key, tap, body) {
   const procs = [];
-  const tap = await redis.tap();
+  const monitor = tap ? await redis.tap() : undefined;
   try {
     await body(procs);
   } finally {
     for (const p of procs) p.kill('SIGKILL');
   }
-  const commands = await tap.stop();
-  return { events: eventHandoffs(contender, key, procs), redis: redisHandoffs(commands, contender.lockKey(key)) };
+  if (!monitor) return { events: eventHandoffs(contender, key, procs), redis: [] };
+  const commands = await monitor.stop();
+  return { events: [], redis: redisHandoffs(commands, contender.lockKey(key)) };
 }
 
 /** N waiters queued behind a gated holder, then the lock passes down the queue. */
-function queue(redis, contender, key, waiters) {
-  return recorded(redis, contender, key, async (procs) => {
+function queue(redis, contender, key, waiters, tap) {
+  return recorded(redis, contender, key, tap, async (procs) => {
     procs.push(contender.start(key, true));
     await procs[0].waitFor('acquired');
     for (let i = 0; i < waiters; i++) procs.push(contender.start(key, false));
@@ -110,8 +118,8 @@ function queue(redis, contender, key, waiters) {
  * One waiter at a time, `samples` times: a chain of gated processes, each waiting behind the
  * previous one (which the bench then lets go), so each sample costs one process start.
  */
-function chain(redis, contender, key, samples) {
-  return recorded(redis, contender, key, async (procs) => {
+function chain(redis, contender, key, samples, tap) {
+  return recorded(redis, contender, key, tap, async (procs) => {
     procs.push(contender.start(key, true));
     await procs[0].waitFor('acquired');
     for (let i = 0; i < samples; i++) {
@@ -136,8 +144,12 @@ export async function handoff({ plan, redis, dlock, binary }) {
       if (!contender.target && !plan.peerHandoffWaiters.includes(waiters)) continue;
       const key = `bench-handoff-${contender.id}-${waiters}`;
       const samples = { events: [], redis: [] };
-      const rounds = waiters === 1 ? [await chain(redis, contender, key, plan.handoff[1])] : [];
-      for (let r = 0; waiters > 1 && r < plan.handoff[waiters]; r++) rounds.push(await queue(redis, contender, `${key}-${r}`, waiters));
+      const rounds = [];
+      for (const [tap, counts] of [[false, contender.target ? plan.handoff : plan.peerHandoff], [true, plan.handoffRedis]]) {
+        const view = tap ? 'redis' : 'events';
+        if (waiters === 1) rounds.push(await chain(redis, contender, `${key}-${view}`, counts[1], tap));
+        for (let r = 0; waiters > 1 && r < counts[waiters]; r++) rounds.push(await queue(redis, contender, `${key}-${view}-${r}`, waiters, tap));
+      }
       for (const round of rounds) (samples.events.push(...round.events), samples.redis.push(...round.redis));
       const stats = { events: summarize(samples.events), redis: summarize(samples.redis) };
       data[`${contender.id}/${waiters}`] = { stats, negativeEventHandoffs: samples.events.filter((x) => x < 0).length, samples };
