@@ -68,9 +68,16 @@ export class RedisServer extends SharedRedisServer {
    * stop() waits until the server has shown everything sent before it, then returns the list.
    */
   async tap() {
-    // monitor() opens a connection of its own; this client itself never connects.
-    const monitor = await new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true }).monitor();
+    // A connection in monitor mode (what ioredis' monitor() opens), made here so its errors are
+    // ours: when MONITOR's first lines arrive in the same read as its OK, ioredis parses them
+    // before it switches to monitor mode and emits "Command queue state error", which made
+    // monitor() reject and the whole bench fail. Those lines come before anything measured.
+    const monitor = new Redis({ port: this.port, host: '127.0.0.1', monitor: true });
     monitor.on('error', () => {});
+    await new Promise((resolve, reject) => {
+      monitor.once('monitoring', resolve);
+      monitor.once('end', () => reject(new Error(`MONITOR on port ${this.port}: the connection closed`)));
+    });
     const commands = [];
     const marker = `bench-tap-${Math.random()}`;
     let sawMarker;
