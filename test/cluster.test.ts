@@ -173,6 +173,36 @@ describe('a 3-master cluster with a password', () => {
     expect(await cluster.client(to).get(`${lock}:fence`)).toBe(String(Number(fence) + 1));
   });
 
+  test('--slots 2: the slot moves to another master while two holders hold it; each renews there, keeping its slot', async () => {
+    const key = 'moving-slots';
+    const lock = `dlock:{${key}}`;
+    const holders = [0, 1].map(() => hold(key, { redis: url, flags: ['-t', '1s', '--slots', '2'] }));
+    const children = await Promise.all(holders.map((holder) => holder.child()));
+    expect(children.map(({ env }) => env.DLOCK_SLOT).sort()).toEqual(['0', '1']);
+    const from = await cluster.primaryOf(lock);
+    const to = cluster.primaries.find((p) => p !== from)!;
+
+    await cluster.moveSlot(await cluster.slotOf(lock), to);
+    expect(await cluster.primaryOf(lock)).toBe(to);
+    expect(await cluster.client(to).zcard(`${lock}:holders`)).toBe(2);
+    // More than a whole TTL of renewals on the new master, for each holder.
+    for (const holder of holders) await waitForMoreEvents(holder, 'renewed', 4);
+    for (const holder of holders) expect(events(holder.stderr(), 'renew-failed')).toEqual([]);
+    const contender = await dlock(['run', '--redis', url, '--slots', '2', '-n', key, '--', 'true']);
+    expect(contender.code, contender.stderr).toBe(75);
+
+    holders.forEach((holder) => holder.stop());
+    for (const holder of holders) {
+      const result = expectNoPassword(await holder.result);
+      expect(result.code, result.stderr).toBe(0);
+      expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true });
+    }
+    const last = children.map(({ env }) => BigInt(env.DLOCK_FENCING_TOKEN)).reduce((a, b) => (a > b ? a : b));
+    const next = await dlock(['run', '--redis', url, '--slots', '2', '--log-format', 'json', key, '--', 'true']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(onlyEvent(next.stderr, 'acquired')).toMatchObject({ fence: String(last + 1n), slot: 0 });
+  });
+
   test('--sync-replicas WAITs on the master serving the lock: with a replica it passes, without one it is 69', async () => {
     // keys[0] is served by the master with a replica, keys[1] and keys[2] by masters without.
     for (let round = 0; round < 2; round++) {

@@ -265,6 +265,40 @@ test('SENTINEL FAILOVER during a hold (3 sentinels): dlock renews on the new mas
   }
 });
 
+test('SENTINEL FAILOVER with --slots 2 and two holders: each renews on the new master and keeps its slot', async () => {
+  const topology = await SentinelTopology.start({ sentinels: 3, quorum: 2, password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+  try {
+    const key = 'forced-slots';
+    const lock = `dlock:{${key}}`;
+    const holders = [0, 1].map(() => hold(key, { redis: topology.url(), flags: ['-t', '3s', '--slots', '2', '--sync-replicas', '1'], env }));
+    const children = await Promise.all(holders.map((holder) => holder.child()));
+    expect(children.map((child) => child.env.DLOCK_SLOT).sort()).toEqual(['0', '1']);
+
+    const newPrimary = await topology.failover();
+    // Renewals go on for more than a whole TTL after the switch, for each holder.
+    for (const holder of holders) await waitForMoreEvents(holder, 'renewed', 4);
+    const onNew = topology.data.client(topology.server(newPrimary));
+    expect(await onNew.zcard(`${lock}:holders`)).toBe(2);
+    const contender = await dlock(['run', '--redis', topology.url(), '--slots', '2', '-n', key, '--', 'true'], { env });
+    expect(contender.code, contender.stderr).toBe(75);
+
+    holders.forEach((holder) => holder.stop());
+    for (const holder of holders) {
+      const result = await holder.result;
+      expectNoPassword(result);
+      expect(result.code, result.stderr).toBe(0);
+      expect(events(result.stderr, 'lost')).toEqual([]);
+      expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true });
+    }
+    const last = children.map((child) => BigInt(child.env.DLOCK_FENCING_TOKEN)).reduce((a, b) => (a > b ? a : b));
+    const next = await dlock(['run', '--redis', topology.url(), '--slots', '2', '--log-format', 'json', key, '--', 'true'], { env });
+    expect(next.code, next.stderr).toBe(0);
+    expect(onlyEvent(next.stderr, 'acquired')).toMatchObject({ fence: String(last + 1n), slot: 0 });
+  } finally {
+    await topology.close();
+  }
+});
+
 test('the primary is killed during a hold: the sentinel fails over, dlock retries its renewal until it reaches the new master', async () => {
   // Down after 1s, then promotion (~1s): a renewal every 1.7s (ttl 5s) falls into the outage,
   // fails, and is retried until the new master takes it, well within the lease.
