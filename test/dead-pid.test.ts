@@ -3,20 +3,14 @@
 // another name claims nothing about its pid.
 
 import { hostname } from 'node:os';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { hold, killLeftovers, removeTempDirs, waitForDeath } from './fixtures/observe.js';
+import { hold, waitForDeath } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 test('a holder on this host killed with SIGKILL: status and the busy line say its pid is not running', async () => {
   const held = hold('dead-holder', { redis: redis.url, flags: ['-t', '60s'] });

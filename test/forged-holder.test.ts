@@ -13,7 +13,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { describeHolder, describeSnapshot } from '../src/views/holder-text.js';
 import { publicHolder } from '../src/views/instance-views.js';
 import { describe as describeStatus, table } from '../src/commands/status.js';
@@ -21,7 +21,8 @@ import { holderFromReply } from '../src/lock/holder.js';
 import { cut, printable, SHOWN_MAX, toJson } from '../src/untrusted.js';
 import { cleanEnv, DLOCK, dlock, type Result } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { removeTempDirs, tempDir } from './fixtures/observe.js';
+import { tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 /** What must never be printed raw (the newline ending lines aside). */
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
@@ -36,13 +37,9 @@ const ORA_SEQUENCES = /\x1b\[\?2026[hl]|\x1b\[1G|\x1b\[0K|\x1b\[1A|\x1b\[3[69]m|
 
 let redis: RedisServer;
 let admin: Redis;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  admin = redis.client();
-});
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
+useRedisServer((server) => {
+  redis = server;
+  admin = server.client();
 });
 
 /** Characters a forger would pick, and any code point at all. */

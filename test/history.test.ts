@@ -3,20 +3,14 @@
 // work (no extra round trip: counted with INFO commandstats), and `dlock history` shows them
 // newest first, as a table and as JSON.
 
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dlock, start } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { hold, killLeftovers, removeTempDirs } from './fixtures/observe.js';
+import { hold } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 type Entry = Record<string, string | number>;
 

@@ -5,24 +5,19 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { PLACE_LEASE_MS, PLACE_RENEW_MS } from '../src/lock/line.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { hold, killLeftovers, removeTempDirs, tempDir, waitForDeath } from './fixtures/observe.js';
+import { hold, tempDir, waitForDeath } from './fixtures/observe.js';
 import { dlock, type Running } from './helpers/cli.js';
 import { eventOf, inLine, lineOf, runIn } from './helpers/line.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
 let client: Redis;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  client = redis.client();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  client.disconnect();
-  await redis.close();
-  removeTempDirs();
+useRedisServer((server) => {
+  redis = server;
+  client = server.client();
 });
 
 /** A waiter whose command appends `index` to `file`. */

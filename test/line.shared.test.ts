@@ -5,23 +5,18 @@
 
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-server.mjs';
-import { events, hold, isAlive, killLeftovers, removeTempDirs, tempDir, type Held } from './fixtures/observe.js';
+import { events, hold, isAlive, tempDir, type Held } from './fixtures/observe.js';
 import { dlock } from './helpers/cli.js';
 import { eventOf, inLine, lineOf, overlap, runIn, section, sections } from './helpers/line.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
 let client: Redis;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  client = redis.client();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  client.disconnect();
-  await redis.close();
-  removeTempDirs();
+useRedisServer((server) => {
+  redis = server;
+  client = server.client();
 });
 
 function reader(key: string): Held {

@@ -7,24 +7,19 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-server.mjs';
-import { events, hold, isAlive, killLeftovers, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath, type Held } from './fixtures/observe.js';
+import { events, hold, isAlive, signalsSeen, spawnDlock, tempDir, waitForDeath, type Held } from './fixtures/observe.js';
 import { cleanEnv, DLOCK, dlock } from './helpers/cli.js';
 import { eventOf, inLine, lineOf, overlap, runIn, section, sections } from './helpers/line.js';
 import { waitForMoreEvents } from './helpers/redlock.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
 let client: Redis;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-  client = redis.client();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  client.disconnect();
-  await redis.close();
-  removeTempDirs();
+useRedisServer((server) => {
+  redis = server;
+  client = server.client();
 });
 
 /** A hold.sh holder of one of `slots` slots of `key`, with its slot once its child runs. */

@@ -7,20 +7,14 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { killLeftovers, removeTempDirs, tempDir } from './fixtures/observe.js';
+import { tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 /** Each host's clock offset: the dlock process (and its job) runs under `faketime -f <offset>`. */
 const HOSTS = [

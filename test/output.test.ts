@@ -4,21 +4,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, DLOCK, type Result } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
 import { spinnerWanted, underCi } from '../src/spinner.js';
-import { childPid, events, HOLD, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { childPid, events, HOLD, hold, isAlive, onlyEvent, spawnDlock, tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 const lockExists = async (key: string) => (await redis.client().exists(`dlock:{${key}}`)) === 1;
 

@@ -3,20 +3,14 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { childEnv, childPid, CRITICAL, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { childEnv, childPid, CRITICAL, hold, onlyEvent, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 test('mutual exclusion: 20 concurrent runs of a read-sleep-write counter end at exactly 20, sections never overlap', async () => {
   const dir = tempDir();

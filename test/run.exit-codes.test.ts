@@ -5,21 +5,17 @@
 
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, start, type Running } from './helpers/cli.js';
 import { freePort, RedisServer } from '../support/redis-server.mjs';
-import { childPid, HOLD, killLeftovers, onlyEvent, removeTempDirs, tempDir } from './fixtures/observe.js';
+import { childPid, HOLD, onlyEvent, tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
 let dir: string;
-beforeAll(async () => {
-  redis = await RedisServer.start();
+useRedisServer((server) => {
+  redis = server;
   dir = tempDir();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
 });
 
 /** Every dlock error: exactly one stderr line starting "dlock: ", no stack trace. */

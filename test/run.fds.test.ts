@@ -7,20 +7,15 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { childStdio, inheritedFds } from '../src/child/inherited-fds.js';
 import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { removeTempDirs, tempDir } from './fixtures/observe.js';
+import { tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 /** Run `script` with /bin/sh; "$DL" is dlock, "$URL" the test's Redis. */
 function sh(script: string, cwd: string): Promise<Result> {

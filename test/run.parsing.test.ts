@@ -3,20 +3,14 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { events, killLeftovers, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { events, spawnDlock, tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 /** The child prints each argument it got, one per line. */
 const PRINT_ARGS = ['sh', '-c', 'printf "%s\\n" "$@"', 'x'];

@@ -7,21 +7,15 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
-import { hold, killLeftovers, removeTempDirs, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { hold, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
 import { RedisServer } from '../support/redis-server.mjs';
 import { waitUntil } from '../support/wait-until.mjs';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(() => killLeftovers());
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 /** Run `script` with /bin/sh in `cwd`; "$DL" is dlock, "$URL" the test's Redis. */
 function sh(script: string, cwd: string, extra: Record<string, string> = {}): Promise<Result> {

@@ -4,20 +4,14 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { RedisServer } from '../support/redis-server.mjs';
 import { waitUntil } from '../support/wait-until.mjs';
-import { childEnv, childPid, events, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { childEnv, childPid, events, hold, isAlive, onlyEvent, signalsSeen, spawnDlock, tempDir, waitForDeath } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 const lockExists = async (key: string) => (await redis.client().exists(`dlock:{${key}}`)) === 1;
 

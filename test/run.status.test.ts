@@ -1,20 +1,14 @@
 // `dlock status` and `dlock release --force` against a lock a `dlock run` holds (SPEC "Commands").
 
 import { hostname } from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { hold, HOLD, type Held, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, waitForDeath } from './fixtures/observe.js';
+import { hold, HOLD, type Held, isAlive, onlyEvent, signalsSeen, waitForDeath } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

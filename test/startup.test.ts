@@ -7,20 +7,15 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { cleanEnv } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { removeTempDirs, tempDir } from './fixtures/observe.js';
+import { tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 const BIN = fileURLToPath(new URL('../bin/dlock', import.meta.url));
 let redis: RedisServer;
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-afterAll(async () => {
-  await redis.close();
-  removeTempDirs();
-});
+useRedisServer((server) => (redis = server));
 
 test('a plain run loads no crypto, tls, dns or assert module', async () => {
   const dir = tempDir();
