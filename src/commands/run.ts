@@ -31,8 +31,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     if (parentToken && (await isHeldBy(set, parentToken))) return await runUnderParent(config, env, file, args, signals, log);
 
     // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
-    const lockSet = set;
-    const ready = () => (prepared ??= prepareChild(file, args, waitingEnv(config, lockSet.owner)) ?? null);
+    const { owner } = set;
+    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, owner)) ?? null);
     const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
@@ -41,16 +41,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
       const slot = config.slotted ? (hold.slot ?? 0) : undefined;
-      const child =
-        prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, {
-          ...process.env,
-          DLOCK_KEY: config.key,
-          DLOCK_FENCING_TOKEN: hold.fence,
-          DLOCK_TOKEN: hold.owner,
-          DLOCK_TTL_MS: String(config.ttlMs),
-          ...(slot === undefined ? {} : { DLOCK_SLOT: String(slot) }),
-        }));
+      const child = prepared?.start(hold.fence, slot) ?? (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
       const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
@@ -65,12 +56,17 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   }
 }
 
-/** The command's environment before the grant: DLOCK_FENCING_TOKEN (and DLOCK_SLOT with --slots) come with it. */
-function waitingEnv(config: RunConfig, owner: string): NodeJS.ProcessEnv {
+/**
+ * The command's environment: the caller's with the lock's variables. Without `grant` (a command
+ * made ready while waiting) DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots, are left out: the
+ * grant brings them (launcher.ts).
+ */
+function commandEnv(config: RunConfig, owner: string, grant?: { fence: string; slot: number | undefined }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, DLOCK_KEY: config.key, DLOCK_TOKEN: owner, DLOCK_TTL_MS: String(config.ttlMs) };
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
-  return env;
+  if (!grant) return env;
+  return { ...env, DLOCK_FENCING_TOKEN: grant.fence, ...(grant.slot === undefined ? {} : { DLOCK_SLOT: String(grant.slot) }) };
 }
 
 /** A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock. */
