@@ -4,6 +4,7 @@
 #
 #   begin <run> <token> <pid> <µs>  -> the resource answers "hold <ms>"
 #   tick <µs>                       every 20 ms while holding
+#                                   (the resource may answer a tick's wait with "write": write now)
 #   write <token> <µs>              -> "ok" or "stale <highest>"
 #   end <µs>
 #
@@ -21,14 +22,21 @@ printf 'begin %s %s %s %s\n' "$run" "$DLOCK_FENCING_TOKEN" "$$" "$t" >&3
 read -r -u 3 verb hold_ms || exit 91
 [ "$verb" = hold ] || exit 92
 deadline=$((t + hold_ms * 1000))
+partial=''
 while :; do
   t=${EPOCHREALTIME/[.,]/}
   ((t >= deadline)) && break
   left=$((deadline - t))
   ((left > 20000)) && left=20000
   printf -v wait '0.%06d' "$left"
-  read -r -t "$wait" -u 3 _
-  (($? > 128)) || exit 93 # data or EOF where only a timeout was expected
+  read -r -t "$wait" -u 3 told
+  status=$?
+  if ((status == 0)); then
+    [ "$partial$told" = write ] && break # the resource says: write now
+    exit 93                              # any other line
+  fi
+  ((status > 128)) || exit 93 # EOF
+  partial+=$told              # a timeout can cut a line short: read keeps the part it read
   printf 'tick %s\n' "${EPOCHREALTIME/[.,]/}" >&3 || exit 94
 done
 printf 'write %s %s\n' "$DLOCK_FENCING_TOKEN" "${EPOCHREALTIME/[.,]/}" >&3

@@ -12,6 +12,8 @@
 //   dlockArgs          extra `dlock run` options for this kind
 //   victimHoldTtls     how long the victim's child holds (in TTLs): longer than one TTL, so
 //                      the lock must be renewed across the fault
+//   victimWritesAfterNewer  the victim's child holds at least victimHoldTtls, then writes only
+//                      once a newer token has been written (at most 4 × that hold)
 //   injectAfterTtls    [min, max] delay from the victim's begin to the fault (in TTLs)
 //   inject(ctx)        do the fault and heal it; ctx = { servers, victim (DlockRun), section,
 //                      random, ttlMs, quorum }. Returns a record for results.json: { at,
@@ -83,6 +85,8 @@ export function faultKinds({ redlockInstances }) {
       promises: { tokens: true, expiry: false },
       topology: redisTopology(1, 'none'),
       victimHoldTtls: 4,
+      // Its write must come after the next holder's, however slowly a loaded machine starts it.
+      victimWritesAfterNewer: true,
       injectAfterTtls: [0, 0.25],
       inject: sigstopDlock,
     },

@@ -17,15 +17,18 @@ export async function sigkillDlock({ victim }) {
 }
 
 /** A GC pause: dlock frozen well past its TTL while its child runs on; the fence is what protects the resource. */
-export async function sigstopDlock({ victim, random, ttlMs }) {
-  // Longer than the victim's hold (4 TTLs): its child writes while its dlock is frozen, well
-  // after the next holder (in at about 1-2 TTLs) has written with a newer token.
+export async function sigstopDlock({ victim, section, random, ttlMs }) {
+  // Longer than the victim's hold (4 TTLs), and until its child has written: the child writes
+  // while its dlock is frozen, after the next holder (in at about 1-2 TTLs) has written with a
+  // newer token (the resource tells it when: victimWritesAfterNewer).
   const pauseMs = random.between(5, 5.5) * ttlMs;
   const stop = { from: wallMs(), to: undefined };
   victim.stops.push(stop);
   victim.signalWith('SIGSTOP');
   try {
     await sleep(pauseMs);
+    const wrote = () => section.writes.length > 0 || section.closedAt !== undefined;
+    await waitUntil("the paused holder's child to write", wrote, { timeoutMs: 16 * ttlMs, everyMs: 10 }).catch(() => {});
   } finally {
     victim.signalWith('SIGCONT');
     stop.to = wallMs();

@@ -36,7 +36,7 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
       // At least one fault per phase, more while the phase's share of --duration lasts.
       do {
         await sleep(random.between(0.5, 1.5) * ttlMs);
-        const section = await resource.nextVictim(holdMs, 6 * ttlMs + 5_000);
+        const section = await resource.nextVictim(holdMs, 6 * ttlMs + 5_000, { writeAfterNewer: kind.victimWritesAfterNewer, capMs: 4 * holdMs });
         if (!section) {
           faults.push({ skipped: 'no critical section began in time' });
           continue;

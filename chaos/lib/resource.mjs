@@ -19,6 +19,8 @@ export class FencedResource {
     this.writes = [];
     this.highest = undefined;
     this.victimRequest = undefined;
+    /** Victims whose child writes only after a newer token has been written (awaitNewer). */
+    this.awaiting = new Set();
     this.sockets = new Set();
     this.protocolErrors = [];
   }
@@ -34,8 +36,13 @@ export class FencedResource {
     return resource;
   }
 
-  /** The next critical section to begin holds for `holdMs` (a long job); resolves with it, or undefined after `timeoutMs`. */
-  nextVictim(holdMs, timeoutMs) {
+  /**
+   * The next critical section to begin holds for `holdMs` (a long job); resolves with it, or
+   * undefined after `timeoutMs`. With `writeAfterNewer` its child holds at least `holdMs` and
+   * then writes only once a write with a higher token has been accepted (at most `capMs`): the
+   * paused holder's write is then certainly late, whatever the machine's load did to the others.
+   */
+  nextVictim(holdMs, timeoutMs, { writeAfterNewer = false, capMs = holdMs } = {}) {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.victimRequest = undefined;
@@ -43,6 +50,8 @@ export class FencedResource {
       }, timeoutMs);
       this.victimRequest = {
         holdMs,
+        writeAfterNewer,
+        capMs,
         begun: (section) => {
           clearTimeout(timer);
           this.victimRequest = undefined;
@@ -66,7 +75,12 @@ export class FencedResource {
         const holdMs = request ? request.holdMs : this.chooseHoldMs();
         section = { run, token, pid: Number(pid), begin: usToMs(at), witnesses: [usToMs(at)], writes: [], end: undefined, closedAt: undefined, holdMs, victim: Boolean(request) };
         this.sections.set(run, section);
-        socket.write(`hold ${Math.round(holdMs)}\n`);
+        if (request?.writeAfterNewer) {
+          this.awaitNewer(section, socket, holdMs);
+          socket.write(`hold ${Math.round(request.capMs)}\n`);
+        } else {
+          socket.write(`hold ${Math.round(holdMs)}\n`);
+        }
         request?.begun(section);
       } else if (!section) {
         this.protocolErrors.push(`"${line}" before begin`);
@@ -91,6 +105,27 @@ export class FencedResource {
     });
   }
 
+  /** Tell `section`'s child to write once `minMs` has passed and a higher token has been written. */
+  awaitNewer(section, socket, minMs) {
+    const waiting = { section, held: false, newer: false };
+    const tell = () => {
+      if (!waiting.held || !waiting.newer || !this.awaiting.delete(waiting)) return;
+      if (section.writes.length > 0 || socket.destroyed) return;
+      section.toldAt = wallMs();
+      socket.write('write\n');
+    };
+    waiting.sawNewer = () => {
+      waiting.newer = true;
+      tell();
+    };
+    this.awaiting.add(waiting);
+    setTimeout(() => {
+      waiting.held = true;
+      tell();
+    }, minMs).unref();
+    socket.once('close', () => this.awaiting.delete(waiting));
+  }
+
   /** Accept a token at least as high as every accepted one; reject a lower one. */
   decide(run, token, at) {
     const value = BigInt(token);
@@ -98,6 +133,7 @@ export class FencedResource {
     const write = { run, token, at, receivedAt: wallMs(), accepted, highestBefore: this.highest?.token, highestRunBefore: this.highest?.run };
     if (accepted) this.highest = { value, token, run };
     this.writes.push(write);
+    if (accepted) for (const waiting of [...this.awaiting]) if (BigInt(waiting.section.token) < value) waiting.sawNewer();
     return write;
   }
 
