@@ -80,6 +80,27 @@ describe('a command made ready while waiting runs exactly as one started at once
     expect(waited.stdout).not.toContain('DLOCK_LAUNCH');
   });
 
+  test('variables a shell sets itself (PPID, OPTIND) reach a waiter’s command as they reach one started at once', async () => {
+    const key = 'ready-shell-vars';
+    // `env` itself, not a shell, prints them: a shell as the command would set its own. (The npm
+    // build starts through bin/dlock's sh part, which sets them as any shell does; the binary
+    // passes the caller's on. Either way a waiter's command must see what a direct one sees.)
+    const run = () => spawnDlock(['run', '--redis', redis.url, '--wait', '20s', key, '--', 'env'], { env: cleanEnv({ PPID: '77', OPTIND: '5' }) });
+    const shellVars = (stdout: string) => stdout.split('\n').filter((line) => /^(PPID|OPTIND)=/.test(line)).sort();
+    const direct = await run().result;
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(shellVars(direct.stdout)).toHaveLength(2);
+
+    const holder = hold(key, { redis: redis.url });
+    await holder.child();
+    const waiter = run();
+    await waitUntil('the waiter in line', async () => (await inLine(key)) === 1);
+    holder.stop();
+    const waited = await waiter.result;
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(shellVars(waited.stdout)).toEqual(shellVars(direct.stdout));
+  });
+
   test('the fencing token and DLOCK_SLOT are the grant’s', async () => {
     const key = 'ready-slot';
     const first = hold(key, { redis: redis.url, flags: ['--slots', '1'] });

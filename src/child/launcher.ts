@@ -11,15 +11,21 @@
 // waiting shell; if dlock dies, the parent-death signal (or the pipe's end) does.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
-import { childHandle, parentDeathPrefix, type ChildHandle } from './spawn.js';
+import { childHandle, isExecutable, parentDeathPrefix, type ChildHandle } from './spawn.js';
 
-const SH = '/bin/sh';
+/**
+ * dash, by name: what a shell does to the environment it passes on differs between shells (bash
+ * adds SHLVL, busybox has its own list), and dash's is known and undone or avoided here. Where
+ * there is no dash the command is spawned on the grant.
+ */
+const SH = '/bin/dash';
 /** Variables of the waiting shell only: the words of the command, and PWD as the caller had it. */
 const WORD = 'DLOCK_LAUNCH_';
 const VALID_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables dash sets itself, whatever the environment says (it exports them if they came in). */
+const SHELL_OWNED = new Set(['IFS', 'OPTIND', 'PPID']);
 
 export interface PreparedChild {
   /**
@@ -51,25 +57,17 @@ function script(gate: number): string {
   ].join('\n');
 }
 
-function hasShell(): boolean {
-  try {
-    accessSync(SH, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Start the waiting shell for `file args` with `env` (the command's environment without
  * DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots: the grant brings them). Undefined where a shell cannot
- * give exactly the direct spawn's environment and descriptors (a variable name sh would drop,
- * IFS set, the caller's descriptors 3 to 9 all open): then the command is spawned when granted.
+ * give exactly the direct spawn's environment and descriptors (no dash, a variable name sh would
+ * drop, IFS, OPTIND or PPID set, the caller's descriptors 3 to 9 all open): then the command is
+ * spawned when granted.
  */
 export function prepareChild(file: string, args: string[], env: NodeJS.ProcessEnv): PreparedChild | undefined {
   const names = Object.keys(env);
-  if (process.platform === 'win32' || !hasShell()) return undefined;
-  if (names.some((name) => !VALID_NAME.test(name) || name.startsWith(WORD) || name === 'IFS')) return undefined;
+  if (process.platform === 'win32' || !isExecutable(SH)) return undefined;
+  if (names.some((name) => !VALID_NAME.test(name) || name.startsWith(WORD) || SHELL_OWNED.has(name))) return undefined;
   // The pipe goes at a number the caller left closed (sh reads only 0-9); the exec closes it.
   const fds = inheritedFds(process.env);
   const gate = [3, 4, 5, 6, 7, 8, 9].find((fd) => !fds.includes(fd));

@@ -19,9 +19,13 @@ const SETPRIV = '/usr/bin/setpriv';
 
 /** Does this system let us set the parent-death signal (util-linux setpriv on Linux)? */
 function hasSetpriv(): boolean {
-  if (process.platform !== 'linux') return false;
+  return process.platform === 'linux' && isExecutable(SETPRIV);
+}
+
+/** May this process execute `file`? */
+export function isExecutable(file: string): boolean {
   try {
-    accessSync(SETPRIV, constants.X_OK);
+    accessSync(file, constants.X_OK);
     return true;
   } catch {
     return false;
