@@ -59,8 +59,11 @@ export class Hold {
       oncePerMs: config.oncePerMs,
       signal: interrupted,
       onWait: (waitedMs, place) => {
+        // The "waiting" event first (written before the display's first await), so its
+        // waited_ms is true at its ts_ms: making the command ready takes a spawn's milliseconds.
+        const shown = display.waiting(waitedMs, place);
         whileWaiting?.();
-        return display.waiting(waitedMs, place);
+        return shown;
       },
       onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
       onOutageOver: () => logOutageOver(log, config.key),

@@ -88,7 +88,10 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
       undoing(undefined);
       const attempt = await tryOnce();
       if (attempt.kind === 'busy' || attempt.kind === 'unavailable') undoing(attempt.undo);
-      const waitedMs = Math.round(now() - start);
+      // One reading of the clock decides and reports: a wait given up as run out says it
+      // waited at least --wait (two readings could say 399ms and give up at 400).
+      const at = now();
+      const waitedMs = Math.round(at - start);
       if (attempt.kind !== 'unavailable') {
         if (outageReported) options.onOutageOver?.();
         unavailableSince = undefined;
@@ -100,13 +103,13 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
       if (attempt.kind === 'done') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
-        unavailableSince ??= now();
-        const outageMs = Math.round(now() - unavailableSince);
+        unavailableSince ??= at;
+        const outageMs = Math.round(at - unavailableSince);
         const ridingOut = watcher !== undefined && waitOutlastsOutages;
         const final = attempt.errors.some(({ permanent }) => permanent);
         const { errors } = attempt;
         if (final || (!ridingOut && outageMs >= set.connectTimeoutMs)) return { kind: 'unavailable', errors, waitedMs };
-        if (now() >= deadline) return { kind: 'unavailable', errors, waitedMs, ...(ridingOut ? { outageMs } : {}) };
+        if (at >= deadline) return { kind: 'unavailable', errors, waitedMs, ...(ridingOut ? { outageMs } : {}) };
         if (ridingOut && !outageReported && outageMs >= set.connectTimeoutMs) {
           outageReported = true;
           options.onOutage?.(attempt.errors);
@@ -116,7 +119,7 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
         await (watcher ? watcher.next(pauseMs, options.signal) : sleep(pauseMs, options.signal));
         continue;
       }
-      if (now() >= deadline) return { kind: 'busy', waitedMs };
+      if (at >= deadline) return { kind: 'busy', waitedMs };
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.
