@@ -176,9 +176,10 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
     const lost = onlyEvent(result.stderr, 'lost');
     const signal = onlyEvent(result.stderr, 'signal');
     expect(signal).toMatchObject({ signal: 'SIGTERM', reason: 'lost', pid, key: 'json-lost' });
-    // Sent as soon as the loss was seen (bounded by the events' own clocks).
+    // Sent as soon as the loss was seen (bounded by the events' own clocks), not at the next
+    // renewal 200 ms later; the bound leaves room for a loaded machine descheduling dlock.
     expect(signal.ts_ms - lost.ts_ms).toBeGreaterThanOrEqual(0);
-    expect(signal.ts_ms - lost.ts_ms).toBeLessThan(50);
+    expect(signal.ts_ms - lost.ts_ms).toBeLessThan(150);
     expect(onlyEvent(result.stderr, 'error')).toMatchObject({ exit_code: 76 });
   });
 
