@@ -2,7 +2,7 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../src/lock/fence.js';
-import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/lockset/quorum.js';
+import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_PAST_GIVING_UP_MS, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../src/lockset/quorum.js';
 import { POLL_CAP_MS, busyRetryMs } from '../src/lockset/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
@@ -103,21 +103,29 @@ describe('killDeadline: the local deadline less the scheduling margin', () => {
   });
 });
 
-describe('renewTimeoutMs: --connect-timeout, never past the moment the lease gives up, at least a floor', () => {
+describe('renewTimeoutMs: --connect-timeout, ending just after the lease gives up, at least a floor', () => {
   test.each([
     // connect timeout, ms left until the lease gives up, timeout
     [5_000, 20_000, 5_000],
     [5_000, 5_000, 5_000],
-    [5_000, 222, 222],
-    [5_000, 222.9, 222],
+    [5_000, 222, 222 + RENEW_PAST_GIVING_UP_MS],
+    [5_000, 222.9, 222 + RENEW_PAST_GIVING_UP_MS],
     [150, 222, 150],
-    [5_000, 10, 10],
+    [224, 222, 224],
+    [5_000, 10, 10 + RENEW_PAST_GIVING_UP_MS],
     [5_000, 3, RENEW_TIMEOUT_FLOOR_MS],
     [5_000, 0, RENEW_TIMEOUT_FLOOR_MS],
     [5_000, -40, RENEW_TIMEOUT_FLOOR_MS],
     [1, 500, RENEW_TIMEOUT_FLOOR_MS],
   ])('connect %i, %f left -> %i', (connect, left, timeout) => {
     expect(renewTimeoutMs(connect, left)).toBe(timeout);
+  });
+
+  test('a renewal bounded by the time left outlives the lease giving up, by a few milliseconds only', () => {
+    for (const left of [50, 333.3, 1_000]) {
+      expect(renewTimeoutMs(60_000, left)).toBeGreaterThan(left);
+      expect(renewTimeoutMs(60_000, left)).toBeLessThanOrEqual(left + 10);
+    }
   });
 
   test('ttl 1s, default --kill-after: a first renewal gets more than a 150ms round trip (ttl/10 was 100ms)', () => {

@@ -111,7 +111,7 @@ export class Lease {
       // A timer that fires well after it was due means dlock itself was stalled (a loaded
       // machine, a pause): the run says so, and kills at once when the deadline has passed.
       const lateMs = now() - due;
-      // A renewal still waiting for its answer was given until now (see renewTimeoutMs).
+      // A renewal that hangs is still waiting here: it was given a few ms past now (renewTimeoutMs).
       const waiting = this.renewingSince === undefined ? '' : ` (no quorum answered the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
       this.lose('expiring', `renewal failed until the lease was about to expire${waiting}`, lateMs);
     }, Math.max(0, due - now()));

@@ -38,14 +38,20 @@ export function killDeadline(ttlMs: number, startedAt: number): number {
 }
 
 /**
- * Timeout of one renewal request: --connect-timeout, but never past the moment the lease gives
- * up (`leftMs` from now), since an answer after that is of no use; at least a small floor.
- * Sized from the time left rather than from the TTL alone, so a slow link (100 ms round trips at
- * a 1s TTL) still renews.
+ * Timeout of one renewal request: --connect-timeout, but not much past the moment the lease
+ * gives up (`leftMs` from now), since an answer after that is of no use; at least a small floor.
+ * A few milliseconds past it, not at it: a renewal that hangs is then still in flight when the
+ * lease's own deadline fires, which says so ("no quorum answered the renewal sent …"); two
+ * timers due in the same millisecond could otherwise end the renewal first, as an ordinary
+ * failure to retry. Sized from the time left rather than from the TTL alone, so a slow link
+ * (100 ms round trips at a 1s TTL) still renews.
  */
 export function renewTimeoutMs(connectTimeoutMs: number, leftMs: number): number {
-  return Math.max(RENEW_TIMEOUT_FLOOR_MS, Math.floor(Math.min(connectTimeoutMs, leftMs)));
+  return Math.max(RENEW_TIMEOUT_FLOOR_MS, Math.floor(Math.min(connectTimeoutMs, leftMs + RENEW_PAST_GIVING_UP_MS)));
 }
+
+/** How long a renewal request outlives the moment the lease gives up (see renewTimeoutMs). */
+export const RENEW_PAST_GIVING_UP_MS = 5;
 
 export const RENEW_TIMEOUT_FLOOR_MS = 10;
 
