@@ -30,8 +30,16 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export function start(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Running {
-  const child = spawn(DLOCK, args, { env: options.env ?? cleanEnv(), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** A command dlock is started through, e.g. `['faketime', '-f', '+2s']`. */
+  via?: string[];
+}
+
+export function start(args: string[], options: StartOptions = {}): Running {
+  const [file, ...rest] = [...(options.via ?? []), DLOCK, ...args];
+  const child = spawn(file, rest, { env: options.env ?? cleanEnv(), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
@@ -63,6 +71,6 @@ export function start(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: 
   };
 }
 
-export function dlock(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Result> {
+export function dlock(args: string[], options: StartOptions = {}): Promise<Result> {
   return start(args, options).result;
 }
