@@ -4,23 +4,18 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import type { Redis } from 'ioredis';
+import { expect, test } from 'vitest';
 import { dlock } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
-import { childPid, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir, waitForFile } from './fixtures/observe.js';
+import { childPid, hold, onlyEvent, spawnDlock, tempDir, waitForFile } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 let server: RedisServer;
 let admin: Redis;
-beforeAll(async () => {
-  server = await RedisServer.start();
-  admin = new Redis({ port: server.port });
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  admin.disconnect();
-  await server.close();
-  removeTempDirs();
+useRedisServer((started) => {
+  server = started;
+  admin = started.client();
 });
 
 /** A command for the next holder: writes whether `pid` still ran when it started ("R", "S", ... or "gone"). */

@@ -4,10 +4,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { cleanEnv, dlock } from './helpers/cli.js';
 import { freePort, RedisServer } from '../support/redis-server.mjs';
-import { childEnv, childPid, HOLD, killLeftovers, removeTempDirs, spawnDlock, tempDir } from './fixtures/observe.js';
+import { childEnv, childPid, HOLD, spawnDlock, tempDir } from './fixtures/observe.js';
+import { useRedisServer } from './helpers/server.js';
 
 const PASSWORD = 'Qx7,Zp9-w';
 const ENCODED = encodeURIComponent(PASSWORD);
@@ -15,17 +16,15 @@ const ENCODED = encodeURIComponent(PASSWORD);
 let server: RedisServer;
 let admin: Redis;
 let url: string;
-beforeAll(async () => {
-  server = await RedisServer.start({ args: ['--requirepass', PASSWORD] });
-  admin = new Redis({ port: server.port, password: PASSWORD });
-  url = `redis://:${ENCODED}@127.0.0.1:${server.port}`;
-});
-afterEach(killLeftovers);
-afterAll(async () => {
-  admin.disconnect();
-  await server.close();
-  removeTempDirs();
-});
+useRedisServer(
+  (started) => {
+    server = started;
+    admin = new Redis({ port: server.port, password: PASSWORD });
+    url = `redis://:${ENCODED}@127.0.0.1:${server.port}`;
+  },
+  { args: ['--requirepass', PASSWORD] },
+);
+afterAll(() => admin.disconnect());
 
 /** No piece of the password (split at its commas and other separators) in any output. */
 function expectNoSecret(text: string, ...more: string[]): void {
