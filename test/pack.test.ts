@@ -53,8 +53,16 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-test('the package holds only what users need', () => {
-  expect(files).toEqual([
+/** The repository's docs/ pages: the README links into them, so the package ships them all. */
+function docsPages(dir = 'docs'): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? docsPages(join(dir, entry.name)) : [join(dir, entry.name)]))
+    .sort();
+}
+
+test('the package holds only what users need, and every docs page the README links into', () => {
+  expect(files.filter((file) => file.startsWith('docs/'))).toEqual(docsPages());
+  expect(files.filter((file) => !file.startsWith('docs/'))).toEqual([
     'CHANGELOG.md',
     'LICENSE',
     'README.md',
