@@ -222,7 +222,8 @@ local function settle_holders(L, HX, now)
   redis.call('PEXPIRE', HX, ms)
 end
 local function prune_holders(L, HX, now)
-  if redis.call('HEXISTS', L, 'mode') == 0 then return 0 end
+  -- Only a hash of --slots/--shared holders: never an exclusive holder's, whatever \`mode\` it shows.
+  if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then return 0 end
   local gone = redis.call('ZRANGEBYSCORE', HX, '-inf', now)
   for _, h in ipairs(gone) do drop_holder(L, HX, h) end
   if #gone > 0 or redis.call('EXISTS', HX) == 0 then settle_holders(L, HX, now) end
@@ -230,6 +231,8 @@ local function prune_holders(L, HX, now)
 end
 local function state(L, HX)
   if redis.call('EXISTS', L) == 0 then return 'none', 0, 0 end
+  -- An exclusive holder's fields win over a \`mode\` beside them (forged, or left by an old bug).
+  if redis.call('HEXISTS', L, 'owner') == 1 then return 'exclusive', 1, 1 end
   local mode = redis.call('HGET', L, 'mode')
   if mode == 'shared' then return 'shared', redis.call('ZCARD', HX), 0 end
   if mode == 'slots' then return 'slots', redis.call('ZCARD', HX), tonumber(redis.call('HGET', L, 'slots')) or 0 end
@@ -402,10 +405,11 @@ local function holders_end_in()
   return math.max(0, tonumber(first[2]) - now)
 end
 
+-- The line's details may be forged: whoever the line lets in, the holders actually there decide.
+local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
 local queued = redis.call('ZSCORE', Q, owner)
 if not queued and ARGV[9] ~= '1' then
   if redis.call('ZCARD', Q) == 0 then
-    local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
     if room then
       local taken = take()
       if taken then return taken end
@@ -423,6 +427,13 @@ if not queued then
   redis.call('ZADD', Q, ticket, owner)
   redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
     cmd = ARGV[5], since_ms = tostring(now)}))
+else
+  -- Our details in line say what we ask for, so the others' admission reads the truth.
+  local info = waiter(QD, owner)
+  if mode_of(info) ~= mode or (mode == 'slots' and tonumber(info.slots) ~= n) then
+    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+      cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
+  end
 end
 local lease = tonumber(ARGV[10])
 redis.call('ZADD', QX, now + lease, owner)
@@ -432,7 +443,7 @@ redis.call('PEXPIRE', QD, lease)
 
 local may = entrants(L, HX, Q, QD)
 for _, w in ipairs(may) do
-  if w == owner then
+  if w == owner and room then
     local taken = take()
     if taken then return taken end
   end
@@ -535,7 +546,11 @@ if ARGV[5] == '0' and window > 0 and started and started + window > now then
     cmd = tostring(held.cmd or ''), fence = tostring(held.fence or ''), started_ms = tostring(started),
     finished_ms = tostring(now)}), 'PX', started + window - now)
 end
-if exclusive then
+if exclusive and redis.call('HEXISTS', L, 'mode') == 1 then
+  -- Holders of --slots/--shared beside our fields (forged data): remove only ours.
+  redis.call('HDEL', L, 'owner', 'fence', 'host', 'pid', 'cmd', 'since_ms', 'ttl_ms', 'taken_ms', 'forced_ms')
+  settle_holders(L, HX, now)
+elseif exclusive then
   redis.call('DEL', L)
 else
   drop_holder(L, HX, ARGV[1])
@@ -605,7 +620,7 @@ local function woken()
   redis.call('PUBLISH', R, 'force')
   if redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
 end
-if redis.call('HEXISTS', L, 'mode') == 0 then
+if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then
   local holder = redis.call('HGETALL', L)
   local pttl = redis.call('PTTL', L)
   if #holder == 0 then return {0, holder, {}} end
