@@ -3,6 +3,7 @@
 
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
+import { isWrongValue, wrongValueError } from './foreign.js';
 import type { LockKeys } from './keys.js';
 import { parseHistoryReply, type HistoryEntry } from './replies.js';
 
@@ -10,5 +11,9 @@ export type { HistoryEntry } from './replies.js';
 
 /** The newest `count` entries, newest first (XREVRANGE … COUNT). */
 export async function readHistory(instance: Instance, keys: LockKeys, count: number, timeoutMs: number): Promise<HistoryEntry[]> {
-  return parseHistoryReply(await withTimeout(instance.client.call('XREVRANGE', keys.history, '+', '-', 'COUNT', String(count)), timeoutMs));
+  const read = instance.client.call('XREVRANGE', keys.history, '+', '-', 'COUNT', String(count)).catch(async (error: unknown) => {
+    // A key of another type where the history belongs: name it (foreign.ts), as the scripts do.
+    throw isWrongValue(error) ? await wrongValueError(instance.client, [keys.history], error) : error;
+  });
+  return parseHistoryReply(await withTimeout(read, timeoutMs));
 }

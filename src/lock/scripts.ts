@@ -1,5 +1,6 @@
-// The Lua scripts. Each takes every key it touches in KEYS (Cluster-safe), compares the
-// owner token before it writes, and returns counters as strings (64-bit safe).
+// The Lua scripts. Each takes every key it touches in KEYS (Cluster-safe), checks their types
+// before it writes (KEY_CHECK: an error reply means nothing changed), compares the owner token
+// before it writes, and returns counters as strings (64-bit safe).
 
 /**
  * HISTORY: the scripts that do the work append one entry per event to the key's stream
@@ -17,13 +18,43 @@
 export const HISTORY_MAX = 1000;
 
 /**
+ * KEY_CHECK, prefixed to every script: `check_keys({i, kind, …})` asks each KEYS[i] with a read
+ * of its kind (commands dlock's ACL grants already) before the script writes anything, so a key
+ * of the wrong type (or a fence counter that is not one) fails the call with nothing changed:
+ * "WRONGTYPE dlock KEYS[i] <kind>" (foreign.ts names the key). Kinds: hash, zset, string,
+ * counter (a string holding an integer from 0 that INCR can raise). Other errors (an ACL that
+ * denies the read) are passed on as they are. A missing key is fine.
+ */
+const KEY_CHECK = `
+local function counter_ok(v)
+  if not string.match(v, '^0$') and not string.match(v, '^[1-9]%d*$') then return false end
+  return #v < 19 or (#v == 19 and v < '9223372036854775807')
+end
+local function check_keys(checks)
+  for i = 1, #checks, 2 do
+    local index, kind = checks[i], checks[i + 1]
+    local key, probe = KEYS[index], nil
+    if kind == 'hash' then probe = redis.pcall('HEXISTS', key, 'owner')
+    elseif kind == 'zset' then probe = redis.pcall('ZCARD', key)
+    else probe = redis.pcall('GET', key) end
+    local bad = type(probe) == 'table' and probe.err ~= nil
+    if bad and not string.match(probe.err, '^WRONGTYPE') then return probe end
+    if not bad and kind == 'counter' and type(probe) == 'string' then bad = not counter_ok(probe) end
+    if bad then return redis.error_reply('WRONGTYPE dlock KEYS[' .. index .. '] ' .. kind) end
+  end
+end
+`;
+
+/**
  * ACQUIRE
  * KEYS[1] lock hash, KEYS[2] fence counter
  * ARGV[1] owner token, ARGV[2] ttl ms, ARGV[3] host, ARGV[4] pid, ARGV[5] cmd, ARGV[6] since ms
  * Returns {1, fence} when acquired (or already ours: a retried request that landed late),
  * else {0, remaining PTTL in ms, holder's owner token or ""}.
  */
-export const ACQUIRE = `
+export const ACQUIRE = `${KEY_CHECK}
+local refused = check_keys({1, 'hash', 2, 'counter'})
+if refused then return refused end
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -55,7 +86,9 @@ return {1, fence}
  * "lost" entry says why: expired, forced (`release --force` closed it) or taken). Never
  * re-creates a lock.
  */
-export const EXTEND = `
+export const EXTEND = `${KEY_CHECK}
+local refused = check_keys({1, 'hash'})
+if refused then return refused end
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -82,7 +115,9 @@ return 0
  * max(counter, T) (decimal strings compared by length then digits), so later tokens stay above
  * T. The caller runs it only after a renewal that a majority confirmed, within its validity.
  */
-export const RETAKE = `
+export const RETAKE = `${KEY_CHECK}
+local refused = check_keys({1, 'hash', 2, 'counter'})
+if refused then return refused end
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   return 1
@@ -110,7 +145,9 @@ return 1
  * Returns 1 when the owner still matched (counter and the hash's fence are now >= T), else 0.
  * Compares decimal strings by length then digits, so counters past 2^53 stay exact.
  */
-export const RAISE_FENCE = `
+export const RAISE_FENCE = `${KEY_CHECK}
+local refused = check_keys({1, 'hash', 2, 'counter'})
+if refused then return refused end
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then
   return 0
 end
@@ -138,7 +175,7 @@ return 1
 // clocks never matter. A holder of several slots/shared modes is never made by forged data:
 // every field read back is decoded with pcall and defaulted.
 
-const LINE_LIB = `
+const LINE_LIB = `${KEY_CHECK}
 local function clock()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -185,7 +222,8 @@ local function settle_holders(L, HX, now)
   redis.call('PEXPIRE', HX, ms)
 end
 local function prune_holders(L, HX, now)
-  if redis.call('HEXISTS', L, 'mode') == 0 then return 0 end
+  -- Only a hash of --slots/--shared holders: never an exclusive holder's, whatever \`mode\` it shows.
+  if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then return 0 end
   local gone = redis.call('ZRANGEBYSCORE', HX, '-inf', now)
   for _, h in ipairs(gone) do drop_holder(L, HX, h) end
   if #gone > 0 or redis.call('EXISTS', HX) == 0 then settle_holders(L, HX, now) end
@@ -193,6 +231,8 @@ local function prune_holders(L, HX, now)
 end
 local function state(L, HX)
   if redis.call('EXISTS', L) == 0 then return 'none', 0, 0 end
+  -- An exclusive holder's fields win over a \`mode\` beside them (forged, or left by an old bug).
+  if redis.call('HEXISTS', L, 'owner') == 1 then return 'exclusive', 1, 1 end
   local mode = redis.call('HGET', L, 'mode')
   if mode == 'shared' then return 'shared', redis.call('ZCARD', HX), 0 end
   if mode == 'slots' then return 'slots', redis.call('ZCARD', HX), tonumber(redis.call('HGET', L, 'slots')) or 0 end
@@ -257,10 +297,16 @@ end
  * out freed; when that lets others in, they are woken.
  */
 export const ENTER = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H = KEYS[7], KEYS[8]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[7], tonumber(ARGV[8])
 local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[12]}
+if (tonumber(ARGV[13]) or 0) > 0 then
+  refused = check_keys({7, 'string'})
+  if refused then return refused end
+end
 if redis.call('HGET', L, 'owner') == owner then
   redis.call('PEXPIRE', L, ttl)
   return {1, redis.call('HGET', L, 'fence'), -1}
@@ -359,10 +405,11 @@ local function holders_end_in()
   return math.max(0, tonumber(first[2]) - now)
 end
 
+-- The line's details may be forged: whoever the line lets in, the holders actually there decide.
+local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
 local queued = redis.call('ZSCORE', Q, owner)
 if not queued and ARGV[9] ~= '1' then
   if redis.call('ZCARD', Q) == 0 then
-    local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
     if room then
       local taken = take()
       if taken then return taken end
@@ -380,6 +427,13 @@ if not queued then
   redis.call('ZADD', Q, ticket, owner)
   redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
     cmd = ARGV[5], since_ms = tostring(now)}))
+else
+  -- Our details in line say what we ask for, so the others' admission reads the truth.
+  local info = waiter(QD, owner)
+  if mode_of(info) ~= mode or (mode == 'slots' and tonumber(info.slots) ~= n) then
+    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+      cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
+  end
 end
 local lease = tonumber(ARGV[10])
 redis.call('ZADD', QX, now + lease, owner)
@@ -389,7 +443,7 @@ redis.call('PEXPIRE', QD, lease)
 
 local may = entrants(L, HX, Q, QD)
 for _, w in ipairs(may) do
-  if w == owner then
+  if w == owner and room then
     local taken = take()
     if taken then return taken end
   end
@@ -408,6 +462,8 @@ return {0, place + 1, next_in}
  * Returns 1 when it still held (its lease now ends ttl from now), else 0. Never re-creates one.
  */
 export const EXTEND_HOLDER = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 2, 'zset'})
+if refused then return refused end
 local L, HX = KEYS[1], KEYS[2]
 local now = clock()
 local ends = redis.call('ZSCORE', HX, ARGV[1])
@@ -432,6 +488,8 @@ return 1
  * Returns 1 when it was in line (the waiters that may enter now are woken), else 0.
  */
 export const LEAVE = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 2, 'zset', 3, 'zset', 4, 'zset', 5, 'hash'})
+if refused then return refused end
 local L, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 if not redis.call('ZSCORE', Q, ARGV[1]) then return 0 end
 if ARGV[3] ~= '' then
@@ -465,6 +523,8 @@ return 1
  * that has passed. The writes come first, so an error reply means nothing was deleted.
  */
 export const RELEASE = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+if refused then return refused end
 local L, R, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H = KEYS[7], KEYS[8]
 local held, exclusive
@@ -486,7 +546,11 @@ if ARGV[5] == '0' and window > 0 and started and started + window > now then
     cmd = tostring(held.cmd or ''), fence = tostring(held.fence or ''), started_ms = tostring(started),
     finished_ms = tostring(now)}), 'PX', started + window - now)
 end
-if exclusive then
+if exclusive and redis.call('HEXISTS', L, 'mode') == 1 then
+  -- Holders of --slots/--shared beside our fields (forged data): remove only ours.
+  redis.call('HDEL', L, 'owner', 'fence', 'host', 'pid', 'cmd', 'since_ms', 'ttl_ms', 'taken_ms', 'forced_ms')
+  settle_holders(L, HX, now)
+elseif exclusive then
   redis.call('DEL', L)
 else
   drop_holder(L, HX, ARGV[1])
@@ -519,6 +583,8 @@ return 1
  * most its first 1000 waiters, its length, the server's time in ms}.
  */
 export const INSPECT = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local line = {}
 for _, w in ipairs(redis.call('ZRANGE', Q, 0, 999)) do
@@ -547,12 +613,14 @@ return {redis.call('PTTL', L), redis.call('GET', F), redis.call('HGETALL', L),
  * would stay closed forever. "now" deletes and wakes the waiters that may now enter.
  */
 export const FORCE_RELEASE = `${LINE_LIB}
+local refused = check_keys({1, 'hash', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+if refused then return refused end
 local L, R, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local function woken()
   redis.call('PUBLISH', R, 'force')
   if redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
 end
-if redis.call('HEXISTS', L, 'mode') == 0 then
+if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then
   local holder = redis.call('HGETALL', L)
   local pttl = redis.call('PTTL', L)
   if #holder == 0 then return {0, holder, {}} end

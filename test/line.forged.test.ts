@@ -1,0 +1,70 @@
+// The line's data forged with redis-cli (issue 20, defects 5 and 6): whatever the line's
+// details say, a holder is admitted only beside the holders actually there and in its own
+// mode; a release removes only its own hold. Real redis-server and dlock processes.
+
+import { execFileSync } from 'node:child_process';
+import type { Redis } from 'ioredis';
+import { expect, test } from 'vitest';
+import { RedisServer } from '../support/redis-server.mjs';
+import { waitUntil } from '../support/wait-until.mjs';
+import { events, hold } from './fixtures/observe.js';
+import { dlock } from './helpers/cli.js';
+import { inLine, lineOf, runIn } from './helpers/line.js';
+import { useRedisServer } from './helpers/server.js';
+
+let redis: RedisServer;
+let client: Redis;
+useRedisServer((server) => {
+  redis = server;
+  client = server.client();
+});
+
+/** redis-cli against the test's server, as an operator (or an attacker with write access) would. */
+function cli(...args: string[]): string {
+  return execFileSync('redis-cli', ['-p', String(redis.port), ...args], { encoding: 'utf8' }).trim();
+}
+
+test('a writer whose details in line are forged to {"mode":"shared"} still waits for the reader', async () => {
+  const reader = hold('r', { redis: redis.url, flags: ['--shared'] });
+  await reader.child();
+  const writer = runIn(redis.url, 'r', [], ['true']);
+  await inLine(writer);
+  const [token] = await lineOf(client, 'r');
+  cli('HSET', 'dlock:{r}:line:info', token, '{"mode":"shared"}');
+
+  // The writer's next turn at the line (it renews its place every 1.7 s) writes its own mode
+  // back; a writer let in instead leaves the line: whichever comes first.
+  const healed = async () => JSON.parse((await client.hget('dlock:{r}:line:info', token)) ?? '{}').mode === 'exclusive';
+  const entered = () => events(writer.stderr(), 'acquired').length > 0;
+  await waitUntil('the writer renews its place or enters', async () => (await healed()) || entered());
+  expect(events(writer.stderr(), 'acquired'), writer.stderr()).toEqual([]);
+  expect(await lineOf(client, 'r')).toEqual([token]);
+
+  reader.stop();
+  expect((await reader.result).code, reader.stderr()).toBe(0);
+  expect((await writer.result).code, writer.stderr()).toBe(0);
+});
+
+test('a "mode" forged into an exclusive holder\'s hash lets no shared holder in beside it', async () => {
+  const writer = hold('w', { redis: redis.url });
+  await writer.child();
+  cli('HSET', 'dlock:{w}', 'mode', 'shared', 'slots', '1');
+  const shared = await dlock(['run', '-n', '--shared', '--redis', redis.url, 'w', '--', 'true']);
+  expect(shared.code, shared.stderr).toBe(75);
+  writer.stop();
+  expect((await writer.result).code, writer.stderr()).toBe(0);
+});
+
+test('a release by a token forged into a shared holders\' hash leaves the shared holders\' holds', async () => {
+  const reader = hold('s', { redis: redis.url, flags: ['--shared'] });
+  await reader.child();
+  const forged = 'e'.repeat(32);
+  cli('HSET', 'dlock:{s}', 'owner', forged, 'fence', '99', 'host', 'h', 'pid', '1', 'cmd', 'c');
+  const released = await dlock(['release', '--redis', redis.url, '--token', forged, 's']);
+  expect(released.code, released.stderr).toBe(0);
+  const holders = (await client.hkeys('dlock:{s}')).filter((field) => field.startsWith('h:'));
+  expect(holders).toHaveLength(1);
+  expect(await client.hexists('dlock:{s}', 'owner')).toBe(0);
+  reader.stop();
+  expect((await reader.result).code, reader.stderr()).toBe(0);
+});
