@@ -5,8 +5,8 @@ import { Argument, Command, CommanderError, Option, type OutputConfiguration } f
 import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
-import { redactUrlsIn } from './redis/url.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
+import { joinLines } from './untrusted.js';
 
 declare const __DLOCK_VERSION__: string | undefined;
 export const VERSION = typeof __DLOCK_VERSION__ === 'string' ? __DLOCK_VERSION__ : '0.0.0-dev';
@@ -96,7 +96,7 @@ function commandAfterKey(key: string, words: string[]): string[] {
 /** Commander's own parse errors ("error: unknown option ...") as UsageErrors; help and version pass. */
 function asUsageError(error: CommanderError): never {
   if (error.exitCode === 0 || error.code === 'commander.help') throw error;
-  throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')));
+  throw new UsageError(joinLines(error.message.replace(/^error: /, '').trim()));
 }
 
 /** The lock options run and acquire share. */

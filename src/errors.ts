@@ -1,6 +1,8 @@
 // The closed set of dlock's own failures, each with its exit code (SPEC "Exit codes").
 // A child's own status is not an error: it passes through untouched.
 
+import { maskSecrets } from './secrets.js';
+
 export const EXIT = {
   usage: 64,
   unavailable: 69,
@@ -11,7 +13,11 @@ export const EXIT = {
   notFound: 127,
 } as const;
 
-/** Base class: `message` is printed after "dlock: " as the one line on stderr. */
+/**
+ * Base class: `message` is printed after "dlock: " as the one line on stderr. Messages quote
+ * arguments (a mistyped URL, an option in the wrong place), so whatever may be a credential in
+ * them is masked here, once for every error.
+ */
 export class DlockError extends Error {
   /** Exit with the code but print nothing (e.g. busy with -E 0: "skip quietly"). */
   silent = false;
@@ -20,7 +26,7 @@ export class DlockError extends Error {
   fields: Record<string, unknown> = {};
 
   constructor(message: string, readonly exitCode: number) {
-    super(message);
+    super(maskSecrets(message));
     this.name = new.target.name;
   }
 }

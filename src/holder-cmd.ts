@@ -1,7 +1,7 @@
 // The holder metadata's `cmd`: the command line as `dlock status` shows it to anyone who can
 // read the lock, so secrets are masked by where they stand, never by searching for them.
 
-import { redactUrlsIn } from './redis/url.js';
+import { maskSecrets } from './secrets.js';
 import { printable } from './untrusted.js';
 
 /** Longest command line stored in the holder metadata. */
@@ -19,7 +19,7 @@ export function holderCmd(command: string[], passwords: string[]): string {
     if (known.has(word)) return '***';
     const eq = word.indexOf('=');
     if (eq > 0 && known.has(word.slice(eq + 1))) return `${word.slice(0, eq + 1)}***`;
-    return redactUrlsIn(word);
+    return maskSecrets(word);
   });
   // Control and format characters would reach the terminal of whoever runs `dlock status`
   // (which escapes them again, as any field of a hash that may be forged).

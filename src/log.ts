@@ -4,7 +4,7 @@
 import type { LogFormat, Verbosity } from './config.js';
 import { stderr, type Output } from './output.js';
 import { epochMs } from './timeout.js';
-import { printable, toJson } from './untrusted.js';
+import { joinLines, printable, toJson } from './untrusted.js';
 
 export type LockEvent =
   | 'waiting'
@@ -81,5 +81,5 @@ export class Logger {
  * as a server's error text.
  */
 function oneLine(text: string): string {
-  return printable(text.replace(/\s*\n\s*/g, ' '));
+  return printable(joinLines(text));
 }

@@ -8,6 +8,7 @@ import { DlockError, EXIT } from './errors.js';
 import { Logger } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
+import { maskSecrets } from './secrets.js';
 import { printable } from './untrusted.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
@@ -44,8 +45,9 @@ function report(error: unknown, log: Logger, verbose: boolean): number {
     if (!error.silent) log.error(error.message, { event: error.event, exit_code: error.exitCode, ...error.fields });
     return error.exitCode;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const stack = verbose && error instanceof Error ? error.stack : undefined;
+  // An internal error may quote an argument too: masked as every DlockError's message is.
+  const message = maskSecrets(error instanceof Error ? error.message : String(error));
+  const stack = verbose && error instanceof Error && error.stack ? maskSecrets(error.stack) : undefined;
   if (log.format === 'json') {
     log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it)`, { exit_code: EXIT.internal, ...(stack ? { stack } : {}) });
   } else {

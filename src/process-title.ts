@@ -3,10 +3,10 @@
 // (Linux: the kernel's copy of argv is overwritten). Environment variables are the safe place.
 
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { redactUrlsIn } from './redis/url.js';
+import { maskSecrets } from './secrets.js';
 
 export function hideSecretsFromPs(argv: string[]): void {
-  const shown = argv.map((arg) => redactUrlsIn(arg));
+  const shown = argv.map((arg) => maskSecrets(arg));
   if (shown.every((arg, i) => arg === argv[i])) return;
   const title = ['dlock', ...shown].join(' ');
   try {

@@ -23,6 +23,11 @@ export function printable(text: string): string {
   });
 }
 
+/** `text` on one line: each run of whitespace that holds a line break becomes one space (one pass, no backtracking). */
+export function joinLines(text: string): string {
+  return text.replace(/\s+/g, (blank) => (blank.includes('\n') ? ' ' : blank));
+}
+
 /**
  * `value` as JSON with no raw unsafe character in it: JSON.stringify escapes C0 and lone
  * surrogates, not DEL, C1, U+2028 or U+202E, so those become \uNNNN escapes too. The JSON

@@ -100,3 +100,37 @@ test('a plain run costs no extra command: HELLO and two EVALSHA (enter, release)
   expect(calls).toMatchObject({ hello: 1, evalsha: 2, xadd: 2 });
   for (const name of ['eval', 'xrevrange', 'xrange', 'xlen', 'multi', 'exec']) expect(calls[name]).toBeUndefined();
 });
+
+// Anyone who can write to Redis can add entries: none may crash the view or pass for another field.
+test('forged entries: a far-future ID is an unknown time; fields are escaped, never replace id/time/event', async () => {
+  const key = 'hist-forged';
+  const stream = `dlock:{${key}}:history`;
+  const client = redis.client();
+  const forged = ['time_ms', '1', 'time', 'x', 'id', 'y', 'exit', '\x1b[2J', 'held_ms', '1e300'];
+  await client.xadd(stream, '1700000000000-0', 'event', 'released', ...forged);
+  // Past JavaScript's last date (8.64e15 ms), and past 2^53.
+  await client.xadd(stream, '9000000000000000-1', 'event', 'acquired', 'host', 'h\u202e', 'fence', '\x1b]0;t\x07');
+  await client.xadd(stream, '9999999999999999-1', 'event', 'done', 'until_ms', '9999999999999999');
+
+  const text = await dlock(['history', '--redis', redis.url, key]);
+  expect(text).toMatchObject({ code: 0, stderr: '' });
+  const rows = text.stdout.trimEnd().split('\n').slice(1);
+  const SERVER_TIME = '2023-11-14T22:13:20.000Z';
+  const columns = rows.map((row) => row.split(/\s+/).slice(0, 2));
+  expect(columns).toEqual([['?', 'done'], ['?', 'acquired'], [SERVER_TIME, 'released']]);
+  expect(rows[0]).toContain('done until ?');
+  expect(rows[1]).toContain('h\\u202e');
+  expect(rows[1]).toContain('fence \\x1b]0;t\\x07');
+  expect(rows[2]).toContain('exit \\x1b[2J, held ?');
+  expect(text.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+
+  const json = await dlock(['history', '--redis', redis.url, '--json', key]);
+  expect(json).toMatchObject({ code: 0, stderr: '' });
+  expect(json.stdout).not.toMatch(/[\x1b\x07\u202e]/);
+  const [done, acquired, released] = JSON.parse(json.stdout) as Entry[];
+  const unknown = { time: null, time_ms: null };
+  expect(done).toMatchObject({ id: '9999999999999999-1', ...unknown, event: 'done', until_ms: '9999999999999999' });
+  expect(acquired).toMatchObject({ id: '9000000000000000-1', ...unknown, host: 'h\u202e', fence: '\x1b]0;t\x07' });
+  expect(released).toMatchObject({ id: '1700000000000-0', time: SERVER_TIME, time_ms: 1_700_000_000_000 });
+  expect(released.exit).toBe('\x1b[2J');
+});

@@ -215,8 +215,8 @@ function escape(c: string): string {
 /** One history entry (scripts.ts HISTORY): the stream ID's time, the event, and its fields (cut). */
 export interface HistoryEntry {
   id: string;
-  /** Server ms (from the stream ID). */
-  ms: number;
+  /** Server ms (from the stream ID); undefined when no date has it (a forged ID such as 9000000000000000-1). */
+  ms: number | undefined;
   event: string;
   fields: Record<string, string>;
 }
@@ -237,6 +237,6 @@ export function parseHistoryReply(reply: unknown): HistoryEntry[] {
     const fields: Record<string, string> = Object.create(null);
     for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);
     const { event = '', ...rest } = fields;
-    return { id, ms: Number(id.split('-')[0]), event, fields: rest };
+    return { id, ms: parseCount(id.split('-')[0], 0, 8.64e15), event, fields: rest };
   });
 }

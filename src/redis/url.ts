@@ -1,29 +1,9 @@
 // Redis URLs as users write them, parsed once and shown only without their password.
 
 import { badOption } from '../errors.js';
+import { redactUrl } from '../secrets.js';
 import { decode, MAX_DB, parseMultiHostUrl } from './multi-host-url.js';
 import type { RedisTarget } from './target.js';
-
-/**
- * The URL with everything that may be a password masked; safe for any output, even when
- * the text is not a valid URL. The credentials end at the last "@" (as a URL parser reads
- * them), so a password holding "@", "/" or ":" is masked whole.
- */
-export function redactUrl(url: string): string {
-  const at = url.lastIndexOf('@');
-  if (at < 0) return url;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
-  const auth = url.slice(scheme.length, at);
-  const user = auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
-  // Keep a plain user name (redis://dlock:***@host); anything odder is masked whole.
-  const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : '***';
-  return `${scheme}${shown}${url.slice(at)}`;
-}
-
-/** `text` with the credentials of every URL in it masked (commander echoes bad arguments). */
-export function redactUrlsIn(text: string): string {
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S*@/gi, (url) => redactUrl(url));
-}
 
 const MULTI_HOST = /^\s*rediss?\+(sentinel|cluster):\/\//i;
 const ANY_SCHEME = /^\s*[a-z][a-z0-9+.-]*:\/\//i;
@@ -41,7 +21,14 @@ export function splitRedisUrls(text: string): string[] {
     if (urls.length > 0 && !ANY_SCHEME.test(part)) urls[urls.length - 1] += `,${part}`;
     else urls.push(part);
   }
-  return urls.map((url) => url.replace(/[\s,]+$/, '')).filter((url) => url.trim() !== '');
+  return urls.map(trimEndOfEntry).filter((url) => url.trim() !== '');
+}
+
+/** `url` without the commas and blanks that end it; a backward scan, linear in its length. */
+function trimEndOfEntry(url: string): string {
+  let end = url.length;
+  while (end > 0 && (url[end - 1] === ',' || /\s/.test(url[end - 1]))) end--;
+  return url.slice(0, end);
 }
 
 /** Parse one redis://, rediss://, redis+sentinel:// or redis+cluster:// URL; `option` names the flag or env var for errors. */

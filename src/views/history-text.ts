@@ -10,7 +10,7 @@ export function historyTable(entries: HistoryEntry[]): string {
   const rows = [['TIME (SERVER, UTC)', 'EVENT', 'HOST', 'PID', 'DETAILS', 'COMMAND']];
   for (const entry of entries) {
     const { host = '', pid = '', cmd = '' } = entry.fields;
-    rows.push([new Date(entry.ms).toISOString(), entry.event, host, pid, details(entry), cmd].map(printable));
+    rows.push([timeText(entry.ms), entry.event, host, pid, details(entry), cmd].map(printable));
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ').trimEnd()).join('\n') + '\n';
@@ -53,11 +53,23 @@ export function details(entry: HistoryEntry): string {
 }
 
 function untilText(value: string | undefined): string {
-  const ms = parseCount(value, 0, 8.64e15);
+  return timeText(parseCount(value, 0, 8.64e15));
+}
+
+/** A time as ISO text, "?" when unknown. */
+function timeText(ms: number | undefined): string {
   return ms === undefined ? '?' : new Date(ms).toISOString();
 }
 
-/** One JSON object per entry: `time` (ISO, server), `time_ms`, `event`, then its fields as stored. */
+/**
+ * One JSON object per entry: `time` (ISO, server; null when the ID holds no date), `time_ms`,
+ * `event`, then its other fields as stored; a stored field never takes the place of those four.
+ */
 export function historyJson(entries: HistoryEntry[]): object[] {
-  return entries.map((entry) => ({ id: entry.id, time: new Date(entry.ms).toISOString(), time_ms: entry.ms, event: entry.event, ...entry.fields }));
+  return entries.map((entry) => {
+    const time = entry.ms === undefined ? null : new Date(entry.ms).toISOString();
+    const own = { id: entry.id, time, time_ms: entry.ms ?? null, event: entry.event };
+    const stored = Object.entries(entry.fields).filter(([name]) => !Object.hasOwn(own, name));
+    return { ...own, ...Object.fromEntries(stored) };
+  });
 }

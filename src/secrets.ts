@@ -1,0 +1,53 @@
+// What may be a credential in text dlock shows (a message quoting an argument, the process
+// title, the stored command line), masked in one pass: the time taken grows with the text's
+// length only, whatever the text, since every argument of every run goes through here.
+
+/**
+ * The URL with everything that may be a password masked; safe for any output, even when
+ * the text is not a valid URL. The credentials end at the last "@" (as a URL parser reads
+ * them), so a password holding "@", "/" or ":" is masked whole.
+ */
+export function redactUrl(url: string): string {
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  // "scheme:" and any slashes: redis://, and the mistyped redis:/ or redis: as well.
+  const scheme = /^[a-z][a-z0-9+.-]*:\/*/i.exec(url)?.[0] ?? '';
+  const auth = url.slice(scheme.length, at);
+  const user = auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
+  // Keep a plain user name (redis://dlock:***@host); anything odder is masked whole.
+  const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : '***';
+  return `${scheme}${shown}${url.slice(at)}`;
+}
+
+/** An option or variable name whose value is a secret: --password=..., DLOCK_REDIS_PASSWORD=... */
+const SECRET_NAME = /pass|pw|secret|token|auth|cred/i;
+/** A name as it stands before "=": "--redis-password", "REDIS_PASS" (checked on the name alone). */
+const NAME = /^-{0,2}[\w.-]+$/;
+/** Characters that open a quoted or assigned value in a message: "'--redis=redis://..." */
+const OPENERS = new Set(['"', "'", '=', '(', '<', '[']);
+
+/**
+ * `text` with the credentials of everything that looks like a URL or user:password@host
+ * masked (`scheme://user:***@host`, `redis:/:***@host`, `:***@host`), and the value of
+ * `--password=...`-like words. Masks generously: a word with a ":" before its last "@".
+ */
+export function maskSecrets(text: string): string {
+  return text.replace(/\S+/g, maskWord);
+}
+
+/** One whitespace-free word of `maskSecrets`. */
+function maskWord(word: string): string {
+  const at = word.lastIndexOf('@');
+  const colon = word.indexOf(':');
+  if (at > 0 && colon >= 0 && colon < at) {
+    let start = colon;
+    while (start > 0 && !OPENERS.has(word[start - 1])) start--;
+    return word.slice(0, start) + redactUrl(word.slice(start));
+  }
+  const eq = word.indexOf('=');
+  if (eq <= 0) return word;
+  const quote = word[0] === '"' || word[0] === "'" ? word[0] : '';
+  const name = word.slice(quote.length, eq);
+  if (!NAME.test(name) || !SECRET_NAME.test(name)) return word;
+  return `${word.slice(0, eq + 1)}***${quote !== '' && word.endsWith(quote) && word.length > eq + 1 ? quote : ''}`;
+}
