@@ -28,7 +28,9 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    if (parentToken && (await isHeldBy(set, parentToken))) return await runUnderParent(config, env, file, args, signals, log);
+    if (parentToken && (await isHeldBy(set, parentToken, config.key, 'run'))) {
+      return await runUnderParent(config, env, file, args, signals, log);
+    }
 
     // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
     const { owner } = set;

@@ -1,12 +1,64 @@
-// Nested `dlock run` on the key its parent holds: run under the parent's lock, no deadlock.
+// A nested `dlock run` or `dlock acquire` on the key its parent holds runs under the parent's lock
+// (no deadlock), but only when the parent's hold gives what it asks for: exclusive inside
+// exclusive, shared inside shared or exclusive, the same --slots n inside --slots n. dlock never
+// converts a hold (flock converts, symfony promotes by waiting): anything else is refused.
 
-import { inspectOn } from '../lock/inspect.js';
+import type { HeldMode } from '../lock/holder.js';
+import { inspectOn, type LockState } from '../lock/inspect.js';
+import type { HoldMode } from '../lock/line.js';
+import { UsageError } from '../errors.js';
 import type { LockSet } from '../lockset/lockset.js';
-import { tally } from '../lockset/quorum.js';
+import { tally, type Outcome } from '../lockset/quorum.js';
 
-/** true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock (alone, or as one holder of --slots/--shared). */
-export async function isHeldBy(set: LockSet, owner: string): Promise<boolean> {
-  const states = await Promise.allSettled(set.instances.map((i) => inspectOn(i, set.keys, set.timeoutMs)));
-  const outcomes = states.map((s) => (s.status === 'rejected' ? 'error' : s.value.holders.some((holder) => holder.owner === owner) ? 'yes' : 'no'));
-  return tally(outcomes, set.total) === 'won';
+/**
+ * true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock in a
+ * way that gives what `set.mode` asks; false when it does not hold it. The mode is the one the
+ * server records for the parent's hold, not anything in the environment. Held in a way that does
+ * not give it: a usage error saying why (the nested command would run beside the other holders).
+ */
+export async function isHeldBy(set: LockSet, owner: string, key: string, command: Nested): Promise<boolean> {
+  const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
+  const held = states.map((s) => (s.status === 'fulfilled' && holds(s.value, owner) ? s.value.mode : undefined));
+  const outcomes = (ok: (mode: HeldMode) => boolean): Outcome[] =>
+    states.map((s, n) => (s.status === 'rejected' ? 'error' : held[n] && ok(held[n]) ? 'yes' : 'no'));
+  if (tally(outcomes((mode) => gives(mode, set.mode)), set.total) === 'won') return true;
+  if (tally(outcomes(() => true), set.total) !== 'won') return false;
+  throw refusal(key, held.find((mode) => mode && !gives(mode, set.mode))!, set.mode, command);
+}
+
+/** The nested command, as the refusal names it. */
+type Nested = 'run' | 'acquire';
+
+/** Whether `owner` is one of the holders an instance reports. */
+function holds(state: LockState, owner: string): boolean {
+  return state.holders.some((holder) => holder.owner === owner);
+}
+
+/** Whether a hold of mode `held` already gives a nested call what it asks for. */
+export function gives(held: HeldMode, asked: HoldMode): boolean {
+  if (asked.kind === 'shared') return held.kind === 'shared' || held.kind === 'exclusive';
+  if (asked.kind === 'slots') return held.kind === 'slots' && held.slots === asked.slots;
+  return held.kind === 'exclusive';
+}
+
+/** The one line a nested call that its parent's hold does not cover exits 64 with. */
+function refusal(key: string, held: HeldMode, asked: HoldMode, command: Nested): UsageError {
+  const heldAs = held.kind === 'slots' ? `as one of --slots ${held.slots}` : HELD_AS[held.kind];
+  const askedAs = asked.kind === 'slots' ? `a --slots ${asked.slots}` : ASKED_AS[asked.kind];
+  return new UsageError(
+    `${key} is held by this process tree ${heldAs}; ${askedAs} ${command} inside it ${why(held, asked)}: ` +
+      'dlock does not convert a lock (flock converts, symfony promotes by waiting)',
+  );
+}
+
+const HELD_AS = { exclusive: 'alone (exclusive)', shared: 'as --shared' };
+const ASKED_AS = { exclusive: 'an exclusive', shared: 'a --shared' };
+
+/** What would go wrong if the nested call ran under a hold that does not give what it asks. */
+function why(held: HeldMode, asked: HoldMode): string {
+  if (asked.kind === 'exclusive' && held.kind === 'shared') return 'would run beside the other readers';
+  if (asked.kind === 'exclusive') return 'would run beside the holders of the other slots';
+  if (asked.kind === 'shared') return 'would run beside the holders of the other slots, which are not readers';
+  if (held.kind === 'slots') return `would count ${asked.slots} slots where the key has ${held.slots}`;
+  return 'would have no slot of its own';
 }
