@@ -324,3 +324,15 @@ describe('a missing grant does what the README says', () => {
     expect(text.stdout).toMatch(/^KEY +HOST.*\nvisible +h +1 .*\nhidden +unreadable: permission denied by the server's ACL: .*\n$/);
   });
 });
+
+describe('a missing grant is 69 naming it, never busy', () => {
+  test('a lock script the ACL stops names the command it may not run and the grant to add', async () => {
+    for (const rule of ['+zcard', '+time', '+pexpire']) {
+      await grant(without(rule));
+      const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-named', '--', 'true']);
+      const command = rule.slice(1).toUpperCase();
+      const named = new RegExp(`permission denied by the server's ACL: .*: it may not run ${command} \\(grant \\${rule}\\)$`);
+      expectOneError(result, 69, named);
+    }
+  });
+});
