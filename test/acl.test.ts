@@ -2,11 +2,12 @@
 // the README shows), and each grant in it is needed (removing it makes the server log a
 // denial). Passwords come from the URL, DLOCK_REDIS_PASSWORD or an ACL user, and show nowhere.
 
+import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cleanEnv, dlock, start } from './helpers/cli.js';
+import { cleanEnv, DLOCK, dlock, start } from './helpers/cli.js';
 import { expectOneError } from './helpers/hostile.js';
 import { RedisServer, startServers } from '../support/redis-server.mjs';
 import { waitUntil } from '../support/wait-until.mjs';
@@ -322,5 +323,47 @@ describe('a missing grant does what the README says', () => {
     const text = await dlock(['status', '--redis', url(servers[0])]);
     expect(text.code).toBe(69);
     expect(text.stdout).toMatch(/^KEY +HOST.*\nvisible +h +1 .*\nhidden +unreadable: permission denied by the server's ACL: .*\n$/);
+  });
+});
+
+describe('a missing grant is 69 naming it, never busy', () => {
+  test('a lock script the ACL stops names the command it may not run and the grant to add', async () => {
+    for (const rule of ['+zcard', '+time', '+pexpire']) {
+      await grant(without(rule));
+      const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-named', '--', 'true']);
+      const command = rule.slice(1).toUpperCase();
+      const named = new RegExp(`permission denied by the server's ACL: .*: it may not run ${command} \\(grant \\${rule}\\)$`);
+      expectOneError(result, 69, named);
+    }
+  });
+
+  test('without +hgetall, +get or +zcard, a held key is 69 naming the grant, not busy (-n, and a --wait that runs out)', async () => {
+    for (const rule of ['+hgetall', '+get', '+zcard']) {
+      await grant(without(rule));
+      await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');
+      await admins[0].pexpire('dlock:{acl-held}', 20_000);
+      for (const wait of [['-n'], ['--wait', '300ms']]) {
+        const result = await dlock(['run', ...wait, '--redis', url(servers[0]), 'acl-held', '--', 'true']);
+        const line = expectOneError(result, 69, new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`));
+        expect(line, `without ${rule}, ${wait.join(' ')}`).not.toMatch(/busy/);
+      }
+    }
+  });
+
+  test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
+    await grant(without('+hgetall'));
+    await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');
+    await admins[0].pexpire('dlock:{acl-held}', 20_000);
+    // script(1) gives dlock a pseudo-terminal for stderr, as a user waiting at one has.
+    const run = `stty cols 100 rows 40; "$DLOCK" run --wait 5s --redis "$URL" acl-held -- true; echo "rc=$?"`;
+    const env = cleanEnv({ DLOCK, URL: url(servers[0]), TERM: 'xterm' });
+    const child = spawn('script', ['-qfec', run, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let seen = '';
+    child.stdout.on('data', (d) => (seen += d));
+    const started = Date.now();
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(seen).toMatch(/dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)/);
+    expect(seen).toMatch(/rc=69\r?\n/);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -98,3 +98,32 @@ test('a renewal refused by a majority is an immediate loss; by a minority it is 
   expect(events(result.stderr, 'retaken')).toHaveLength(1);
   expect(await Promise.all(clients.map((client) => client.exists(lock)))).toEqual([0, 0, 0, 0, 0]);
 });
+
+describe.each<Fault>(['stop', 'pause'])('after a loss, dlock exits once its command has (%s)', (fault) => {
+  // The lease's end bounds the release after a loss, not --connect-timeout (5s here): the
+  // renewals have tried these servers until the lease gave up, and the lock frees itself then.
+  test.each([3, 1])('%i instance(s), all failed: exit 76 within what was left of the lease', async (n) => {
+    const set = servers.slice(0, n);
+    const dir = tempDir();
+    const flags = [...HOLD_FLAGS, '--connect-timeout', '5s'];
+    const holder = hold(`exit-after-loss-${n}-${fault}`, { redis: set.map((s) => s.url), dir, flags });
+    await holder.waitFor('"event":"acquired"');
+    const pid = await childPid(dir);
+    await Promise.all(set.map((server) => fail(server, fault)));
+    await waitForEvents(holder, 'lost', 1);
+    await waitForDeath(pid);
+    const result = await holder.result;
+    expect(result.code, result.stderr).toBe(76);
+    expect(signalsSeen(dir)).toEqual(['TERM']);
+    const lost = events(result.stderr, 'lost')[0];
+    const exited = events(result.stderr, 'error').at(-1)!;
+    // At the loss, grace (200ms) and scheduling margin (100ms) are left of the lease: the
+    // command exits at once on SIGTERM, and one release attempt gets at most what is left.
+    console.log(`${n} instance(s), ${fault}: exited ${Math.round(exited.ts_ms - lost.ts_ms)}ms after the loss`);
+    expect(exited.ts_ms - lost.ts_ms).toBeLessThan(TTL_MS);
+    // The release that could not be sent says so, and when the lock frees itself.
+    const expires = /\(it expires by itself (within [\d.]+m?s|by now)\)$/;
+    expect(events(result.stderr, 'release-failed')[0].message).toMatch(/^could not release exit-after-loss-\d-\w+ on /);
+    expect(events(result.stderr, 'release-failed')[0].message).toMatch(expires);
+  });
+});

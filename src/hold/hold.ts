@@ -125,17 +125,24 @@ export class Hold {
 
   /**
    * Stop renewing, wait for the renewal in flight (a release must not race it), then release
-   * on every instance (each retried until --connect-timeout) and say how that went.
+   * on every instance (each retried until --connect-timeout) and say how that went. After a
+   * loss the renewals have retried these servers already and the lock frees itself when the
+   * lease ends: one attempt, bounded by what is left of the lease, so the caller is not held.
    * `exitStatus`: how the run ended ("0" … "255", "lost"; "" when no command ran): the history
    * records it, and "0" with --once-per marks the key done for the window.
    */
   async release(exitStatus = ''): Promise<void> {
     const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
     await this.lease?.stop();
+    const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
     const record = this.set.total === 1 ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
-    const releases = await releaseAll(this.set, { record });
-    reportRelease(this.log, releases, { key: this.config.key, fence: this.fence, total: this.set.total, lost: this.lease?.lost.aborted ?? false, expiresInMs: expiresBy - now() });
+    const leftMs = this.lease ? this.lease.endsAt - now() : 0;
+    const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
+    const releases = await releaseAll(this.set, { record, ...afterLoss });
+    const { key } = this.config;
+    const { fence, set } = this;
+    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs: expiresBy - now() });
   }
 
   /** Stop renewing and leave the lock held until its lease runs out (acquire --no-keeper). */
@@ -148,6 +155,9 @@ export class Hold {
     return value;
   }
 }
+
+/** The time one release attempt gets after a loss even when the lease has ended (it records the run). */
+const RELEASE_FLOOR_MS = 10;
 
 /** A signal that never aborts: the lost signal of a hold not renewing yet. */
 const NEVER = new AbortController().signal;

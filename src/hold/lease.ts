@@ -7,7 +7,7 @@
 import type { HeldLock } from '../lock/retake.js';
 import { extendAll } from '../lockset/extend.js';
 import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
-import { killDeadline } from '../lockset/quorum.js';
+import { killDeadline, localDeadline } from '../lockset/quorum.js';
 import { now } from '../timeout.js';
 
 export interface LossReason {
@@ -31,6 +31,8 @@ export class Lease {
   readonly lost: AbortSignal = this.controller.signal;
   /** Monotonic ms by which the child must be gone unless renewed. */
   private deadline: number;
+  /** When the last successful acquire or renewal round started. */
+  private renewedAt: number;
   private renewTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
@@ -48,6 +50,7 @@ export class Lease {
     /** Redlock: what an instance that lost the key is re-taken with. */
     private readonly held?: HeldLock,
   ) {
+    this.renewedAt = startedAt;
     this.deadline = killDeadline(set.ttlMs, startedAt);
     this.armDeadline();
     this.scheduleRenewal(startedAt + this.renewEvery - now());
@@ -60,6 +63,11 @@ export class Lease {
    */
   get expiresBy(): number {
     return this.lastTouched + this.set.ttlMs;
+  }
+
+  /** Monotonic ms at which the lease ends unless renewed: the last success + ttl − drift. */
+  get endsAt(): number {
+    return localDeadline(this.set.ttlMs, this.renewedAt);
   }
 
   get renewEvery(): number {
@@ -92,6 +100,7 @@ export class Lease {
     this.lastTouched = now();
     if (this.stopped || this.lost.aborted) return;
     if (renewal.kind === 'extended') {
+      this.renewedAt = renewal.startedAt;
       this.deadline = killDeadline(this.set.ttlMs, renewal.startedAt);
       this.armDeadline();
       this.events.renewed?.(renewal.failures, renewal.retaken);

@@ -4,9 +4,10 @@
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
-import { NotObtainedError } from '../errors.js';
+import { NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
+import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
+import { failureText } from '../redis/client.js';
 import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
@@ -33,7 +34,8 @@ export class WaitDisplay {
     this.spinner = spinnerWanted(process.env, quiet) ? new Spinner(process.env) : undefined;
   }
 
-  async waiting(waitedMs: number, place?: number): Promise<void> {
+  /** Show the wait; returns the instances that refused to say who holds the lock (a grant is missing). */
+  async waiting(waitedMs: number, place?: number): Promise<InstanceFailure[] | undefined> {
     if (!this.announced) {
       this.announced = true;
       const inLine = place ? ` (${ordinal(place)} in line)` : '';
@@ -43,7 +45,9 @@ export class WaitDisplay {
     if (!this.spinner) return;
     this.waitStartedAt ??= Date.now() - waitedMs;
     this.holdTimes ??= await recentHoldTimes(this.set);
-    this.snapshot = await holderSnapshot(this.set);
+    const { snapshot, refused } = await holderSnapshot(this.set);
+    if (refused.length > 0) return refused;
+    this.snapshot = snapshot;
     await this.render();
     // Between polls (up to 5 s apart) the times shown still move, once a second.
     this.ticker ??= setInterval(() => void this.render(), 1000).unref();
@@ -76,9 +80,10 @@ export class WaitDisplay {
    * The busy error, saying who holds the lock (also with --quiet: it is the error's point);
    * -E 0 means "skip quietly", so it then prints nothing unless --verbose.
    */
-  async notObtained(waitedMs: number): Promise<NotObtainedError> {
+  async notObtained(waitedMs: number): Promise<NotObtainedError | UnavailableError> {
     const silent = this.config.conflictExitCode === 0 && this.config.verbosity !== 'verbose';
-    const snapshot = silent ? undefined : await holderSnapshot(this.set);
+    const { snapshot, refused } = silent ? { snapshot: undefined, refused: [] } : await holderSnapshot(this.set);
+    if (refused.length > 0) return unreadable(this.config.key, refused);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
     const error = new NotObtainedError(`${this.config.key} is busy (${holder}); not acquired${when}`, this.config.conflictExitCode);
@@ -87,6 +92,11 @@ export class WaitDisplay {
     error.fields = { key: this.config.key, waited_ms: waitedMs, holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null };
     return error;
   }
+}
+
+/** 69: the lock is held, but who holds it may not be read (a grant is missing): never "busy". */
+export function unreadable(key: string, refused: InstanceFailure[]): UnavailableError {
+  return new UnavailableError(`cannot read who holds ${key}: ${refused.map(failureText).join('; ')}`);
 }
 
 /** 1st, 2nd, 3rd, 4th … 11th, 12th, 13th, 21st. */

@@ -1,6 +1,7 @@
 // Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
 
 import type { RedisClient } from '../redis/client.js';
+import { deniedError, isDenied } from './denied.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
 import * as scripts from './scripts.js';
 
@@ -35,6 +36,7 @@ export async function runScript(client: RedisClient, lua: string, keys: string[]
     }
     return await evalScript(client, lua, keys, args);
   } catch (error) {
+    if (isDenied(error)) throw await deniedError(client, lua, keys[0], error);
     throw isWrongValue(error) ? await wrongValueError(client, keys, error) : error;
   }
 }

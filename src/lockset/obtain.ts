@@ -33,8 +33,11 @@ export interface ObtainOptions {
   /** --once-per window (one instance): turned away ("done") when a run succeeded within it. */
   oncePerMs?: number;
   signal: AbortSignal;
-  /** Called each time the lock is found busy and we are about to wait (spinner, verbose log); `place` in line, 1 = next. */
-  onWait?: (waitedMs: number, place?: number) => void | Promise<void>;
+  /**
+   * Called each time the lock is found busy and we are about to wait (spinner, verbose log);
+   * `place` in line, 1 = next. Failures it returns end the wait as unavailable (a missing grant).
+   */
+  onWait?: (waitedMs: number, place?: number) => Promise<InstanceFailure[] | undefined | void> | void;
   /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
   onOutage?: (errors: InstanceFailure[]) => void;
   onOutageOver?: () => void;
@@ -130,7 +133,8 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
       }
       // A subscription that lied leaves too few instances to trust: the instance failed (69).
       if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures, waitedMs };
-      await options.onWait?.(waitedMs, attempt.place);
+      const refused = await options.onWait?.(waitedMs, attempt.place);
+      if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs };
       await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {

@@ -1,5 +1,6 @@
 // Release on every instance in parallel: owner-checked, and retried until --connect-timeout
-// runs out on an instance whose release failed (compare-and-delete by owner is idempotent).
+// runs out on an instance whose release failed (compare-and-delete by owner is idempotent), or
+// within a shorter bound the caller gives (after a loss: what is left of the lease, no retry).
 
 import { releaseOn, type ReleaseRecord } from '../lock/release.js';
 import { instanceFailure, type Instance, type InstanceFailure } from '../redis/client.js';
@@ -34,19 +35,27 @@ export interface ReleaseOptions {
   signal?: AbortSignal;
   /** One instance: record the release in the history (and, after an exit 0 with --once-per, the done mark). */
   record?: ReleaseRecord;
+  /** How long the release may take on one instance (default --connect-timeout). */
+  boundMs?: number;
+  /** false: one attempt per instance, a failed one is not retried. */
+  retry?: boolean;
 }
 
 /** Release where asked; one entry per instance released on, in the lock set's order. */
 export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<InstanceRelease[]> {
   const chosen = set.instances.filter((_, i) => !options.which || options.which[i]);
   return Promise.all(
-    chosen.map(async (instance) => ({ label: instance.target.label, outcome: await releaseWithRetry(set, instance, options.notify ?? true, options.signal, options.record) })),
+    chosen.map(async (instance) => ({
+      label: instance.target.label,
+      outcome: await releaseWithRetry(set, instance, options),
+    })),
   );
 }
 
-/** One instance: retry a failed release (error, timeout, dropped connection) until --connect-timeout. */
-async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolean, signal?: AbortSignal, record?: ReleaseRecord): Promise<ReleaseOutcome> {
-  const deadline = now() + set.connectTimeoutMs;
+/** One instance: retry a failed release (error, timeout, dropped connection) until the bound. */
+async function releaseWithRetry(set: LockSet, instance: Instance, options: ReleaseOptions): Promise<ReleaseOutcome> {
+  const { notify = true, signal, record, retry = true } = options;
+  const deadline = now() + (options.boundMs ?? set.connectTimeoutMs);
   let replyLost: string | undefined;
   let firstFailure: string | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -62,7 +71,7 @@ async function releaseWithRetry(set: LockSet, instance: Instance, notify: boolea
       if (!failure.errorReply) replyLost ??= failure.reason;
       // A permission the ACL lacks does not come within the bound: say so at once.
       const pauseMs = Math.min(releaseRetryMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
-      if (pauseMs <= 0 || signal?.aborted || failure.permanent) return { kind: 'failed', reason };
+      if (!retry || pauseMs <= 0 || signal?.aborted || failure.permanent) return { kind: 'failed', reason };
       await sleep(pauseMs, signal);
       if (signal?.aborted) return { kind: 'failed', reason };
     }

@@ -3,10 +3,10 @@
 
 import { formatDuration } from '../duration.js';
 import type { HeldMode, Holder } from '../lock/holder.js';
-import type { LockSet } from '../lockset/lockset.js';
+import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
-import { inspectAll } from './instance-views.js';
+import { inspectAll, type InstanceView } from './instance-views.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const slot = holder.slot !== undefined ? ` in slot ${holder.slot}` : holder.shared ? ' (shared)' : '';
@@ -30,9 +30,19 @@ export interface HolderSnapshot {
   waiting?: number;
 }
 
-/** The holder seen on the most instances (a majority's, in Redlock mode); undefined if none. */
-export async function holderSnapshot(set: LockSet): Promise<HolderSnapshot | undefined> {
+/**
+ * The holder seen on the most instances (a majority's, in Redlock mode); undefined if none.
+ * `refused`: instances that refused to be read for good (a missing grant, such as +hgetall):
+ * the caller reports those (69), never the lock as merely busy.
+ */
+export async function holderSnapshot(set: LockSet): Promise<{ snapshot?: HolderSnapshot; refused: InstanceFailure[] }> {
   const views = await inspectAll(set, set.keys, []);
+  const refused = views.flatMap(({ failure }) => (failure?.permanent ? [failure] : []));
+  return { snapshot: snapshotOf(set, views), refused };
+}
+
+/** The snapshot from every instance's view. */
+function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undefined {
   const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number }>();
   for (const view of views) {
     if (!view.holder) continue;
