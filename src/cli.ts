@@ -4,6 +4,7 @@
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { ACQUIRE_EXAMPLES, environmentHelp, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
@@ -26,59 +27,6 @@ export type Invocation =
   | { command: 'completion'; shell: Shell; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
-
-const RUN_EXAMPLES = `
-Examples:
-  # crontab: skip quietly when another host is still running it
-  */5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh
-
-  # CI mutex: wait up to 10 minutes for the previous deploy
-  dlock run --wait 10m deploy-prod -- make deploy
-
-  # nested use: a script that holds the lock may call dlock on it again
-  dlock run db-migrate -- sh -c 'dlock run db-migrate -- ./migrate.sh'
-
-  # pass the fencing token to the resource, which rejects older tokens
-  dlock run billing -- sh -c 'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...'
-
-  # through Redis Sentinel, following failovers
-  dlock run --redis redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster job -- ./job.sh
-
-  # Redlock across three independent Redis servers
-  dlock run --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379 job -- ./job.sh
-`;
-
-const ACQUIRE_EXAMPLES = `
-Examples:
-  # part of a shell script (flock's fd mode): held until release or until the shell exits
-  eval "$(dlock acquire --wait 10m deploy)"
-  ./step1 && ./step2
-  dlock release deploy
-
-  # steps on different machines: nothing renews; pass DLOCK_TOKEN on to the later steps
-  dlock acquire --no-keeper --ttl 30m --format json deploy
-  dlock renew --token "$TOKEN" deploy
-  dlock release --token "$TOKEN" deploy
-`;
-
-/** Variables that no single option names as its default, for the Environment section of --help. */
-const MORE_ENVIRONMENT: [string, string][] = [
-  ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
-  ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels themselves (redis+sentinel://)'],
-  ['CI', 'when set, never a waiting spinner'],
-];
-
-/** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */
-function environmentHelp(program: Command): string {
-  const variables = new Map<string, string>();
-  for (const option of program.commands.flatMap((command) => command.options)) {
-    const variable = /\benv (DLOCK_[A-Z_]+)/.exec(option.description)?.[1];
-    if (variable && !variables.has(variable)) variables.set(variable, `default for ${option.long}`);
-  }
-  for (const [variable, text] of MORE_ENVIRONMENT) variables.set(variable, text);
-  const width = Math.max(...[...variables.keys()].map((name) => name.length)) + 2;
-  return `\nEnvironment:\n${[...variables].map(([name, text]) => `  ${name.padEnd(width)}${text}`).join('\n')}`;
-}
 
 /**
  * Everything after the key is the command (SPEC "Parsing like flock"): an optional "--", then
@@ -148,7 +96,12 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   // Set first: every subcommand inherits how errors and output are handled.
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
-    .configureOutput({ ...output, outputError: () => {} })
+    .configureOutput({
+      getOutHelpWidth: () => helpWidth(env, process.stdout),
+      getErrHelpWidth: () => helpWidth(env, process.stderr),
+      ...output,
+      outputError: () => {},
+    })
     .description('flock(1) for distributed systems: run a command while holding a Redis lock')
     .usage('[options] run [options] <key> -- <command> [args...]')
     .version(VERSION, '-V, --version', 'print the version')
@@ -158,7 +111,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .enablePositionalOptions()
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
-    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}`.trim() })
+    // The commands' list shows a short summary beside each; `dlock help <command>` has the rest.
+    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim() })
     .showSuggestionAfterError(true)
     .addHelpText('after', () => environmentHelp(program))
     .addHelpText('after', RUN_EXAMPLES);
@@ -178,6 +132,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     connectionOptions(
       program
         .command('run')
+        .summary('run a command while holding <key>')
         .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
         .usage('[options] <key> -- <command> [args...]')
         .argument('<key>', 'lock name')
@@ -203,6 +158,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     connectionOptions(
       program
         .command('acquire')
+        .summary('take <key> for the next steps of a shell script or CI job')
         .description('take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
         .usage('[options] <key>')
         .argument('<key>', 'lock name'),
@@ -232,6 +188,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('renew')
+      .summary("extend <key>'s lease by its TTL")
       .description("extend <key>'s lease by its TTL; owner-checked (exit 0 renewed, 76 no longer this owner's, 64 no token)")
       .argument('<key>', 'lock name'),
   )
@@ -247,6 +204,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('status')
+      .summary('show who holds <key>, or list held locks')
       .description('show who holds <key> (exit 0 held, 1 free); without a key, list held locks')
       .argument('[key]', 'lock name'),
   )
@@ -261,6 +219,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('release')
+      .summary('release your lock, or with --force anyone\'s')
       .description("release your own lock (owner token from --token or DLOCK_TOKEN; exit 0 released, 76 no longer this owner's, 64 no token) and stop its keeper; with --force, take it from whoever holds it and print whom it removed")
       .argument('<key>', 'lock name'),
   )
@@ -287,6 +246,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('history')
+      .summary("show <key>'s recent events")
       .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done); exit 0, 1 when it has none")
       .argument('<key>', 'lock name'),
   )
@@ -304,6 +264,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   connectionOptions(
     program
       .command('doctor')
+      .summary('check the Redis deployment against what dlock needs')
       .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip); exit 0 without a FAIL, 1 with one'),
   )
     .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`)

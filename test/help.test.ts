@@ -1,0 +1,37 @@
+// --help reads well at the width it is shown in: wrapped to $COLUMNS, or to 80 columns on a
+// pipe, and only at spaces.
+
+import { describe, expect, test } from 'vitest';
+import { cleanEnv, dlock } from './helpers/cli.js';
+
+const COMMANDS = ['run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion', 'help'];
+const HELPS = [['--help'], ...COMMANDS.map((command) => [command, '--help'])];
+
+/** `dlock <args>` with COLUMNS set (or unset, for undefined); stdout is a pipe. */
+async function help(args: readonly string[], columns: string | undefined): Promise<string> {
+  const env = cleanEnv();
+  delete env.COLUMNS;
+  const result = await dlock([...args], { env: columns === undefined ? env : { ...env, COLUMNS: columns } });
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+describe.each(HELPS.map((args) => [args.join(' '), args] as const))('dlock %s', (_name, args) => {
+  test('fits in 80 columns with COLUMNS=80 and on a pipe without COLUMNS', async () => {
+    for (const columns of ['80', undefined]) {
+      const text = await help(args, columns);
+      const long = text.split('\n').filter((line) => line.length > 80);
+      expect(long, `COLUMNS=${columns}`).toEqual([]);
+    }
+  });
+
+  test('breaks lines only between words, and uses a wider terminal', async () => {
+    const [narrow, wide] = [await help(args, '80'), await help(args, '400')];
+    expect(words(narrow)).toEqual(words(wide));
+    if (widest(wide) > 80) expect(widest(wide)).toBeGreaterThan(widest(narrow));
+  });
+});
