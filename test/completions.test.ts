@@ -62,8 +62,9 @@ function complete(shell: Shell, lines: string[], options: { plainBash?: boolean;
 async function helpOptions(command?: string): Promise<string[]> {
   const { stdout, code } = await dlock(command ? ['help', command] : ['--help']);
   expect(code).toBe(0);
-  const section = stdout.split(/^Options:\n/m)[1]!.split(/^\S/m)[0]!;
-  return [...section.matchAll(/^ {2}(?:(-\w), )?(--[\w-]+)/gm)].flatMap(([, short, long]) => (short ? [short, long!] : [long!]));
+  // Every group of options ("Options:", "Lock options:", "TLS options:" ...), up to the next heading.
+  const sections = stdout.split(/^(?:[A-Z][\w ]* )?[Oo]ptions:\n/m).slice(1).map((section) => section.split(/^\S/m)[0]!);
+  return sections.flatMap((section) => [...section.matchAll(/^ {2}(?:(-\w), )?(--[\w-]+)/gm)].flatMap(([, short, long]) => (short ? [short, long!] : [long!])));
 }
 
 const sorted = (values: string[]) => [...values].sort();

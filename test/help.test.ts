@@ -35,3 +35,25 @@ describe.each(HELPS.map((args) => [args.join(' '), args] as const))('dlock %s', 
     if (widest(wide) > 80) expect(widest(wide)).toBeGreaterThan(widest(narrow));
   });
 });
+
+describe('options are grouped, everyday ones first', () => {
+  const headings = (text: string) => text.split('\n').filter((line) => /^(?:[A-Z][\w ]* )?[Oo]ptions:$/.test(line));
+  const lineOf = (text: string, option: string) => text.split('\n').findIndex((line) => line.startsWith(`  ${option}`));
+
+  test.each([
+    ['run', ['Lock options:', 'Waiting options:', 'Command options:', 'Output options:', 'Connection options:', 'TLS options:']],
+    ['acquire', ['Lock options:', 'Waiting options:', 'Keeper options:', 'Output options:', 'Connection options:', 'TLS options:']],
+    ['status', ['Output options:', 'Connection options:', 'TLS options:']],
+    ['release', ['Options:', 'Output options:', 'Connection options:', 'TLS options:']],
+  ])('dlock %s --help', async (command, groups) => {
+    const text = await help([command, '--help'], '80');
+    expect(headings(text)).toEqual(groups);
+    if (command === 'run' || command === 'acquire') {
+      for (const everyday of ['-n, --no-wait', '-w, --wait', '-t, --ttl']) {
+        expect(lineOf(text, everyday)).toBeGreaterThan(0);
+        expect(lineOf(text, everyday)).toBeLessThan(lineOf(text, '--redis'));
+      }
+    }
+    expect(lineOf(text, '--redis')).toBeLessThan(lineOf(text, '--tls-ca'));
+  });
+});
