@@ -4,7 +4,7 @@
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
-import { ACQUIRE_EXAMPLES, environmentHelp, helpWidth, RUN_EXAMPLES } from './cli-help.js';
+import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
@@ -177,7 +177,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .addOption(onLostOption('the command'))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
-  connectionOptions(outputOptions(run)).addHelpText('after', RUN_EXAMPLES);
+  connectionOptions(outputOptions(run)).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);
@@ -199,7 +199,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .option('--no-keeper', 'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
   const acquireFormat = (command: Command) => command.addOption(new Option('--format <format>', 'stdout: export lines for eval, or one JSON object (default sh)').choices(ACQUIRE_FORMATS));
-  connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', ACQUIRE_EXAMPLES);
+  connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, withGlobals(acquireWait(options)), env);
@@ -218,10 +218,11 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const renew = program
     .command('renew')
     .summary("extend <key>'s lease by its TTL")
-    .description("extend <key>'s lease by its TTL; owner-checked (exit 0 renewed, 76 no longer this owner's, 64 no token)")
+    .description("extend <key>'s lease by its TTL; owner-checked: the token must be the holder's")
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)');
   connectionOptions(outputOptions(renew))
+    .addHelpText('after', HELP_AFTER.renew!)
     .action((key: string, options: RawOptions) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -233,9 +234,10 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const status = program
     .command('status')
     .summary('show who holds <key>, or list held locks')
-    .description('show who holds <key> (exit 0 held, 1 free); without a key, list held locks')
+    .description('show who holds <key> and who waits in line; without a key, list held locks')
     .argument('[key]', 'lock name');
   connectionOptions(outputOptions(status, jsonOption))
+    .addHelpText('after', HELP_AFTER.status!)
     .action((key: string | undefined, options: RawOptions & { json?: boolean }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = key === undefined ? undefined : validateKey(key);
@@ -246,13 +248,14 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const release = program
     .command('release')
     .summary('release your lock, or with --force anyone\'s')
-    .description("release your own lock (owner token from --token or DLOCK_TOKEN; exit 0 released, 76 no longer this owner's, 64 no token) and stop its keeper; with --force, take it from whoever holds it and print whom it removed")
+    .description('release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take it from whoever holds it and print whom it removed')
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
     .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
     .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock');
   connectionOptions(outputOptions(release))
+    .addHelpText('after', HELP_AFTER.release!)
     .action((key: string, options: RawOptions & { force?: boolean; now?: boolean; slot?: string }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -272,10 +275,11 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const history = program
     .command('history')
     .summary("show <key>'s recent events")
-    .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done); exit 0, 1 when it has none")
+    .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done)")
     .argument('<key>', 'lock name')
     .option('-n, --count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
   connectionOptions(outputOptions(history, jsonOption))
+    .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -288,9 +292,10 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const doctor = program
     .command('doctor')
     .summary('check the Redis deployment against what dlock needs')
-    .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip); exit 0 without a FAIL, 1 with one')
+    .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip)')
     .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
   connectionOptions(outputOptions(doctor, jsonOption))
+    .addHelpText('after', HELP_AFTER.doctor!)
     .action((options: RawOptions & { json?: boolean }) => {
       const config = connectionConfig(withGlobals(options), env);
       const ttlMs = leaseTtl(options, env);
@@ -301,6 +306,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   program
     .command('completion')
     .description('print a shell completion script')
+    .addHelpText('after', HELP_AFTER.completion!)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });

@@ -57,3 +57,18 @@ describe('options are grouped, everyday ones first', () => {
     expect(lineOf(text, '--redis')).toBeLessThan(lineOf(text, '--tls-ca'));
   });
 });
+
+describe.each(COMMANDS.filter((command) => command !== 'help'))('dlock %s --help', (command) => {
+  test('ends with its exit codes, then two or three examples', async () => {
+    const text = await help([command, '--help'], '80');
+    const [, after] = text.split(/^Exit status:\n/m);
+    expect(after, 'an "Exit status:" section').toBeDefined();
+    const [codes, examples] = after!.split(/^\nExamples:\n/m);
+    expect(codes).toMatch(/^ {2}(0|the command's) /);
+    expect(codes).toMatch(/^ {2}64 /m);
+    const comments = examples!.match(/^ {2}# /gm) ?? [];
+    expect(comments.length).toBeGreaterThanOrEqual(2);
+    expect(comments.length).toBeLessThanOrEqual(3);
+    expect(examples).toMatch(new RegExp(`^ {2}(.* )?dlock ${command} `, 'm'));
+  });
+});
