@@ -63,7 +63,7 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       ['part of a shell script: held until release, or until the shell exits', 'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy'],
-      ['steps on different machines: nothing renews; pass the token on', 'dlock acquire --no-keeper --ttl 30m --format json deploy\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy'],
+      ['steps on different machines: nothing renews; pass the token on', 'dlock acquire --no-keeper --ttl 30m --json deploy\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy'],
     ]),
   renew:
     exitStatus([

@@ -198,7 +198,10 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
     .option('--no-keeper', 'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
-  const acquireFormat = (command: Command) => command.addOption(new Option('--format <format>', 'stdout: export lines for eval, or one JSON object (default sh)').choices(ACQUIRE_FORMATS));
+  const acquireFormat = (command: Command) =>
+    command
+      .option('--json', 'print one JSON object on stdout instead of export lines for eval')
+      .addOption(new Option('--format <format>', 'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
   connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
@@ -277,7 +280,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .summary("show <key>'s recent events")
     .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done)")
     .argument('<key>', 'lock name')
-    .option('-n, --count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
+    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
   connectionOptions(outputOptions(history, jsonOption))
     .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {

@@ -72,3 +72,15 @@ describe.each(COMMANDS.filter((command) => command !== 'help'))('dlock %s --help
     expect(examples).toMatch(new RegExp(`^ {2}(.* )?dlock ${command} `, 'm'));
   });
 });
+
+test('no flag letter means two things across commands', async () => {
+  const meanings = new Map<string, Set<string>>();
+  for (const args of HELPS) {
+    for (const [, short, long] of (await help(args, '80')).matchAll(/^ {2}(-\w), (--[\w-]+)/gm)) {
+      meanings.set(short!, new Set([...(meanings.get(short!) ?? []), long!]));
+    }
+  }
+  const twice = [...meanings].filter(([, longs]) => longs.size > 1).map(([short, longs]) => `${short}: ${[...longs].join(' ')}`);
+  expect(twice).toEqual([]);
+  expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
+});

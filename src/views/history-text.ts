@@ -57,7 +57,28 @@ function untilText(value: string | undefined): string {
   return ms === undefined ? '?' : new Date(ms).toISOString();
 }
 
-/** One JSON object per entry: `time` (ISO, server), `time_ms`, `event`, then its fields as stored. */
+/** One JSON object per entry: `time` (ISO, server), `time_ms`, `event`, then its fields, numbers as numbers. */
 export function historyJson(entries: HistoryEntry[]): object[] {
-  return entries.map((entry) => ({ id: entry.id, time: new Date(entry.ms).toISOString(), time_ms: entry.ms, event: entry.event, ...entry.fields }));
+  return entries.map((entry) => ({ id: entry.id, time: new Date(entry.ms).toISOString(), time_ms: entry.ms, event: entry.event, ...numbered(entry.fields) }));
+}
+
+/** Fields that hold numbers, with the range a true one has; anything else there is null. */
+const NUMERIC_FIELDS: Record<string, [number, number]> = {
+  pid: [1, 2 ** 31 - 1],
+  by_pid: [1, 2 ** 31 - 1],
+  waited_ms: [0, 8.64e15],
+  held_ms: [0, 8.64e15],
+  until_ms: [0, 8.64e15],
+};
+
+/**
+ * The stored fields with pids and times as JSON numbers, as status gives them (the stream
+ * stores strings); the 64-bit fence stays a string, and slot and exit stay as stored.
+ */
+function numbered(fields: Record<string, string>): Record<string, string | number | null> {
+  const result: Record<string, string | number | null> = { ...fields };
+  for (const [name, [min, max]] of Object.entries(NUMERIC_FIELDS)) {
+    if (name in fields) result[name] = parseCount(fields[name], min, max) ?? null;
+  }
+  return result;
 }
