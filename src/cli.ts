@@ -4,6 +4,7 @@
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
 import { joinLines } from './untrusted.js';
@@ -27,59 +28,6 @@ export type Invocation =
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-const RUN_EXAMPLES = `
-Examples:
-  # crontab: skip quietly when another host is still running it
-  */5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh
-
-  # CI mutex: wait up to 10 minutes for the previous deploy
-  dlock run --wait 10m deploy-prod -- make deploy
-
-  # nested use: a script that holds the lock may call dlock on it again
-  dlock run db-migrate -- sh -c 'dlock run db-migrate -- ./migrate.sh'
-
-  # pass the fencing token to the resource, which rejects older tokens
-  dlock run billing -- sh -c 'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...'
-
-  # through Redis Sentinel, following failovers
-  dlock run --redis redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster job -- ./job.sh
-
-  # Redlock across three independent Redis servers
-  dlock run --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379 job -- ./job.sh
-`;
-
-const ACQUIRE_EXAMPLES = `
-Examples:
-  # part of a shell script (flock's fd mode): held until release or until the shell exits
-  eval "$(dlock acquire --wait 10m deploy)"
-  ./step1 && ./step2
-  dlock release deploy
-
-  # steps on different machines: nothing renews; pass DLOCK_TOKEN on to the later steps
-  dlock acquire --no-keeper --ttl 30m --format json deploy
-  dlock renew --token "$TOKEN" deploy
-  dlock release --token "$TOKEN" deploy
-`;
-
-/** Variables that no single option names as its default, for the Environment section of --help. */
-const MORE_ENVIRONMENT: [string, string][] = [
-  ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
-  ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels themselves (redis+sentinel://)'],
-  ['CI', 'when set, never a waiting spinner'],
-];
-
-/** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */
-function environmentHelp(program: Command): string {
-  const variables = new Map<string, string>();
-  for (const option of program.commands.flatMap((command) => command.options)) {
-    const variable = /\benv (DLOCK_[A-Z_]+)/.exec(option.description)?.[1];
-    if (variable && !variables.has(variable)) variables.set(variable, `default for ${option.long}`);
-  }
-  for (const [variable, text] of MORE_ENVIRONMENT) variables.set(variable, text);
-  const width = Math.max(...[...variables.keys()].map((name) => name.length)) + 2;
-  return `\nEnvironment:\n${[...variables].map(([name, text]) => `  ${name.padEnd(width)}${text}`).join('\n')}`;
-}
-
 /**
  * Everything after the key is the command (SPEC "Parsing like flock"): an optional "--", then
  * the command word. A word starting with "-" right after the key is an option in the wrong
@@ -99,30 +47,65 @@ function asUsageError(error: CommanderError): never {
   throw new UsageError(joinLines(error.message.replace(/^error: /, '').trim()));
 }
 
-/** The lock options run and acquire share. */
-function lockOptions(command: Command, lossTo = 'the command'): Command {
+/** --help's option groups, everyday ones first. */
+const GROUP = {
+  lock: 'Lock options:',
+  waiting: 'Waiting options:',
+  command: 'Command options:',
+  keeper: 'Keeper options:',
+  output: 'Output options:',
+  connection: 'Connection options:',
+  tls: 'TLS options:',
+} as const;
+
+/** The options of the lock itself, which run and acquire share. */
+function lockOptions(command: Command): Command {
   return command
+    .optionsGroup(GROUP.lock)
     .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
-    .option('-n, --no-wait', 'fail at once if the lock is held')
-    .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
-    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`)
-    .addOption(new Option('--on-lost <action>', `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST))
+    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
-    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)');
+    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)');
 }
 
+/** How long to wait for the lock, and what not getting it exits with (run and acquire). */
+function waitingOptions(command: Command): Command {
+  return command
+    .optionsGroup(GROUP.waiting)
+    .option('-n, --no-wait', 'fail at once if the lock is held')
+    .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
+    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`);
+}
+
+/** What --on-lost does, to the command (run) or the watched process (acquire). */
+function onLostOption(lossTo: string): Option {
+  return new Option('--on-lost <action>', `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST);
+}
+
+/** -q, -v, --log-format and -h, which every command has; `more` adds the command's own output options first. */
+function outputOptions(command: Command, more: (command: Command) => Command = (same) => same): Command {
+  return more(command.optionsGroup(GROUP.output))
+    .option('-q, --quiet', 'print errors only')
+    .option('-v, --verbose', 'print one line per lock event')
+    .addOption(new Option('--log-format <format>', `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS))
+    .helpOption('-h, --help', 'show help');
+}
+
+/** Where Redis is and how to reach it, TLS last. */
 function connectionOptions(command: Command): Command {
   return command
+    .optionsGroup(GROUP.connection)
     .option('--redis <url>', `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
+    .optionsGroup(GROUP.tls)
     .option('--tls-ca <file>', 'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
     .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
-    .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)')
-    .option('-q, --quiet', 'print errors only')
-    .option('-v, --verbose', 'print one line per lock event')
-    .addOption(new Option('--log-format <format>', `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS));
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)');
 }
+
+/** A JSON output option in the Output group. */
+const jsonOption = (command: Command) => command.option('--json', 'print JSON');
 
 /**
  * argv + env -> the Invocation, without running anything. Throws a UsageError for bad input and
@@ -148,7 +131,12 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   // Set first: every subcommand inherits how errors and output are handled.
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
-    .configureOutput({ ...output, outputError: () => {} })
+    .configureOutput({
+      getOutHelpWidth: () => helpWidth(env, process.stdout),
+      getErrHelpWidth: () => helpWidth(env, process.stderr),
+      ...output,
+      outputError: () => {},
+    })
     .description('flock(1) for distributed systems: run a command while holding a Redis lock')
     .usage('[options] run [options] <key> -- <command> [args...]')
     .version(VERSION, '-V, --version', 'print the version')
@@ -158,7 +146,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .enablePositionalOptions()
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
-    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage()}`.trim() })
+    // The commands' list shows a short summary beside each; `dlock help <command>` has the rest.
+    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim() })
     .showSuggestionAfterError(true)
     .addHelpText('after', () => environmentHelp(program))
     .addHelpText('after', RUN_EXAMPLES);
@@ -174,22 +163,21 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     };
   };
 
-  const run = lockOptions(
-    connectionOptions(
-      program
-        .command('run')
-        .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
-        .usage('[options] <key> -- <command> [args...]')
-        .argument('<key>', 'lock name')
-        .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
-        .passThroughOptions(),
-    ),
-  )
+  const run = program
+    .command('run')
+    .summary('run a command while holding <key>')
+    .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
+    .usage('[options] <key> -- <command> [args...]')
+    .argument('<key>', 'lock name')
+    .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
+    .passThroughOptions();
+  lockOptions(run).option('--once-per <duration>', "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run until then exits with the conflict code (crontabs on several hosts)");
+  waitingOptions(run)
+    .optionsGroup(GROUP.command)
+    .addOption(onLostOption('the command'))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
-    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
-    .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)')
-    .option('--once-per <duration>', "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run until then exits with the conflict code (crontabs on several hosts)")
-    .addHelpText('after', RUN_EXAMPLES);
+    .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
+  connectionOptions(outputOptions(run)).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);
@@ -199,21 +187,22 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     decide({ command: 'run', config, run: async () => (await import('./commands/run.js')).run(config, env) });
   });
 
-  const acquire = lockOptions(
-    connectionOptions(
-      program
-        .command('acquire')
-        .description('take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
-        .usage('[options] <key>')
-        .argument('<key>', 'lock name'),
-    ),
-    'the watched process (SIGTERM, SIGKILL, or only a warning)',
-  )
-    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)')
+  const acquire = program
+    .command('acquire')
+    .summary('take <key> for the next steps of a shell script or CI job')
+    .description('take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
+    .usage('[options] <key>')
+    .argument('<key>', 'lock name');
+  waitingOptions(lockOptions(acquire))
+    .optionsGroup(GROUP.keeper)
     .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
     .option('--no-keeper', 'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
-    .addOption(new Option('--format <format>', 'stdout: export lines for eval, or one JSON object (default sh)').choices(ACQUIRE_FORMATS))
-    .addHelpText('after', ACQUIRE_EXAMPLES);
+    .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
+  const acquireFormat = (command: Command) =>
+    command
+      .option('--json', 'print one JSON object on stdout instead of export lines for eval')
+      .addOption(new Option('--format <format>', 'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
+  connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, withGlobals(acquireWait(options)), env);
@@ -229,13 +218,14 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     decide({ command: 'keeper', config, run: async () => (await import('./section/keeper.js')).keep(config, request) });
   });
 
-  connectionOptions(
-    program
-      .command('renew')
-      .description("extend <key>'s lease by its TTL; owner-checked (exit 0 renewed, 76 no longer this owner's, 64 no token)")
-      .argument('<key>', 'lock name'),
-  )
-    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
+  const renew = program
+    .command('renew')
+    .summary("extend <key>'s lease by its TTL")
+    .description("extend <key>'s lease by its TTL; owner-checked: the token must be the holder's")
+    .argument('<key>', 'lock name')
+    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)');
+  connectionOptions(outputOptions(renew))
+    .addHelpText('after', HELP_AFTER.renew!)
     .action((key: string, options: RawOptions) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -244,13 +234,13 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       decide({ command: 'renew', config, key: validKey, token, run: async () => (await import('./commands/renew.js')).renew(config, validKey, token) });
     });
 
-  connectionOptions(
-    program
-      .command('status')
-      .description('show who holds <key> (exit 0 held, 1 free); without a key, list held locks')
-      .argument('[key]', 'lock name'),
-  )
-    .option('--json', 'print JSON')
+  const status = program
+    .command('status')
+    .summary('show who holds <key>, or list held locks')
+    .description('show who holds <key> and who waits in line; without a key, list held locks')
+    .argument('[key]', 'lock name');
+  connectionOptions(outputOptions(status, jsonOption))
+    .addHelpText('after', HELP_AFTER.status!)
     .action((key: string | undefined, options: RawOptions & { json?: boolean }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = key === undefined ? undefined : validateKey(key);
@@ -258,16 +248,17 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       decide({ command: 'status', config, key: validKey, json, run: async () => (await import('./commands/status.js')).status(config, validKey, { json }) });
     });
 
-  connectionOptions(
-    program
-      .command('release')
-      .description("release your own lock (owner token from --token or DLOCK_TOKEN; exit 0 released, 76 no longer this owner's, 64 no token) and stop its keeper; with --force, take it from whoever holds it and print whom it removed")
-      .argument('<key>', 'lock name'),
-  )
+  const release = program
+    .command('release')
+    .summary('release your lock, or with --force anyone\'s')
+    .description('release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take it from whoever holds it and print whom it removed')
+    .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
     .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
-    .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock')
+    .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock');
+  connectionOptions(outputOptions(release))
+    .addHelpText('after', HELP_AFTER.release!)
     .action((key: string, options: RawOptions & { force?: boolean; now?: boolean; slot?: string }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -284,14 +275,14 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       decide({ command: 'release', config, key: validKey, force, token, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }) });
     });
 
-  connectionOptions(
-    program
-      .command('history')
-      .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done); exit 0, 1 when it has none")
-      .argument('<key>', 'lock name'),
-  )
-    .option('-n, --count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`)
-    .option('--json', 'print JSON')
+  const history = program
+    .command('history')
+    .summary("show <key>'s recent events")
+    .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done)")
+    .argument('<key>', 'lock name')
+    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
+  connectionOptions(outputOptions(history, jsonOption))
+    .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
@@ -301,13 +292,13 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       decide({ command: 'history', config, key: validKey, count, json, run: async () => (await import('./commands/history.js')).history(config, validKey, { count, json }) });
     });
 
-  connectionOptions(
-    program
-      .command('doctor')
-      .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip); exit 0 without a FAIL, 1 with one'),
-  )
-    .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
-    .option('--json', 'print JSON')
+  const doctor = program
+    .command('doctor')
+    .summary('check the Redis deployment against what dlock needs')
+    .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip)')
+    .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
+  connectionOptions(outputOptions(doctor, jsonOption))
+    .addHelpText('after', HELP_AFTER.doctor!)
     .action((options: RawOptions & { json?: boolean }) => {
       const config = connectionConfig(withGlobals(options), env);
       const ttlMs = leaseTtl(options, env);
@@ -318,6 +309,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   program
     .command('completion')
     .description('print a shell completion script')
+    .addHelpText('after', HELP_AFTER.completion!)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });

@@ -99,6 +99,8 @@ export interface RawOptions {
   /** false with --no-keeper. */
   keeper?: boolean;
   format?: string;
+  /** acquire --json: the same as --format json. */
+  json?: boolean;
   token?: string;
   oncePer?: string;
 }
@@ -223,10 +225,17 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     key: validKey,
     watchPid,
     keeper,
-    format: oneOf('--format', raw.format ?? 'sh', ACQUIRE_FORMATS),
+    format: acquireFormat(raw),
     // status shows it as the holder's command (the keeper names the pid it watches).
     holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
   };
+}
+
+/** acquire's stdout: --json, or --format (its older spelling, kept for scripts that use it). */
+function acquireFormat(raw: RawOptions): AcquireFormat {
+  const format = oneOf('--format', raw.format ?? (raw.json ? 'json' : 'sh'), ACQUIRE_FORMATS);
+  if (raw.json && format !== 'json') throw new UsageError(`--json and --format ${format}: choose one`);
+  return format;
 }
 
 /** An owner token as dlock hands them out (128 bits, hex). */

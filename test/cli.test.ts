@@ -160,7 +160,7 @@ describe('status, release, renew, completion', () => {
     [['doctor', '--json', '-t', '5s', '--redis', 'redis://a', '--redis', 'redis://b'], {}, { command: 'doctor', ttlMs: 5_000, json: true, config: { targets: [{ host: 'a' }, { host: 'b' }] } }],
     [['doctor'], { DLOCK_TTL: '2m', DLOCK_PREFIX: 'app:' }, { command: 'doctor', ttlMs: 120_000, config: { prefix: 'app:' } }],
     [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
-    [['history', '-n', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
+    [['history', '--count', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
     [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
     [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
   ])('%j %j', (argv, env, expected) => {
@@ -173,7 +173,9 @@ describe('status, release, renew, completion', () => {
     [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, completion, help\)$/],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],
-    [['history', '-n', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
+    [['history', '--count', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
+    // -n is --no-wait in run and acquire; history's count has no letter.
+    [['history', '-n', '5', 'k'], /^unknown option '-n'/],
     [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
     [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
     [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],
@@ -207,6 +209,9 @@ describe('acquire: run\'s lock options, no command', () => {
     [['acquire', '-t', '2s', '-n', '-E', '0', '--on-lost', 'kill', '--pid', '42', '--format', 'json', 'k'], {}, { ttlMs: 2_000, waitMs: 0, conflictExitCode: 0, onLost: 'kill', watchPid: 42, format: 'json' }],
     [['acquire', '--no-keeper', '--ttl', '30m', 'k'], { DLOCK_WAIT: '1m' }, { keeper: false, ttlMs: 1_800_000, waitMs: 60_000, holderCmd: 'dlock acquire --no-keeper' }],
     [['-v', 'acquire', '--log-format', 'json', '--sync-replicas', '1', 'k'], {}, { verbosity: 'verbose', logFormat: 'json', syncReplicas: 1 }],
+    // --json is every command's spelling; --format json stays for scripts written before it.
+    [['acquire', '--json', 'k'], {}, { format: 'json' }],
+    [['acquire', '--json', '--format', 'json', 'k'], {}, { format: 'json' }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
     expect(error).toBeUndefined();
@@ -220,6 +225,7 @@ describe('acquire: run\'s lock options, no command', () => {
     [['acquire', '--pid', '0', 'k'], /^--pid: expected an integer from 1 /],
     [['acquire', '--pid', '12', '--no-keeper', 'k'], /^--pid and --no-keeper: choose one/],
     [['acquire', '--format', 'yaml', 'k'], /^option '--format <format>' argument 'yaml' is invalid/],
+    [['acquire', '--json', '--format', 'sh', 'k'], /^--json and --format sh: choose one$/],
     [['acquire', '--kill-after', '1s', 'k'], /^unknown option '--kill-after'/],
   ])('%j is a usage error', (argv, message) => {
     expect(usageError(argv).message).toMatch(message);

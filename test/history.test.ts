@@ -12,10 +12,10 @@ import { useRedisServer } from './helpers/server.js';
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
 
-type Entry = Record<string, string | number>;
+type Entry = Record<string, string | number | null>;
 
 async function history(key: string, count = 50): Promise<Entry[]> {
-  const result = await dlock(['history', '--redis', redis.url, '-n', String(count), '--json', key]);
+  const result = await dlock(['history', '--redis', redis.url, '--count', String(count), '--json', key]);
   expect(result.stderr).toBe('');
   return JSON.parse(result.stdout) as Entry[];
 }
@@ -47,23 +47,26 @@ test('a scripted scenario: every event in order, with its fields', async () => {
   expect(Number(r1.held_ms)).toBeGreaterThanOrEqual(0);
   expect(a2).toMatchObject({ fence: '2' });
   expect(r2).toMatchObject({ exit: '3', fence: '2' });
-  expect(a3).toMatchObject({ fence: '3', pid: String(holder.process.pid) });
+  expect(a3).toMatchObject({ fence: '3', pid: holder.process.pid });
   expect(busyNow).toMatchObject({ why: 'held', cmd: 'true' });
   expect(busyWait).toMatchObject({ why: 'wait', cmd: 'true' });
   expect(Number(busyWait.waited_ms)).toBeGreaterThanOrEqual(300);
-  expect(forced).toMatchObject({ fence: '3', pid: String(holder.process.pid), by_pid: String(forcedBy), now: 'false' });
-  expect(lost).toMatchObject({ fence: '3', why: 'forced', pid: String(holder.process.pid) });
+  expect(forced).toMatchObject({ fence: '3', pid: holder.process.pid, by_pid: forcedBy, now: 'false' });
+  expect(lost).toMatchObject({ fence: '3', why: 'forced', pid: holder.process.pid });
   expect(a4).toMatchObject({ fence: '4' });
   expect(r4).toMatchObject({ exit: '0', fence: '4' });
   // Done until that run's start + 1m on the server's clock (PTTL rounds to the ms).
   expect(Math.abs(Number(done.until_ms) - (Number(a4.time_ms) + 60_000))).toBeLessThanOrEqual(2);
   for (const e of entries) expect(typeof e.host).toBe('string');
+  // Pids and times are JSON numbers, as status gives them; the 64-bit fence stays a string.
+  for (const e of entries) expect(typeof e.pid).toBe('number');
+  expect([r1.held_ms, busyWait.waited_ms, done.until_ms].map((value) => typeof value)).toEqual(['number', 'number', 'number']);
   // Server time, in order.
   const times = entries.map((e) => Number(e.time_ms));
   expect(times).toEqual([...times].sort((x, y) => x - y));
   expect(childPid).toBeGreaterThan(0);
 
-  const text = await dlock(['history', '--redis', redis.url, '-n', '3', key]);
+  const text = await dlock(['history', '--redis', redis.url, '--count', '3', key]);
   expect(text.code).toBe(0);
   const lines = text.stdout.trimEnd().split('\n');
   expect(lines[0]).toMatch(/^TIME \(SERVER, UTC\)\s+EVENT\s+HOST\s+PID\s+DETAILS\s+COMMAND$/);

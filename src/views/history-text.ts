@@ -63,13 +63,35 @@ function timeText(ms: number | undefined): string {
 
 /**
  * One JSON object per entry: `time` (ISO, server; null when the ID holds no date), `time_ms`,
- * `event`, then its other fields as stored; a stored field never takes the place of those four.
+ * `event`, then its other fields, numbers as numbers; a stored field never takes the place of those four.
  */
 export function historyJson(entries: HistoryEntry[]): object[] {
   return entries.map((entry) => {
     const time = entry.ms === undefined ? null : new Date(entry.ms).toISOString();
     const own = { id: entry.id, time, time_ms: entry.ms ?? null, event: entry.event };
-    const stored = Object.entries(entry.fields).filter(([name]) => !Object.hasOwn(own, name));
+    const stored = Object.entries(numbered(entry.fields)).filter(([name]) => !Object.hasOwn(own, name));
     return { ...own, ...Object.fromEntries(stored) };
   });
+}
+
+/** Fields that hold numbers, with the range a true one has; anything else there is null. */
+const NUMERIC_FIELDS: Record<string, [number, number]> = {
+  pid: [1, 2 ** 31 - 1],
+  by_pid: [1, 2 ** 31 - 1],
+  waited_ms: [0, 8.64e15],
+  held_ms: [0, 8.64e15],
+  until_ms: [0, 8.64e15],
+};
+
+/**
+ * The stored fields with pids and times as JSON numbers, as status gives them (the stream
+ * stores strings); the 64-bit fence stays a string, and slot and exit stay as stored.
+ */
+function numbered(fields: Record<string, string>): Record<string, string | number | null> {
+  const result: Record<string, string | number | null> = { ...fields };
+  for (const [name, [min, max]] of Object.entries(NUMERIC_FIELDS)) {
+    if (Object.hasOwn(fields, name)) result[name] = parseCount(fields[name], min, max) ?? null;
+  }
+  return result;
+}
 }

@@ -1,0 +1,149 @@
+// What --help prints besides the options: its width, the environment, and each command's
+// exit codes and examples. Kept apart from cli.ts, which declares the options themselves.
+
+import type { Command } from 'commander';
+import type { Env } from './config.js';
+
+/** Narrowest width worth wrapping to; below it a line is left as it is. */
+const MIN_HELP_WIDTH = 40;
+const DEFAULT_HELP_WIDTH = 80;
+
+/**
+ * Columns to wrap --help to: $COLUMNS when set (as GNU tools honour it), else the terminal's
+ * width, else 80 (a pipe, a file, CI).
+ */
+export function helpWidth(env: Env, stream: NodeJS.WriteStream): number {
+  const columns = Number(env.COLUMNS);
+  if (env.COLUMNS && Number.isInteger(columns) && columns > 0) return Math.max(MIN_HELP_WIDTH, columns);
+  if (stream.isTTY && stream.columns > 0) return Math.max(MIN_HELP_WIDTH, stream.columns);
+  return DEFAULT_HELP_WIDTH;
+}
+
+/** Exit codes every command that talks to Redis shares. */
+const COMMON_EXITS: [string, string][] = [
+  ['64', 'usage error (bad option, duration, key or URL)'],
+  ['69', 'Redis unreachable, or too few Redlock instances for a quorum'],
+  ['70', 'internal error (a bug: please report it)'],
+];
+
+/** An "Exit status:" table, codes in a column. */
+function exitStatus(rows: [string, string][]): string {
+  const width = Math.max(...rows.map(([code]) => code.length)) + 2;
+  return `\nExit status:\n${rows.map(([code, text]) => `  ${code.padEnd(width)}${text}`).join('\n')}\n`;
+}
+
+/** "Examples:" from [comment, command line(s)] pairs; each line fits in 80 columns. */
+function examples(pairs: [string, string][]): string {
+  return `\nExamples:\n${pairs.map(([comment, lines]) => `  # ${comment}\n  ${lines.replace(/\n/g, '\n  ')}`).join('\n\n')}\n`;
+}
+
+export const RUN_EXAMPLES = examples([
+  ['crontab: skip quietly when another host is still running it', '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh'],
+  ['CI mutex: wait up to 10 minutes for the previous deploy', 'dlock run --wait 10m deploy-prod -- make deploy'],
+  ['pass the fencing token to the resource, which rejects older tokens', 'dlock run billing -- \\\n  sh -c \'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...\''],
+]);
+
+/** What --help prints after each command's options: its exit codes, then two or three examples. */
+export const HELP_AFTER: Record<string, string> = {
+  run:
+    exitStatus([
+      ["the command's", 'it exited normally'],
+      ['128+N', 'it was killed by signal N'],
+      ...COMMON_EXITS,
+      ['75', 'busy: not acquired (-n, or --wait ran out); -E changes the code'],
+      ['76', 'the lock was lost while the command ran (see --on-lost)'],
+      ['126, 127', 'the command is not executable, or not found'],
+    ]) + RUN_EXAMPLES,
+  acquire:
+    exitStatus([
+      ['0', 'acquired: the export lines are on stdout'],
+      ...COMMON_EXITS,
+      ['75', 'busy: not acquired (-n, or --wait ran out); -E changes the code'],
+      ['128+N', 'interrupted by signal N while waiting'],
+    ]) +
+    examples([
+      ['part of a shell script: held until release, or until the shell exits', 'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy'],
+      ['steps on different machines: nothing renews; pass the token on', 'dlock acquire --no-keeper --ttl 30m --json deploy\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy'],
+    ]),
+  renew:
+    exitStatus([
+      ['0', 'renewed for another --ttl'],
+      ...COMMON_EXITS,
+      ['76', "no longer this owner's: it expired or was taken"],
+    ]) +
+    examples([
+      ['in a step of a section dlock acquire started (token from DLOCK_TOKEN)', 'dlock renew deploy'],
+      ['in a later CI job, with the token the first one saved', 'dlock renew --token "$DEPLOY_TOKEN" deploy'],
+    ]),
+  status:
+    exitStatus([
+      ['0', 'held (without a key: at least one lock is held)'],
+      ['1', 'free (without a key: none is held)'],
+      ...COMMON_EXITS,
+    ]) +
+    examples([
+      ['who holds it, and who waits in line', 'dlock status deploy-prod'],
+      ['every held lock under the prefix, as JSON', 'dlock status --json'],
+      ['a script that only asks whether it is held', 'if dlock status nightly-sync >/dev/null; then echo busy; fi'],
+    ]),
+  release:
+    exitStatus([
+      ['0', 'released (with --force: removed whoever held it)'],
+      ['1', 'with --force: nothing was held'],
+      ...COMMON_EXITS,
+      ['76', "no longer this owner's: it expired or was taken meanwhile"],
+    ]) +
+    examples([
+      ['end a section dlock acquire started (token from DLOCK_TOKEN)', 'dlock release deploy'],
+      ["take a stuck lock from whoever holds it, once you know it is dead", 'dlock release --force nightly-sync'],
+      ['open it to new holders at once (the old command may still run)', 'dlock release --force --now nightly-sync'],
+    ]),
+  history:
+    exitStatus([
+      ['0', 'events shown'],
+      ['1', 'the key has no history'],
+      ...COMMON_EXITS,
+    ]) +
+    examples([
+      ["the key's last 20 events: who held it, how long, how it ended", 'dlock history nightly-sync'],
+      ['the last 100, as JSON', 'dlock history --count 100 --json nightly-sync'],
+    ]),
+  doctor:
+    exitStatus([
+      ['0', 'no check failed (WARNs allowed)'],
+      ['1', 'at least one check failed'],
+      ...COMMON_EXITS,
+    ]) +
+    examples([
+      ['check the Redis in DLOCK_REDIS_URL for 30s leases', 'dlock doctor'],
+      ['a Redlock quorum of three, for jobs with a 5 minute lease', 'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c'],
+    ]),
+  completion:
+    exitStatus([
+      ['0', 'the script is on stdout'],
+      ['64', 'not bash, zsh or fish'],
+    ]) +
+    examples([
+      ['bash, for the current user', 'mkdir -p ~/.local/share/bash-completion/completions\ndlock completion bash > ~/.local/share/bash-completion/completions/dlock'],
+      ['fish', 'mkdir -p ~/.config/fish/completions\ndlock completion fish > ~/.config/fish/completions/dlock.fish'],
+    ]),
+};
+
+/** Variables that no single option names as its default, for the Environment section of --help. */
+const MORE_ENVIRONMENT: [string, string][] = [
+  ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
+  ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels (redis+sentinel://)'],
+  ['CI', 'when set, never a waiting spinner'],
+];
+
+/** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */
+export function environmentHelp(program: Command): string {
+  const variables = new Map<string, string>();
+  for (const option of program.commands.flatMap((command) => command.options)) {
+    const variable = /\benv (DLOCK_[A-Z_]+)/.exec(option.description)?.[1];
+    if (variable && !variables.has(variable)) variables.set(variable, `default for ${option.long}`);
+  }
+  for (const [variable, text] of MORE_ENVIRONMENT) variables.set(variable, text);
+  const width = Math.max(...[...variables.keys()].map((name) => name.length)) + 2;
+  return `\nEnvironment:\n${[...variables].map(([name, text]) => `  ${name.padEnd(width)}${text}`).join('\n')}`;
+}
