@@ -23,7 +23,8 @@ export type Invocation =
   | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
   | { command: 'history'; config: ConnectionConfig; key: string; count: number; json: boolean; run: () => Promise<number> }
   | { command: 'doctor'; config: ConnectionConfig; ttlMs: number; json: boolean; run: () => Promise<number> }
-  | { command: 'completion'; shell: Shell; run: () => Promise<number> };
+  | { command: 'completion'; shell: Shell; run: () => Promise<number> }
+  | { command: 'complete-keys'; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -321,6 +322,15 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
+    });
+
+  // Lock names for the completion scripts (commands/complete-keys.ts): not for users, not in --help.
+  program
+    .command('__complete-keys', { hidden: true })
+    .argument('[prefix]', 'the start of the name', '')
+    .action((prefix: string) => {
+      const run = async () => (await import('./commands/complete-keys.js')).completeKeysFromEnv(env, prefix);
+      decide({ command: 'complete-keys', run });
     });
 
   // Commander's own help command prints the whole help for an unknown name; this one says so.
