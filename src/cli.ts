@@ -6,6 +6,7 @@ import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { redactUrlsIn } from './redis/url.js';
+import { installHelp } from './completion/install.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
 
 declare const __DLOCK_VERSION__: string | undefined;
@@ -320,6 +321,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .command('completion')
     .description('print a shell completion script')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addHelpText('after', installHelp())
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
     });
