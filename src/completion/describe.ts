@@ -24,6 +24,7 @@ export interface OptionSpec {
 
 export interface ArgumentSpec {
   name: string;
+  description: string;
   required: boolean;
   variadic: boolean;
   choices?: readonly string[];
@@ -90,6 +91,7 @@ function describeArgument(argument: Argument): ArgumentSpec {
   const kind: ValueKind | undefined = name === 'command' ? command : kindOf(name);
   return {
     name,
+    description: argument.description,
     required: argument.required,
     variadic: argument.variadic,
     ...(argument.argChoices ? { choices: argument.argChoices } : {}),
