@@ -6,6 +6,7 @@ import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
+import { installHelp } from './completion/install.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
 import { joinLines } from './untrusted.js';
 
@@ -24,7 +25,8 @@ export type Invocation =
   | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
   | { command: 'history'; config: ConnectionConfig; key: string; count: number; json: boolean; run: () => Promise<number> }
   | { command: 'doctor'; config: ConnectionConfig; ttlMs: number; json: boolean; run: () => Promise<number> }
-  | { command: 'completion'; shell: Shell; run: () => Promise<number> };
+  | { command: 'completion'; shell: Shell; run: () => Promise<number> }
+  | { command: 'complete-keys'; run: () => Promise<number> };
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -311,8 +313,18 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .description('print a shell completion script')
     .addHelpText('after', HELP_AFTER.completion!)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addHelpText('after', installHelp())
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
+    });
+
+  // Lock names for the completion scripts (commands/complete-keys.ts): not for users, not in --help.
+  program
+    .command('__complete-keys', { hidden: true })
+    .argument('[prefix]', 'the start of the name', '')
+    .action((prefix: string) => {
+      const run = async () => (await import('./commands/complete-keys.js')).completeKeysFromEnv(env, prefix);
+      decide({ command: 'complete-keys', run });
     });
 
   // Commander's own help command prints the whole help for an unknown name; this one says so.

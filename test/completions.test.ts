@@ -1,13 +1,18 @@
 // Shell completions: each script is loaded into the real shell and asked what it offers,
 // the way a Tab press would (bash's readline and zsh's compinit over zpty, fish `complete -C`).
+// The scripts are generated from the program (npm run build:completions); installed with the
+// lines `dlock completion --help` gives; lock names come from a real redis-server.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { dlock } from './helpers/cli.js';
+import { RedisServer } from '../support/redis-server.mjs';
+import { cleanEnv, DLOCK, dlock } from './helpers/cli.js';
 
 type Shell = 'bash' | 'zsh' | 'fish';
 const SHELLS: Shell[] = ['bash', 'zsh', 'fish'];
@@ -24,30 +29,52 @@ for (const name of ['dlock', 'node', 'dlockprobe']) {
   writeFileSync(join(stubs, name), `#!/bin/sh\necho "${name} $*" >> '${spawnedMark}'\n`);
   chmodSync(join(stubs, name), 0o755);
 }
+// The real dlock (and node), for the lock names a Tab press asks `dlock __complete-keys` for.
+const realBin = join(sandbox, 'real-bin');
+mkdirSync(realBin);
+symlinkSync(DLOCK, join(realBin, 'dlock'));
+symlinkSync(process.execPath, join(realBin, 'node'));
 const files = join(sandbox, 'files');
 mkdirSync(files);
 writeFileSync(join(files, 'input-file.txt'), '');
 afterAll(() => rmSync(sandbox, { recursive: true, force: true }));
 
 const FISH_DRIVER = `
-source $argv[1]
+test -n "$argv[1]"; and source $argv[1]
 for line in $argv[2..-1]
   complete -C "$line" | string split -f1 \\t
   echo -- --end--
 end`;
 
+interface Driver {
+  plainBash?: boolean;
+  zshFpath?: string;
+  /** A HOME where the install lines ran: the shell finds the script there on its own. */
+  installedIn?: string;
+  /** The real dlock on PATH, with DLOCK_REDIS_URL pointing at this server. */
+  redisUrl?: string;
+}
+
 /** What the shell offers for the last word of each command line. */
-function complete(shell: Shell, lines: string[], options: { plainBash?: boolean; zshFpath?: string } = {}): string[][] {
+function complete(shell: Shell, lines: string[], options: Driver = {}): string[][] {
+  const installed = options.installedIn !== undefined;
+  const bashMode = installed ? 'installed' : options.plainBash ? 'plain' : 'with-bash-completion';
+  const zshTarget = installed ? 'zshrc' : (options.zshFpath ?? script('zsh'));
   const run = {
-    bash: () => ['zsh', ['-f', join(ROOT, 'test/helpers/bash-capture.zsh'), options.plainBash ? 'plain' : 'with-bash-completion', script('bash'), ...lines]],
-    fish: () => ['fish', ['-c', FISH_DRIVER, script('fish'), ...lines]],
-    zsh: () => ['zsh', ['-f', join(ROOT, 'test/helpers/zsh-capture.zsh'), options.zshFpath ?? script('zsh'), ...lines]],
+    bash: () => ['zsh', ['-f', join(ROOT, 'test/helpers/bash-capture.zsh'), bashMode, script('bash'), ...lines]],
+    fish: () => ['fish', ['-c', FISH_DRIVER, installed ? '' : script('fish'), ...lines]],
+    zsh: () => ['zsh', ['-f', join(ROOT, 'test/helpers/zsh-capture.zsh'), zshTarget, ...lines]],
   }[shell]() as [string, string[]];
+  const { XDG_CONFIG_HOME: _config, XDG_DATA_HOME: _data, ...inherited } = cleanEnv();
+  const home = installed
+    ? { HOME: options.installedIn }
+    : { HOME: sandbox, XDG_CONFIG_HOME: sandbox, XDG_DATA_HOME: sandbox };
+  const path = `${options.redisUrl ? `${realBin}:` : ''}${stubs}:${process.env.PATH}`;
   const result = spawnSync(...run, {
     cwd: files,
     encoding: 'utf8',
     timeout: 20_000,
-    env: { ...process.env, PATH: `${stubs}:${process.env.PATH}`, HOME: sandbox, XDG_CONFIG_HOME: sandbox, XDG_DATA_HOME: sandbox },
+    env: { ...inherited, ...home, PATH: path, ...(options.redisUrl ? { DLOCK_REDIS_URL: options.redisUrl } : {}) },
   });
   if (result.status !== 0) throw new Error(`${shell} completion driver failed (${result.status ?? result.signal}): ${result.stderr}`);
   const spawned = existsSync(spawnedMark) ? readFileSync(spawnedMark, 'utf8') : '';
@@ -207,4 +234,55 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
   const [commands, onLost] = complete('zsh', ['dlock ', 'dlock run --on-lost '], { zshFpath: fpath });
   expect(sorted(commands!)).toEqual(['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status']);
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
+});
+
+test('completions/ is what `npm run build:completions` makes of the commands and options in src/cli.ts', () => {
+  const check = [join(ROOT, 'scripts/build-completions.mjs'), '--check'];
+  const result = spawnSync(process.execPath, check, { encoding: 'utf8' });
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+});
+
+describe('lock names, from the Redis in DLOCK_REDIS_URL', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    for (const key of ['deploy-prod', 'deploy-staging', 'nightly']) {
+      expect((await dlock(['acquire', '--redis', server.url, '--no-keeper', '--ttl', '1m', key])).code).toBe(0);
+    }
+  }, 30_000);
+  afterAll(() => server?.close());
+
+  test.each(SHELLS)('%s', (shell) => {
+    const [status, run, afterDashes, release, history] = complete(
+      shell,
+      ['dlock status dep', 'dlock run -t 5s dep', 'dlock run -- n', 'dlock -v release --force ', 'dlock history n'],
+      { redisUrl: server.url },
+    );
+    expect(sorted(status!)).toEqual(['deploy-prod', 'deploy-staging']);
+    expect(sorted(run!)).toEqual(['deploy-prod', 'deploy-staging']);
+    expect(afterDashes).toEqual(['nightly']);
+    expect(sorted(release!)).toEqual(['deploy-prod', 'deploy-staging', 'nightly']);
+    expect(history).toEqual(['nightly']);
+  });
+});
+
+describe('installed with the lines `dlock completion --help` gives, in a fresh HOME', () => {
+  test.each(SHELLS)('%s', async (shell) => {
+    const { stdout, code } = await dlock(['completion', '--help']);
+    expect(code).toBe(0);
+    const install = stdout.split(`  # ${shell}\n`)[1]?.split('\n\n')[0]?.trim().split(/\n\s*/) ?? [];
+    expect(install.length).toBeGreaterThan(1);
+    const home = mkdtempSync(join(sandbox, `home-${shell}-`));
+    // Typed into the shell itself, with the real dlock on PATH.
+    const env = { PATH: `${realBin}:${process.env.PATH}`, HOME: home };
+    const typed = spawnSync(shell, ['-c', install.join('\n')], { encoding: 'utf8', env });
+    expect(typed.stderr).toBe('');
+    expect(typed.status).toBe(0);
+    const lines = ['dlock ru', 'dlock run --on-lost ', 'dlock status --js'];
+    const [commands, onLost, json] = complete(shell, lines, { installedIn: home });
+    expect(commands).toEqual(['run']);
+    expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
+    expect(json).toEqual(['--json']);
+  });
 });

@@ -94,4 +94,3 @@ function numbered(fields: Record<string, string>): Record<string, string | numbe
   }
   return result;
 }
-}

@@ -1,10 +1,10 @@
 # Print the candidates zsh's completion system offers, driving a real interactive zsh
 # through zsh/zpty (compinit only runs inside zle, so a plain script cannot call it).
 #
-#   zsh -f zsh-capture.zsh <script or fpath dir> <command line>...
+#   zsh -f zsh-capture.zsh <script or fpath dir or "zshrc"> <command line>...
 #
 # A file is sourced after compinit (`source <(dlock completion zsh)`); a directory is put on
-# $fpath before compinit (the `_dlock` install). For each command line, the matches for its
+# $fpath before compinit (the `_dlock` install); "zshrc" sources ~/.zshrc, as installed. For each command line, the matches for its
 # last word are printed one per line, then a line `--end--`.
 
 zmodload zsh/zpty || exit 2
@@ -12,7 +12,9 @@ local target=$1 line
 shift
 zpty capture zsh -f -i
 zpty -w capture 'PS1= RPS1=; unsetopt zle_bracketed_paste 2>/dev/null'
-if [[ -d $target ]]; then
+if [[ $target == zshrc ]]; then
+  zpty -w capture 'source ~/.zshrc'
+elif [[ -d $target ]]; then
   zpty -w capture "fpath=(${(q)target} \$fpath); autoload -U compinit && compinit -u -D"
 else
   zpty -w capture "autoload -U compinit && compinit -u -D; source ${(q)target}"
