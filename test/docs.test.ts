@@ -111,6 +111,15 @@ describe('the harness fails when documented output changes', () => {
     expect(await check(changedStatus)).toContain(`documented ${commands[failing].status + 1}`);
   });
 
+  test('no transcript is all placeholders: each pins some output or exit status', () => {
+    const literal = (line: string) => line !== '...' && line.replace(/\[\.\.\]/g, '').trim() !== '';
+    const vague = RUNNABLE.filter((b) => {
+      const commands = parseTranscript(b.body);
+      return !commands.some((command) => command.status !== 0 || command.expected.some(literal));
+    });
+    expect(vague.map((b) => `${b.file}:${b.line}`)).toEqual([]);
+  });
+
   test('a not-run block with a shell syntax error is reported', () => {
     expect(parseCheck('if true; then echo', 'sh')).not.toBe('');
     expect(parseCheck('if true; then echo; fi', 'sh')).toBe('');
