@@ -7,7 +7,7 @@
 //
 //   node scripts/build-binary.mjs [--out <file>]
 //
-// Why Bun and not Node's single executable or pkg: README, "Install".
+// Why Bun and not Node's single executable or pkg: docs/install.md, "Why Bun's compiler for the binary".
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -52,7 +52,7 @@ const check = spawnSync(out, ['--version'], { env: {}, cwd: tmpdir(), encoding: 
 if (check.stdout !== `${version}\n` || check.stderr !== '') {
   fail(`${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`);
 }
-// The checksum to publish beside it (README, "The binary for cron and CI": `sha256sum -c`).
+// The checksum to publish beside it (docs/install.md, "The standalone binary": `sha256sum -c`).
 const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
 writeFileSync(`${out}.sha256`, `${sha256}  ${basename(out)}\n`);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { RedisServer } from '../support/redis-server.mjs';
 import { cleanEnv, dlock, DLOCK } from './helpers/cli.js';
 import { useRedisServer } from './helpers/server.js';
@@ -44,8 +44,9 @@ const RUNNABLE = BLOCKS.filter((block) => block.lang === 'console' && !block.not
 const NOT_RUN = BLOCKS.filter((block) => block.notRun);
 
 let redis: RedisServer;
-useRedisServer((server) => (redis = server));
-beforeEach(() => redis.command('FLUSHALL'));
+// Each session gets a database of its own, so transcripts run side by side and start from nothing.
+useRedisServer((server) => (redis = server), { args: ['--databases', '200'] });
+let databases = 0;
 
 /** A directory to run a transcript in, and an environment whose `dlock` is the one under test. */
 function session(): { cwd: string; env: NodeJS.ProcessEnv } {
@@ -60,7 +61,7 @@ function session(): { cwd: string; env: NodeJS.ProcessEnv } {
     PATH: `${bin}:${process.env.PATH}`,
     HOME: cwd,
     XDG_RUNTIME_DIR: runtime,
-    DLOCK_REDIS_URL: redis.url,
+    DLOCK_REDIS_URL: `${redis.url}/${++databases}`,
     LC_ALL: 'C.UTF-8',
   });
   return { cwd, env };
@@ -108,6 +109,15 @@ describe('the harness fails when documented output changes', () => {
     expect(await check(commands)).toBe('');
     expect(await check(changedLine)).toContain('documented:');
     expect(await check(changedStatus)).toContain(`documented ${commands[failing].status + 1}`);
+  });
+
+  test('no transcript is all placeholders: each pins some output or exit status', () => {
+    const literal = (line: string) => line !== '...' && line.replace(/\[\.\.\]/g, '').trim() !== '';
+    const vague = RUNNABLE.filter((b) => {
+      const commands = parseTranscript(b.body);
+      return !commands.some((command) => command.status !== 0 || command.expected.some(literal));
+    });
+    expect(vague.map((b) => `${b.file}:${b.line}`)).toEqual([]);
   });
 
   test('a not-run block with a shell syntax error is reported', () => {
