@@ -73,7 +73,8 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
     if (!hold) return 128 + (os.signals[signals.interrupted.reason as NodeJS.Signals] ?? 0);
     await hold.detach();
-    const slot = config.slotted ? { DLOCK_SLOT: String(hold.slot ?? 0) } : {};
+    const granted = hold.slotVariable(config.slotted);
+    const slot = granted === undefined ? {} : { DLOCK_SLOT: String(granted) };
     if (!writeStdout(formatVariables({ DLOCK_KEY: config.key, DLOCK_TOKEN: hold.owner, DLOCK_FENCING_TOKEN: hold.fence, DLOCK_TTL_MS: String(hold.ttlMs), ...slot }, config.format))) {
       await hold.release();
       throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
