@@ -131,7 +131,8 @@ async function heldByCaller(config: AcquireConfig): Promise<boolean> {
   if (env.DLOCK_KEY !== config.key || !env.DLOCK_TOKEN || !env.DLOCK_FENCING_TOKEN) return false;
   const set = await openLockSet(config, config.key, config.ttlMs, env.DLOCK_TOKEN, config.mode);
   try {
-    if (!(await isHeldBy(set, env.DLOCK_TOKEN, config.key, 'acquire'))) return false;
+    const nested = { key: config.key, command: 'acquire', slot: env.DLOCK_SLOT } as const;
+    if (!(await isHeldBy(set, env.DLOCK_TOKEN, nested))) return false;
   } finally {
     disconnectAll(set.instances);
   }

@@ -28,7 +28,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    if (parentToken && (await isHeldBy(set, parentToken, config.key, 'run'))) {
+    if (parentToken && (await isHeldBy(set, parentToken, { key: config.key, command: 'run', slot: env.DLOCK_SLOT }))) {
       return await runUnderParent(config, env, file, args, signals, log);
     }
 
