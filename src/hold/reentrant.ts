@@ -36,7 +36,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
   const other = mine.find((hold) => hold && !gives(hold.mode, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
   const held = mine.find((hold) => hold && !sameSlot(hold, nested.slot))!.slot;
-  const inherited = nested.slot === undefined ? 'unset' : `${toJson(cut(nested.slot, 20))}`;
+  const inherited = nested.slot === undefined ? 'unset' : toJson(cut(nested.slot, 20));
   throw new UsageError(
     `${nested.key}: DLOCK_SLOT is ${inherited}, not the slot this process tree holds (${held ?? 'none'}): ` +
       `a nested ${nested.command} does not hand it on`,
@@ -61,7 +61,7 @@ function sameSlot(hold: ParentHold, inherited: string | undefined): boolean {
 }
 
 /** Whether a hold of mode `held` already gives a nested call what it asks for. */
-export function gives(held: HeldMode, asked: HoldMode): boolean {
+function gives(held: HeldMode, asked: HoldMode): boolean {
   if (asked.kind === 'shared') return held.kind === 'shared' || held.kind === 'exclusive';
   if (asked.kind === 'slots') return held.kind === 'slots' && held.slots === asked.slots;
   return held.kind === 'exclusive';
