@@ -109,6 +109,24 @@ describe('enter (acquire on one instance) replies of the wrong shape: the instan
   });
 });
 
+describe('a --slots 3 grant with a slot outside 0…2: the instance failed (69), never handed to a command', () => {
+  const commands: [string, string[]][] = [
+    ['run', ['run', '-n', '--slots', '3', 'k', 'sh', '-c', 'echo "ran with DLOCK_SLOT=$DLOCK_SLOT"']],
+    ['acquire', ['acquire', '-n', '--slots', '3', 'k']],
+    ['acquire --no-keeper', ['acquire', '-n', '--no-keeper', '--slots', '3', 'k']],
+  ];
+  test.each([7, -1].flatMap((slot) => commands.map(([name, args]) => [slot, name, args] as const)))(
+    'slot %i to %s',
+    async (slot, _, args) => {
+      const { result, ms } = await against(scripted({ enter: [1, '5', slot] }), args);
+      expectOneError(result, 69, `the enter script with slot ${slot} (expected 0 to 2 for --slots 3)`);
+      // Nothing ran, nothing was exported.
+      expect(result.stdout).not.toMatch(/ran with|DLOCK_SLOT|DLOCK_TOKEN/);
+      expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+    },
+  );
+});
+
 describe('the other scripts', () => {
   test.each<[string, Reply]>([
     ['a string', 'x'],

@@ -3,6 +3,7 @@
 
 import { describe, expect, test } from 'vitest';
 import { isFence, MAX_FENCE, parseAcquireReply, parseEnterReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../src/lock/replies.js';
+import type { HeldMode } from '../src/lock/holder.js';
 import { describeError, describeFailure, MalformedReplyError } from '../src/redis/describe.js';
 import { checkClientReply, checkPushReply } from '../src/redis/reply-shapes.js';
 
@@ -98,14 +99,32 @@ describe('EXTEND, RELEASE, RAISE_FENCE: 0 or 1', () => {
 });
 
 describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waiters}', () => {
+  const alone: HeldMode = { kind: 'exclusive' };
+  const threeSlots: HeldMode = { kind: 'slots', slots: 3 };
   test.each([
     [[1, '7', -1], { acquired: true, fence: '7', slot: undefined }],
-    [[1, '7', 2], { acquired: true, fence: '7', slot: 2 }],
     [[0, 3, -1], { acquired: false, place: 3, nextInMs: undefined }],
     [[0, 0, 1500], { acquired: false, place: 0, nextInMs: 1500 }],
     [[2, 'slots', 3, 2, 1], { acquired: false, mismatch: { kind: 'slots', slots: 3, holders: 2, waiters: 1 } }],
   ])('%j', (reply, expected) => {
-    expect(parseEnterReply(reply)).toEqual(expected);
+    expect(parseEnterReply(reply, alone)).toEqual(expected);
+  });
+
+  test.each([
+    [[1, '7', 0], threeSlots, 0],
+    [[1, '7', 2], threeSlots, 2],
+    [[1, '7', -1], { kind: 'shared' } as HeldMode, undefined],
+  ])('%j with %j: slot %s', (reply, mode, slot) => {
+    expect(parseEnterReply(reply, mode)).toEqual({ acquired: true, fence: '7', slot });
+  });
+
+  test.each([
+    [[1, '7', 3], threeSlots, 'slot 3 (expected 0 to 2 for --slots 3)'],
+    [[1, '7', -1], threeSlots, 'slot -1 (expected 0 to 2 for --slots 3)'],
+    [[1, '7', 0], alone, 'slot 0 (expected -1, no slot, without --slots)'],
+    [[1, '7', 1], { kind: 'shared' } as HeldMode, 'slot 1 (expected -1, no slot, without --slots)'],
+  ])('%j with %j → %s', (reply, mode, expected) => {
+    expect(verdict(() => parseEnterReply(reply, mode))).toContain(expected);
   });
 
   test.each([
@@ -120,7 +139,7 @@ describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waite
     [[3], 'an array of 1'],
     [null, 'nil'],
   ])('%j → %s', (reply, expected) => {
-    expect(verdict(() => parseEnterReply(reply))).toContain(expected);
+    expect(verdict(() => parseEnterReply(reply, alone))).toContain(expected);
   });
 });
 

@@ -111,3 +111,24 @@ test('in an exclusive holder, a nested --shared run runs under it, a --slots 2 r
     `${alone}a --slots 2 acquire inside it would have no slot of its own: ${NOT_CONVERTED}`,
   ]);
 });
+
+test('a nested --slots 2 run or acquire with a DLOCK_SLOT not the parent\'s exits 64, runs nothing', async () => {
+  const other = hold('nest-slot-env', { redis: redis.url, flags: ['--slots', '2'] });
+  expect((await other.child()).env.DLOCK_SLOT).toBe('0');
+  const result = await outer(['--slots', '2'], 'nest-slot-env', `
+    echo "outer slot $DLOCK_SLOT"
+    DLOCK_SLOT=0 run --slots 2 "$K" -- sh -c 'echo "ran with slot $DLOCK_SLOT"'; echo "forged=$?"
+    (unset DLOCK_SLOT; acquire --slots 2 "$K"); echo "unset=$?"
+    run --slots 2 "$K" -- sh -c 'echo "ran with slot $DLOCK_SLOT"'; echo "inherited=$?"
+  `);
+  expect(result.code, result.stderr).toBe(0);
+  const under = ['ran with slot 1', 'inherited=0'];
+  expect(result.stdout.trim().split('\n')).toEqual(['outer slot 1', 'forged=64', 'unset=64', ...under]);
+  const holds = 'not the slot this process tree holds (1)';
+  expect(dlockLines(result.stderr)).toEqual([
+    `dlock: nest-slot-env: DLOCK_SLOT is "0", ${holds}: a nested run does not hand it on`,
+    `dlock: nest-slot-env: DLOCK_SLOT is unset, ${holds}: a nested acquire does not hand it on`,
+  ]);
+  other.stop();
+  expect((await other.result).code).toBe(0);
+});

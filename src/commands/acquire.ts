@@ -73,7 +73,8 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
     if (!hold) return 128 + (os.signals[signals.interrupted.reason as NodeJS.Signals] ?? 0);
     await hold.detach();
-    const slot = config.slotted ? { DLOCK_SLOT: String(hold.slot ?? 0) } : {};
+    const granted = hold.slotVariable(config.slotted);
+    const slot = granted === undefined ? {} : { DLOCK_SLOT: String(granted) };
     if (!writeStdout(formatVariables({ DLOCK_KEY: config.key, DLOCK_TOKEN: hold.owner, DLOCK_FENCING_TOKEN: hold.fence, DLOCK_TTL_MS: String(hold.ttlMs), ...slot }, config.format))) {
       await hold.release();
       throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
@@ -130,7 +131,8 @@ async function heldByCaller(config: AcquireConfig): Promise<boolean> {
   if (env.DLOCK_KEY !== config.key || !env.DLOCK_TOKEN || !env.DLOCK_FENCING_TOKEN) return false;
   const set = await openLockSet(config, config.key, config.ttlMs, env.DLOCK_TOKEN, config.mode);
   try {
-    if (!(await isHeldBy(set, env.DLOCK_TOKEN, config.key, 'acquire'))) return false;
+    const nested = { key: config.key, command: 'acquire', slot: env.DLOCK_SLOT } as const;
+    if (!(await isHeldBy(set, env.DLOCK_TOKEN, nested))) return false;
   } finally {
     disconnectAll(set.instances);
   }

@@ -28,7 +28,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    if (parentToken && (await isHeldBy(set, parentToken, config.key, 'run'))) {
+    if (parentToken && (await isHeldBy(set, parentToken, { key: config.key, command: 'run', slot: env.DLOCK_SLOT }))) {
       return await runUnderParent(config, env, file, args, signals, log);
     }
 
@@ -42,7 +42,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     try {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
-      const slot = config.slotted ? (hold.slot ?? 0) : undefined;
+      const slot = hold.slotVariable(config.slotted);
       const child = prepared?.start(hold.fence, slot) ?? (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
       const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
       exitStatus = hold.lost.aborted ? 'lost' : String(status);

@@ -104,6 +104,15 @@ export class Hold {
     }
   }
 
+  /**
+   * DLOCK_SLOT when --slots was given (`slotted`): the slot granted; --slots 1 is a plain lock,
+   * whose one holder has the one slot, 0.
+   */
+  slotVariable(slotted: boolean): number | undefined {
+    if (!slotted) return undefined;
+    return this.set.mode.kind === 'slots' ? this.slot : 0;
+  }
+
   /** Aborts with a LossReason when the lock is lost (renewal refused, or failing until too late). */
   get lost(): AbortSignal {
     return this.lease?.lost ?? NEVER;

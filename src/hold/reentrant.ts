@@ -7,42 +7,68 @@ import type { HeldMode } from '../lock/holder.js';
 import { inspectOn, type LockState } from '../lock/inspect.js';
 import type { HoldMode } from '../lock/line.js';
 import { UsageError } from '../errors.js';
+import { cut, toJson } from '../untrusted.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { tally, type Outcome } from '../lockset/quorum.js';
+
+/** The nested call: its key and command (for the refusal), and the DLOCK_SLOT it inherited. */
+export interface Nested {
+  key: string;
+  command: 'run' | 'acquire';
+  slot: string | undefined;
+}
 
 /**
  * true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock in a
  * way that gives what `set.mode` asks; false when it does not hold it. The mode is the one the
  * server records for the parent's hold, not anything in the environment. Held in a way that does
  * not give it: a usage error saying why (the nested command would run beside the other holders).
+ * With --slots, the inherited DLOCK_SLOT must be the slot the server records for the parent.
  */
-export async function isHeldBy(set: LockSet, owner: string, key: string, command: Nested): Promise<boolean> {
+export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Promise<boolean> {
   const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
-  const held = states.map((s) => (s.status === 'fulfilled' && holds(s.value, owner) ? s.value.mode : undefined));
-  const outcomes = (ok: (mode: HeldMode) => boolean): Outcome[] =>
-    states.map((s, n) => (s.status === 'rejected' ? 'error' : held[n] && ok(held[n]) ? 'yes' : 'no'));
-  if (tally(outcomes((mode) => gives(mode, set.mode)), set.total) === 'won') return true;
+  const mine = states.map((s) => (s.status === 'fulfilled' ? holding(s.value, owner) : undefined));
+  const outcomes = (ok: (hold: ParentHold) => boolean): Outcome[] =>
+    states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
+  const covered = (hold: ParentHold) => gives(hold.mode, set.mode) && sameSlot(hold, nested.slot);
+  if (tally(outcomes(covered), set.total) === 'won') return true;
   if (tally(outcomes(() => true), set.total) !== 'won') return false;
-  throw refusal(key, held.find((mode) => mode && !gives(mode, set.mode))!, set.mode, command);
+  const other = mine.find((hold) => hold && !gives(hold.mode, set.mode));
+  if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
+  const held = mine.find((hold) => hold && !sameSlot(hold, nested.slot))!.slot;
+  const inherited = nested.slot === undefined ? 'unset' : toJson(cut(nested.slot, 20));
+  throw new UsageError(
+    `${nested.key}: DLOCK_SLOT is ${inherited}, not the slot this process tree holds (${held ?? 'none'}): ` +
+      `a nested ${nested.command} does not hand it on`,
+  );
 }
 
-/** The nested command, as the refusal names it. */
-type Nested = 'run' | 'acquire';
+/** How the parent holds the key on one instance, as the server records it. */
+interface ParentHold {
+  mode: HeldMode;
+  slot: number | undefined;
+}
 
-/** Whether `owner` is one of the holders an instance reports. */
-function holds(state: LockState, owner: string): boolean {
-  return state.holders.some((holder) => holder.owner === owner);
+/** The parent's hold among the holders an instance reports, if it is one of them. */
+function holding(state: LockState, owner: string): ParentHold | undefined {
+  const holder = state.holders.find((one) => one.owner === owner);
+  return holder && { mode: state.mode, slot: holder.slot };
+}
+
+/** With --slots, the DLOCK_SLOT the nested call inherited is the parent's slot. */
+function sameSlot(hold: ParentHold, inherited: string | undefined): boolean {
+  return hold.mode.kind !== 'slots' || (hold.slot !== undefined && inherited === String(hold.slot));
 }
 
 /** Whether a hold of mode `held` already gives a nested call what it asks for. */
-export function gives(held: HeldMode, asked: HoldMode): boolean {
+function gives(held: HeldMode, asked: HoldMode): boolean {
   if (asked.kind === 'shared') return held.kind === 'shared' || held.kind === 'exclusive';
   if (asked.kind === 'slots') return held.kind === 'slots' && held.slots === asked.slots;
   return held.kind === 'exclusive';
 }
 
 /** The one line a nested call that its parent's hold does not cover exits 64 with. */
-function refusal(key: string, held: HeldMode, asked: HoldMode, command: Nested): UsageError {
+function refusal(key: string, held: HeldMode, asked: HoldMode, command: Nested['command']): UsageError {
   const heldAs = held.kind === 'slots' ? `as one of --slots ${held.slots}` : HELD_AS[held.kind];
   const askedAs = asked.kind === 'slots' ? `a --slots ${asked.slots}` : ASKED_AS[asked.kind];
   return new UsageError(

@@ -51,7 +51,8 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
 export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
   const { owner, ttlMs, meta, mode } = options;
   const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now(), mode.kind, mode.kind === 'slots' ? mode.slots : 1, options.join ? '1' : '0', PLACE_LEASE_MS, keys.wakePrefix, Math.round(options.waitedMs), Math.round(options.oncePerMs)];
-  return parseEnterReply(await withTimeout(runScript(instance.client, ENTER, [...lineKeys(keys, keys.fence), ...recordKeys(keys)], args), options.timeoutMs));
+  const keyList = [...lineKeys(keys, keys.fence), ...recordKeys(keys)];
+  return parseEnterReply(await withTimeout(runScript(instance.client, ENTER, keyList, args), options.timeoutMs), mode);
 }
 
 /**

@@ -89,14 +89,17 @@ function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
   return { host: text(fields.host), pid: text(fields.pid), cmd: text(fields.cmd), fence: text(fields.fence), startedMs: time(fields.started_ms), finishedMs: time(fields.finished_ms), untilMs: nowMs + leftMs };
 }
 
-/** ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON, ms left, server ms}. */
-export function parseEnterReply(reply: unknown): EnterReply {
+/**
+ * ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON,
+ * ms left, server ms}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
+ */
+export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
   if (Array.isArray(reply) && reply.length === 4 && reply[0] === 3 && isField(reply[1]) && isPttl(reply[2], -2) && isPttl(reply[3], 0)) {
     return { acquired: false, done: doneMark(reply[1], Math.max(0, reply[2]), reply[3]) };
   }
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 1 && isPttl(reply[2], -1) && reply[2] < MAX_SLOTS) {
     if (!isFence(reply[1])) throw badFence('enter', 'a fencing token', reply[1]);
-    return { acquired: true, fence: reply[1], slot: reply[2] >= 0 ? reply[2] : undefined };
+    return { acquired: true, fence: reply[1], slot: grantedSlot(reply[2], mode) };
   }
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 0 && isPttl(reply[1], 0) && isPttl(reply[2], -2)) {
     return { acquired: false, place: reply[1], nextInMs: reply[2] >= 0 ? reply[2] : undefined };
@@ -105,6 +108,18 @@ export function parseEnterReply(reply: unknown): EnterReply {
     return { acquired: false, mismatch: { kind: reply[1], slots: reply[2], holders: reply[3], waiters: reply[4] } };
   }
   throw malformed('enter', reply, '{1, fence, slot}, {0, place, ms}, {2, mode, n, holders, waiters} or {3, done, ms, time}');
+}
+
+/**
+ * The slot of a grant: 0 … n−1 with --slots n, none (-1) otherwise. Any other slot would reach
+ * the command as DLOCK_SLOT beside another holder of it: the instance failed.
+ */
+function grantedSlot(slot: number, mode: HeldMode): number | undefined {
+  if (mode.kind !== 'slots' && slot === -1) return undefined;
+  if (mode.kind === 'slots' && slot >= 0 && slot < mode.slots) return slot;
+  const expected =
+    mode.kind === 'slots' ? `0 to ${mode.slots - 1} for --slots ${mode.slots}` : '-1, no slot, without --slots';
+  throw new MalformedReplyError(`it answered the enter script with slot ${slot} (expected ${expected})`);
 }
 
 export interface InspectReply {

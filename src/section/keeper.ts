@@ -50,7 +50,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     }
     pidFile = writeKeeperFile(hold.owner);
     reported = true;
-    const slot = config.slotted ? { slot: hold.slot ?? 0 } : {};
+    const granted = hold.slotVariable(config.slotted);
+    const slot = granted === undefined ? {} : { slot: granted };
     const delivered = sendReport({ kind: 'held', key: config.key, token: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...slot });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
