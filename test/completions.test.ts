@@ -85,12 +85,13 @@ function complete(shell: Shell, lines: string[], options: Driver = {}): string[]
   return groups.map((group) => [...new Set(group.split('\n').filter(Boolean))]);
 }
 
-/** The options `dlock [command] --help` lists, short and long. */
+/** The options `dlock [command] --help` lists, short and long, in whichever group of options. */
 async function helpOptions(command?: string): Promise<string[]> {
   const { stdout, code } = await dlock(command ? ['help', command] : ['--help']);
   expect(code).toBe(0);
-  const section = stdout.split(/^Options:\n/m)[1]!.split(/^\S/m)[0]!;
-  return [...section.matchAll(/^ {2}(?:(-\w), )?(--[\w-]+)/gm)].flatMap(([, short, long]) => (short ? [short, long!] : [long!]));
+  const listed = [...stdout.matchAll(/^ {2}(?:(-\w), )?(--[\w-]+)/gm)];
+  expect(listed.length).toBeGreaterThan(0);
+  return listed.flatMap(([, short, long]) => (short ? [short, long!] : [long!]));
 }
 
 const sorted = (values: string[]) => [...values].sort();
