@@ -335,7 +335,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .argument('[command]', 'a command')
     .action((name: string | undefined) => {
       if (name === undefined) program.help();
-      const commands = program.commands.filter((candidate) => candidate.name() !== KEEPER_COMMAND);
+      const commands = program.createHelp().visibleCommands(program);
       const command = commands.find((candidate) => candidate.name() === name);
       if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${commands.map((c) => c.name()).join(', ')})`);
       command.help();

@@ -8,7 +8,7 @@ import { parseScanReply } from '../lock/replies.js';
 import { connect, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
 import { stdout } from '../output.js';
-import { withTimeout } from '../timeout.js';
+import { TimeoutError } from '../timeout.js';
 
 /** The bound from the first connect to the last SCAN page. */
 export const COMPLETE_KEYS_BOUND_MS = 200;
@@ -29,11 +29,12 @@ export async function completeKeysFromEnv(env: Env, typed: string): Promise<numb
 export async function completeKeys(config: ConnectionConfig, typed: string): Promise<number> {
   const instances: Instance[] = [];
   try {
-    const found = await withTimeout(Promise.any(config.targets.map(async (target) => {
-      const instance = await connect(target, COMPLETE_KEYS_BOUND_MS);
+    // connect's own bound is later: the deadline below decides.
+    const found = await withinBound(Promise.any(config.targets.map(async (target) => {
+      const instance = await connect(target, 2 * COMPLETE_KEYS_BOUND_MS);
       instances.push(instance);
       return scanNames(instance, config.prefix, typed);
-    })), COMPLETE_KEYS_BOUND_MS);
+    })));
     const keys = [...new Set(found)].sort().filter(isShellSafe);
     if (keys.length === 0) return 1;
     stdout.write(`${keys.join('\n')}\n`);
@@ -42,6 +43,24 @@ export async function completeKeys(config: ConnectionConfig, typed: string): Pro
     return 1;
   } finally {
     disconnectAll(instances);
+  }
+}
+
+/**
+ * `work`, or a TimeoutError once the bound has passed. The timer defers its verdict by one turn
+ * of the event loop, so that a reply that came in time but was not read yet (dlock itself was
+ * descheduled on a busy machine) still counts.
+ */
+async function withinBound<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    const fail = () => reject(new TimeoutError(COMPLETE_KEYS_BOUND_MS));
+    timer = setTimeout(() => setImmediate(fail), COMPLETE_KEYS_BOUND_MS);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

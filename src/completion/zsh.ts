@@ -10,9 +10,14 @@ import { continued, fill, quote, spellings } from './text.js';
 /** Options after which nothing else is completed. */
 const STOPPING = ['--help', '--version'];
 
-/** Text inside an _arguments [description] or :message: field. */
+/** Text inside an _arguments :message: field. */
 function field(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(/([[\]:])/g, '\\$1');
+}
+
+/** Text inside an _arguments [description]. */
+function description(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/([[\]])/g, '\\$1');
 }
 
 function action(kind: string | undefined, choices: readonly string[] | undefined): string {
@@ -27,9 +32,9 @@ export function optionSpec(option: OptionSpec): string {
   const repeat = option.repeatable ? '*' : '';
   const names = spellings(option).map((flag) => (option.value ? `${flag}${flag.startsWith('--') ? '=' : '+'}` : flag));
   const value = option.value ? `:${field(option.value)}:${action(option.kind, option.choices)}` : '';
-  const rest = quote(`[${field(option.summary)}]${value}`);
-  const head = excluded || repeat ? quote(`${excluded}${repeat}`) : '';
-  return names.length > 1 ? `${head}{${names.join(',')}}${rest}` : `${quote(`${excluded}${repeat}${names[0]}`)}${rest}`;
+  const rest = `[${description(option.summary)}]${value}`;
+  if (names.length === 1) return quote(`${excluded}${repeat}${names[0]}${rest}`);
+  return `${excluded || repeat ? quote(`${excluded}${repeat}`) : ''}{${names.join(',')}}${quote(rest)}`;
 }
 
 /** An operand's _arguments spec (none for run's command line, which _dlock_command_line completes). */
