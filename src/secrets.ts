@@ -19,8 +19,8 @@ export function redactUrl(url: string): string {
   return `${scheme}${shown}${url.slice(at)}`;
 }
 
-/** An option or variable name whose value is a secret: --password=..., DLOCK_REDIS_PASSWORD=... */
-const SECRET_NAME = /pass|pw|secret|token|auth|cred/i;
+/** A name whose value is a secret: --password=, PGPASSWORD=, --pw=, REDISCLI_AUTH= (not --author=). */
+const SECRET_NAME = /pass(word|wd)?|secret|token|credential|(^|[-_.])(pw|auth)([-_.]|$)/i;
 /** A name as it stands before "=": "--redis-password", "REDIS_PASS" (checked on the name alone). */
 const NAME = /^-{0,2}[\w.-]+$/;
 /** Characters that open a quoted or assigned value in a message: "'--redis=redis://..." */

@@ -284,6 +284,30 @@ describe('a server that lies or hangs (fake RESP server)', () => {
     }
   });
 
+  test('replica counts that are not numbers: replicas not checked, never "NaN replica(s)"', async () => {
+    const info = (replicas: string) => `redis_version:7.0.0\r\nconnected_slaves:${replicas}\r\n`;
+    const cases: [string, string, RegExp][] = [
+      ['many', '0', /not checked: replicas \(INFO answered connected_slaves "many", not a count\)/],
+      ['\x1b[2J', '0', /not checked: replicas \(INFO answered connected_slaves "\\u001b\[2J", not a count\)/],
+      ['2', 'some', /not checked: 2 replica\(s\), min-replicas-to-write \(CONFIG GET: it answered "some", not a/],
+    ];
+    for (const [replicas, minimum, message] of cases) {
+      const fake = await FakeRedis.start((argv) => {
+        if (argv[0] === 'INFO') return info(replicas);
+        if (argv[0] === 'CONFIG') return argv[2] === 'min-replicas-to-write' ? [argv[2], minimum] : [];
+        return undefined;
+      });
+      try {
+        const { report } = await doctorJson(['--redis', fake.url]);
+        const replicasCheck = check(report, 'replicas');
+        expect(replicasCheck).toMatchObject({ status: 'WARN', message: expect.stringMatching(message) });
+        expect(JSON.stringify(replicasCheck)).not.toMatch(/NaN/);
+      } finally {
+        await fake.close();
+      }
+    }
+  });
+
   test('a malformed reply fails the instance (FAIL answers), not every check one by one', async () => {
     const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : argv[0] === 'TIME' ? ['soon', '\x1b[2J'] : argv[0] === 'INFO' ? ['not', 'text'] : argv[0] === 'EVAL' ? 'yes' : [[[]]]));
     try {

@@ -105,7 +105,7 @@ test('a plain run costs no extra command: HELLO and two EVALSHA (enter, release)
 });
 
 // Anyone who can write to Redis can add entries: none may crash the view or pass for another field.
-test('forged entries: a far-future ID is an unknown time; fields are escaped, never replace id/time/event', async () => {
+test('forged entries: a far-future ID is an unknown time; fields are escaped, never replace id or time', async () => {
   const key = 'hist-forged';
   const stream = `dlock:{${key}}:history`;
   const client = redis.client();

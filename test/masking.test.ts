@@ -23,9 +23,10 @@ describe('maskSecrets', () => {
     ["'--redis-pass=pw'", "'--redis-pass=***'"],
     ['DLOCK_REDIS_PASSWORD=pw x', 'DLOCK_REDIS_PASSWORD=*** x'],
     ['--pw=pw@h', '--pw=***'],
+    ['PGPASSWORD=pw REDISCLI_AUTH=pw', 'PGPASSWORD=*** REDISCLI_AUTH=***'],
     // Not credentials: left as they are.
     ['mail me@example.com', 'mail me@example.com'],
-    ['--ttl=5s a=b k:v', '--ttl=5s a=b k:v'],
+    ['--ttl=5s a=b k:v --author=me', '--ttl=5s a=b k:v --author=me'],
     ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379'],
   ])('%s', ([text, shown]) => {
     expect(maskSecrets(text)).toBe(shown);

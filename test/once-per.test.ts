@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { cleanEnv, DLOCK, type Result } from './helpers/cli.js';
+import { cleanEnv, dlock, DLOCK, type Result } from './helpers/cli.js';
 import { RedisServer } from '../support/redis-server.mjs';
 import { tempDir } from './fixtures/observe.js';
 import { useRedisServer } from './helpers/server.js';
@@ -97,5 +97,22 @@ describe('three hosts, clocks ±2 s apart, each firing the job once per slot', (
     const skew = clockOf('1', 'ahead') - clockOf('1', 'exact');
     // ahead fired 2 s (real) before exact, with its clock 2 s ahead: their clocks read about the same.
     expect(Math.abs(skew)).toBeLessThan(1500);
+  });
+});
+
+describe('a done mark no run set', () => {
+  test('one that expires past any date (PX 9e15): still done, 75, one line naming the mark to delete', async () => {
+    await redis.client().set('dlock:{far-done}:done', '{}', 'PX', 9_000_000_000_000_000);
+    const args = ['run', '--redis', redis.url, '--once-per', '1h', 'far-done', '--', 'true'];
+    const text = await dlock(args);
+    expect(text.code, text.stderr).toBe(75);
+    expect(text.stderr).toBe(
+      'dlock: far-done is done until a time past any date (delete dlock:{far-done}:done to run again) ' +
+        '(--once-per 1h): ' +
+        'it last succeeded at an unknown time somewhere (the mark names no host); not run (server time)\n',
+    );
+    const json = await dlock([...args.slice(0, 3), '--log-format', 'json', ...args.slice(3)]);
+    expect(json.code, json.stderr).toBe(75);
+    expect(JSON.parse(json.stderr)).toMatchObject({ event: 'done', exit_code: 75, until: null, key: 'far-done' });
   });
 });

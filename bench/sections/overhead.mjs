@@ -1,5 +1,7 @@
 // 1. Overhead: wall time (spawn to exit) of `dlock run k -- true` and its peers, interleaved
-// round-robin (rotating the order each round) so machine drift hits every command alike.
+// round-robin (rotating the order each round) so machine drift hits every command alike. One
+// row gives the command 1 MB of arguments: every argument is masked and checked at start-up,
+// which must take time linear in their length (a backtracking regex once took minutes here).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,11 +17,16 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
   const started = etcdSkip ? undefined : await startEtcd();
   const etcd = started?.endpoint ? started : undefined;
   const etcdNote = etcdSkip ?? started?.failed;
-  const run = (command) => timed(command, ['run', '--redis', redis.url, 'bench-overhead', '--', 'true']);
+  const run = (command, ...args) => timed(command, [
+    'run', '--redis', redis.url, 'bench-overhead', '--', 'true', ...args,
+  ]);
+  // Linux takes at most 128 kB in one argument (MAX_ARG_STRLEN): 1 MB is ten of 100 kB.
+  const megabyte = Array.from({ length: 10 }, () => 'a'.repeat(100_000));
   const commands = [
     { id: 'node', label: 'node -e 0', run: () => timed(process.execPath, ['-e', '0']) },
     { id: 'version', label: 'dlock --version (npm)', run: () => timed(dlock, ['--version']) },
     { id: 'dlock', label: 'dlock run k -- true (npm)', run: () => run(dlock) },
+    { id: 'longArgs', label: 'dlock run k -- true <1 MB of arguments> (npm)', run: () => run(dlock, ...megabyte) },
     binary && { id: 'binaryVersion', label: 'dlock-linux-x64 --version', run: () => timed(binary, ['--version']) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
     which('flock') && { id: 'flock', label: 'flock /tmp/k true', run: () => timed('flock', [join(lockDir, 'k'), 'true']) },
@@ -58,6 +65,10 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
   }
   if (!which('flock')) rows.push({ section: '1 overhead', measure: 'flock /tmp/k true', skipped: 'flock not installed' });
   if (!etcd) rows.push({ section: '1 overhead', measure: 'etcdctl lock k true', skipped: `not available (${etcdNote})` });
+  // The 1 MB row against the same run without them: start-up may grow with the bytes, never with their square.
+  const longArgs = ratio(stats.longArgs.median, stats.dlock.median);
+  const longMeasure = 'dlock run with 1 MB of arguments ÷ without';
+  rows.push({ section: '1 overhead', measure: longMeasure, unit: '×', ratio: longArgs, ratioOf: 'medians', ...atMost(longArgs, 2) });
   const builds = [
     { id: 'dlock', label: 'dlock run (npm)' },
     binary && { id: 'binary', label: 'dlock-linux-x64 run', limit: { etcdctl: 3 } },

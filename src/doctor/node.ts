@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { describeError, MalformedReplyError } from '../redis/client.js';
 import { formatDuration } from '../duration.js';
 import { now, TimeoutError, withTimeout } from '../timeout.js';
+import { cut, parseCount } from '../untrusted.js';
 import { clockCheck, maxmemoryCheck, persistenceCheck, replicasCheck, rttCheck, tlsCheck, unknown, versionCheck, type Check } from './checks.js';
 import { grantChecks, grantsUncheckable, type GrantContext } from './grants.js';
 
@@ -134,9 +135,7 @@ export async function checkNode(node: Redis, context: NodeContext): Promise<Node
   const appendfsync = await configGet(node, context, 'appendfsync');
   checks.push(appendonly.value === undefined ? unknown('persistence', 'AOF', `${noInfo}; CONFIG GET: ${appendonly.error ?? 'no such setting'}`, admin) : persistenceCheck(appendonly.value === 'yes', appendfsync.value, appendfsync.error ?? 'no such setting'));
 
-  const replicas = info?.get('connected_slaves');
-  const minReplicas = await configGet(node, context, 'min-replicas-to-write');
-  checks.push(replicas === undefined ? unknown('replicas', 'replicas', noInfo, admin) : replicasCheck(Number(replicas), minReplicas.value === undefined ? undefined : Number(minReplicas.value), minReplicas.error ?? 'no such setting'));
+  checks.push(await replicas(node, context, info?.get('connected_slaves'), noInfo, admin));
 
   const uncheckable = grantsUncheckable(serverVersion);
   if (uncheckable === undefined) checks.push(...(await aclChecks(node, context)));
@@ -169,4 +168,33 @@ async function aclChecks(node: Redis, context: NodeContext): Promise<Check[]> {
     }
     return [unknown('acl', 'the ACL grants', describeError(error), '')];
   }
+}
+
+/**
+ * The replicas check from INFO's connected_slaves and CONFIG's min-replicas-to-write. Either may
+ * be anything a server chose to answer: a value that is not a count is "not checked", never
+ * "NaN replica(s)" or a suggested --sync-replicas NaN.
+ */
+async function replicas(
+  node: Redis,
+  context: NodeContext,
+  connected: string | undefined,
+  noInfo: string,
+  admin: string,
+): Promise<Check> {
+  if (connected === undefined) return unknown('replicas', 'replicas', noInfo, admin);
+  const count = parseCount(connected, 0, Number.MAX_SAFE_INTEGER);
+  if (count === undefined) {
+    const why = `INFO answered connected_slaves ${notCount(connected)}`;
+    return unknown('replicas', 'replicas', why, 'check that the server is Redis');
+  }
+  const minReplicas = await configGet(node, context, 'min-replicas-to-write');
+  if (minReplicas.value === undefined) return replicasCheck(count, undefined, minReplicas.error ?? 'no such setting');
+  const min = parseCount(minReplicas.value, 0, Number.MAX_SAFE_INTEGER);
+  return replicasCheck(count, min, min === undefined ? `it answered ${notCount(minReplicas.value)}` : '');
+}
+
+/** A server's answer that should have been a count, quoted short for a message. */
+function notCount(text: string): string {
+  return `${JSON.stringify(cut(text, 40))}, not a count`;
 }

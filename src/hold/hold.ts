@@ -74,7 +74,7 @@ export class Hold {
     if (result.kind === 'mismatch') throw inUseOtherwise(config.key, set.mode, result);
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
-    if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs);
+    if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs, set.keys.done);
     if (result.kind === 'aborted') return undefined;
 
     const { fence, slot } = result;

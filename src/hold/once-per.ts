@@ -6,15 +6,28 @@ import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { DoneMark } from '../lock/replies.js';
 
-/** The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this window. */
-export function doneThisWindow(config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'> & { oncePerMs?: number }, done: DoneMark, waitedMs: number): NotObtainedError {
+/**
+ * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this
+ * window; `doneKey` names the mark, for when the mark itself is wrong.
+ */
+export function doneThisWindow(
+  config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'> & { oncePerMs?: number },
+  done: DoneMark,
+  waitedMs: number,
+  doneKey: string,
+): NotObtainedError {
   const where = done.host ? `on ${done.host}${done.pid ? ` (pid ${done.pid})` : ''}` : 'somewhere (the mark names no host)';
   const started = done.startedMs === undefined ? '' : `, started ${serverTime(done.startedMs)}`;
   const took = done.startedMs !== undefined && done.finishedMs !== undefined ? `, took ${formatDuration(done.finishedMs - done.startedMs)}` : '';
   const finished = done.finishedMs === undefined ? 'at an unknown time' : `at ${serverTime(done.finishedMs)}`;
   const window = config.oncePerMs ? ` (--once-per ${formatDuration(config.oncePerMs)})` : '';
+  // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
+  const until = done.untilMs === undefined
+    ? `a time past any date (delete ${doneKey} to run again)`
+    : serverTime(done.untilMs);
   const error = new NotObtainedError(
-    `${config.key} is done until ${serverTime(done.untilMs)}${window}: it last succeeded ${finished} ${where}${started}${took}; not run (server time)`,
+    `${config.key} is done until ${until}${window}: it last succeeded ${finished} ${where}${started}${took}; ` +
+      'not run (server time)',
     config.conflictExitCode,
   );
   error.silent = config.conflictExitCode === 0 && config.verbosity !== 'verbose';
@@ -22,7 +35,7 @@ export function doneThisWindow(config: Pick<RunConfig, 'key' | 'conflictExitCode
   error.fields = {
     key: config.key,
     waited_ms: waitedMs,
-    until: new Date(done.untilMs).toISOString(),
+    until: isoOrNull(done.untilMs),
     last: { host: done.host, pid: done.pid, cmd: done.cmd, fence: done.fence, started: isoOrNull(done.startedMs), finished: isoOrNull(done.finishedMs) },
   };
   return error;

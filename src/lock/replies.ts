@@ -68,8 +68,8 @@ export interface DoneMark {
   fence: string;
   startedMs?: number;
   finishedMs?: number;
-  /** Server ms when the window ends. */
-  untilMs: number;
+  /** Server ms when the window ends; undefined past any date (a forged mark: SET … PX 9000000000000000). */
+  untilMs?: number;
 }
 
 /**
@@ -86,7 +86,9 @@ function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
   }
   const text = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? cut(String(value)) : '');
   const time = (value: unknown) => parseCount(typeof value === 'string' ? value : undefined, 0, 8.64e15);
-  return { host: text(fields.host), pid: text(fields.pid), cmd: text(fields.cmd), fence: text(fields.fence), startedMs: time(fields.started_ms), finishedMs: time(fields.finished_ms), untilMs: nowMs + leftMs };
+  const untilMs = nowMs + leftMs <= 8.64e15 ? nowMs + leftMs : undefined;
+  const who = { host: text(fields.host), pid: text(fields.pid), cmd: text(fields.cmd), fence: text(fields.fence) };
+  return { ...who, startedMs: time(fields.started_ms), finishedMs: time(fields.finished_ms), untilMs };
 }
 
 /**
