@@ -350,6 +350,27 @@ describe('a missing grant is 69 naming it, never busy', () => {
     }
   });
 
+  test('without +hdel or +zrem, leaving the line is 69 naming the grant when a wait runs out, and a warning when interrupted', async () => {
+    for (const rule of ['+hdel', '+zrem']) {
+      await grant(without(rule));
+      await admins[0].hset('dlock:{acl-line}', 'owner', 'other', 'fence', '0');
+      await admins[0].pexpire('dlock:{acl-line}', 20_000);
+      const ranOut = await dlock(['run', '--wait', '300ms', '--redis', url(servers[0]), 'acl-line', '--', 'true']);
+      const line = expectOneError(ranOut, 69, new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`));
+      expect(line, `without ${rule}`).not.toMatch(/busy/);
+
+      await admins[0].flushall();
+      await admins[0].hset('dlock:{acl-line}', 'owner', 'other', 'fence', '0');
+      await admins[0].pexpire('dlock:{acl-line}', 20_000);
+      const waiter = start(['run', '--log-format', 'json', '--redis', url(servers[0]), 'acl-line', '--', 'true']);
+      await waiter.waitFor('"waiting"');
+      waiter.process.kill('SIGINT');
+      const interrupted = await waiter.result;
+      expect(interrupted.code, interrupted.stderr).toBe(130);
+      expect(onlyEvent(interrupted.stderr, 'not-left').message).toMatch(new RegExp(`^could not leave the line of acl-line on .*\\(grant \\${rule}\\) \\(the place lapses within 5s\\)$`));
+    }
+  });
+
   test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
     await grant(without('+hgetall'));
     await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');
