@@ -371,6 +371,18 @@ describe('a missing grant is 69 naming it, never busy', () => {
     }
   });
 
+  test('no +publish: dlock release by token releases (exit 0) and warns that waiters notice by polling, as run does', async () => {
+    await grant(without('+publish'));
+    const acquired = await dlock(['acquire', '--no-keeper', '--format', 'json', '--redis', url(servers[0]), 'acl-token']);
+    expect(acquired.code, acquired.stderr).toBe(0);
+    const { token } = JSON.parse(acquired.stdout) as { token: string };
+    const result = await dlock(['release', '--token', token, '--redis', url(servers[0]), 'acl-token']);
+    expect(result.code, result.stderr).toBe(0);
+    const warning = /^dlock: released acl-token, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/;
+    expect(result.stderr).toMatch(warning);
+    expect(await admins[0].exists('dlock:{acl-token}')).toBe(0);
+  });
+
   test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
     await grant(without('+hgetall'));
     await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');
