@@ -45,7 +45,8 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
 export function logUnannounced(log: Logger, releases: InstanceRelease[], key: string, fence?: string): void {
   for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && outcome.unannounced)) {
     const polling = `they notice by polling, within ${formatDuration(POLL_CAP_MS)}`;
-    const text = `released ${key}, but ${label} refused to tell the waiters (PUBLISH denied: grant +publish); ${polling}`;
+    const refused = `${label} refused to tell the waiters (PUBLISH denied: grant +publish)`;
+    const text = `released ${key}, but ${refused}; ${polling}`;
     log.warn(text, { event: 'unannounced', key, ...(fence === undefined ? {} : { fence }), instance: label });
   }
 }
