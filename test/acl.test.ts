@@ -383,6 +383,16 @@ describe('a missing grant is 69 naming it, never busy', () => {
     expect(await admins[0].exists('dlock:{acl-token}')).toBe(0);
   });
 
+  test('without +hgetall, a nested dlock run on its parent\'s key is 69 naming the grant, not a wait for its own parent', async () => {
+    await grant(without('+hgetall'));
+    // The nested run is bounded by timeout(1): waiting for its parent, it would never end (124).
+    const nested = `timeout 5 "$DLOCK" run --redis "$URL" acl-nested -- true; echo "nested=$?" >&2`;
+    const env = cleanEnv({ DLOCK, URL: url(servers[0]) });
+    const result = await dlock(['run', '--redis', url(servers[0]), 'acl-nested', '--', 'sh', '-c', nested], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/);
+  });
+
   test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
     await grant(without('+hgetall'));
     await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');
