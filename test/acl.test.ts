@@ -350,6 +350,49 @@ describe('a missing grant is 69 naming it, never busy', () => {
     }
   });
 
+  test('without +hdel or +zrem, leaving the line is 69 naming the grant when a wait runs out, and a warning when interrupted', async () => {
+    for (const rule of ['+hdel', '+zrem']) {
+      await grant(without(rule));
+      await admins[0].hset('dlock:{acl-line}', 'owner', 'other', 'fence', '0');
+      await admins[0].pexpire('dlock:{acl-line}', 20_000);
+      const ranOut = await dlock(['run', '--wait', '300ms', '--redis', url(servers[0]), 'acl-line', '--', 'true']);
+      const line = expectOneError(ranOut, 69, new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`));
+      expect(line, `without ${rule}`).not.toMatch(/busy/);
+
+      await admins[0].flushall();
+      await admins[0].hset('dlock:{acl-line}', 'owner', 'other', 'fence', '0');
+      await admins[0].pexpire('dlock:{acl-line}', 20_000);
+      const waiter = start(['run', '--log-format', 'json', '--redis', url(servers[0]), 'acl-line', '--', 'true']);
+      await waiter.waitFor('"waiting"');
+      waiter.process.kill('SIGINT');
+      const interrupted = await waiter.result;
+      expect(interrupted.code, interrupted.stderr).toBe(130);
+      expect(onlyEvent(interrupted.stderr, 'not-left').message).toMatch(new RegExp(`^could not leave the line of acl-line on .*\\(grant \\${rule}\\) \\(the place lapses within 5s\\)$`));
+    }
+  });
+
+  test('no +publish: dlock release by token releases (exit 0) and warns that waiters notice by polling, as run does', async () => {
+    await grant(without('+publish'));
+    const acquired = await dlock(['acquire', '--no-keeper', '--format', 'json', '--redis', url(servers[0]), 'acl-token']);
+    expect(acquired.code, acquired.stderr).toBe(0);
+    const { token } = JSON.parse(acquired.stdout) as { token: string };
+    const result = await dlock(['release', '--token', token, '--redis', url(servers[0]), 'acl-token']);
+    expect(result.code, result.stderr).toBe(0);
+    const warning = /^dlock: released acl-token, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/;
+    expect(result.stderr).toMatch(warning);
+    expect(await admins[0].exists('dlock:{acl-token}')).toBe(0);
+  });
+
+  test('without +hgetall, a nested dlock run on its parent\'s key is 69 naming the grant, not a wait for its own parent', async () => {
+    await grant(without('+hgetall'));
+    // The nested run is bounded by timeout(1): waiting for its parent, it would never end (124).
+    const nested = `timeout 5 "$DLOCK" run --redis "$URL" acl-nested -- true; echo "nested=$?" >&2`;
+    const env = cleanEnv({ DLOCK, URL: url(servers[0]) });
+    const result = await dlock(['run', '--redis', url(servers[0]), 'acl-nested', '--', 'sh', '-c', nested], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/);
+  });
+
   test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
     await grant(without('+hgetall'));
     await admins[0].hset('dlock:{acl-held}', 'owner', 'other', 'fence', '0');

@@ -22,7 +22,8 @@ import { expiresText, reportRelease } from './release-report.js';
 import { syncReplicas } from './sync-replicas.js';
 import { doneThisWindow } from './once-per.js';
 import { WaitDisplay } from './wait-display.js';
-import { logNotUndone, logOutage, logOutageOver, logPollOnly, logRedundancy, logRetaken } from './warnings.js';
+import { logNotLeft, logNotUndone, logOutage, logOutageOver, logPollOnly } from './warnings.js';
+import { logRedundancy, logRetaken } from './warnings.js';
 
 /** What holding a lock needs from the command's options. */
 export type HoldConfig = Pick<
@@ -75,7 +76,10 @@ export class Hold {
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
     if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs, set.keys.done);
-    if (result.kind === 'aborted') return undefined;
+    if (result.kind === 'aborted') {
+      if (result.notLeft) logNotLeft(log, config.key, result.notLeft);
+      return undefined;
+    }
 
     const { fence, slot } = result;
     const hold = new Hold(set, config, log, fence, slot);

@@ -9,7 +9,9 @@ import type { HoldMode } from '../lock/line.js';
 import { UsageError } from '../errors.js';
 import { cut, toJson } from '../untrusted.js';
 import type { LockSet } from '../lockset/lockset.js';
+import { unavailable } from '../lockset/open.js';
 import { tally, type Outcome } from '../lockset/quorum.js';
+import { instanceFailure } from '../redis/client.js';
 
 /** The nested call: its key and command (for the refusal), and the DLOCK_SLOT it inherited. */
 export interface Nested {
@@ -32,7 +34,14 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
   const covered = (hold: ParentHold) => gives(hold.mode, set.mode) && sameSlot(hold, nested.slot);
   if (tally(outcomes(covered), set.total) === 'won') return true;
-  if (tally(outcomes(() => true), set.total) !== 'won') return false;
+  if (tally(outcomes(() => true), set.total) !== 'won') {
+    // Unread for good (a grant missing, such as +hgetall), the nested run would wait for its own parent: 69.
+    const failures = states.flatMap((s, i) => {
+      return s.status === 'rejected' ? [instanceFailure(set.instances[i]!.target.label, s.reason)] : [];
+    });
+    if (failures.some(({ permanent }) => permanent)) throw unavailable(set.total, failures);
+    return false;
+  }
   const other = mine.find((hold) => hold && !gives(hold.mode, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
   const held = mine.find((hold) => hold && !sameSlot(hold, nested.slot))!.slot;

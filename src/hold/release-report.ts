@@ -23,9 +23,7 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
   const { key, fence } = context;
   const failed = releaseFailures(releases);
   if (failed.length > 0) logReleaseFailed(log, releases, context);
-  for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && outcome.unannounced)) {
-    log.warn(`released ${key}, but ${label} refused to tell the waiters (PUBLISH denied: grant +publish); they notice by polling, within ${formatDuration(POLL_CAP_MS)}`, { event: 'unannounced', key, fence, instance: label });
-  }
+  logUnannounced(log, releases, key, fence);
   const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired');
   const notOurs = releases.filter(({ outcome }) => outcome.kind === 'not-ours').length;
   const unsure = released.flatMap(({ label, outcome }) => (outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : []));
@@ -40,6 +38,16 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     log.event('released', { key, fence, released: true, confirmed: false }, text);
   } else {
     log.event('released', { key, fence, released: true }, `released ${key} (fence ${fence})`);
+  }
+}
+
+/** A warning per instance that released but refused the PUBLISH that wakes the waiters (no +publish). */
+export function logUnannounced(log: Logger, releases: InstanceRelease[], key: string, fence?: string): void {
+  for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && outcome.unannounced)) {
+    const polling = `they notice by polling, within ${formatDuration(POLL_CAP_MS)}`;
+    const refused = `${label} refused to tell the waiters (PUBLISH denied: grant +publish)`;
+    const text = `released ${key}, but ${refused}; ${polling}`;
+    log.warn(text, { event: 'unannounced', key, ...(fence === undefined ? {} : { fence }), instance: label });
   }
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { failureText, type InstanceFailure } from '../redis/client.js';
 import { quorumSize } from '../lockset/quorum.js';
 import { POLL_CAP_MS } from '../lockset/waiter.js';
+import { PLACE_LEASE_MS } from '../lock/line.js';
 import { expiresText } from './release-report.js';
 import type { RedundancyChange } from '../lockset/redundancy.js';
 
@@ -46,6 +47,13 @@ export function logNotUndone(log: Logger, config: { key: string; ttlMs: number }
     { key: config.key, instance: unreleased.map(({ label }) => label).join(' '), error: errors, expires_in_ms: config.ttlMs },
     `could not undo the attempt on ${config.key} on ${errors} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
   );
+}
+
+/** An interrupted wait that could not leave the line (a grant missing): its place lapses by itself. */
+export function logNotLeft(log: Logger, key: string, failure: InstanceFailure): void {
+  const lapses = `the place lapses within ${formatDuration(PLACE_LEASE_MS)}`;
+  const text = `could not leave the line of ${key} on ${failureText(failure)} (${lapses})`;
+  log.warn(text, { event: 'not-left', key, instance: failure.label, error: failure.reason });
 }
 
 /** Waiting without the release channel: one warning, then polling alone. */

@@ -7,7 +7,7 @@ import { enterOn, leaveOn, PLACE_RENEW_MS } from '../lock/line.js';
 import { instanceFailure } from '../redis/client.js';
 import { now } from '../timeout.js';
 import type { Attempt, Undo } from './acquire.js';
-import type { LockSet } from './lockset.js';
+import type { InstanceFailure, LockSet } from './lockset.js';
 
 /** Nothing to undo: a lost reply is found again by the next attempt ("already ours"), or undone when the wait ends. */
 const NOTHING: Undo = { done: Promise.resolve([]), stop: () => {} };
@@ -39,12 +39,22 @@ export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, re
   }
 }
 
+/** What the history records of a waiter leaving the line. */
+type LeaveRecord = 'busy' | 'left' | '';
+
 /**
- * Leave the line (best effort, bounded): a waiter that gives up wakes the one behind it at once.
+ * Leave the line (bounded): a waiter that gives up wakes the one behind it at once.
  * `record`: what the history says ("busy": the wait ran out, "left": interrupted, "": nothing).
+ * Returns why it could not: the place then lapses within its lease, and a refusal (a grant
+ * missing, +hdel or +zrem) is the caller's to report.
  */
-export async function leaveLine(set: LockSet, record: 'busy' | 'left' | '' = '', waitedMs = 0): Promise<void> {
+export async function leaveLine(set: LockSet, record: LeaveRecord = '', waitedMs = 0): Promise<InstanceFailure | undefined> {
   const instance = set.instances[0];
-  if (!instance) return;
-  await leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs).catch(() => {});
+  if (!instance) return undefined;
+  try {
+    await leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs);
+    return undefined;
+  } catch (error) {
+    return instanceFailure(instance.target.label, error);
+  }
 }

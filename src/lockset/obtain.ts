@@ -15,7 +15,11 @@ export type Obtained = { kind: 'acquired'; fence: string; slot?: number; started
  * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
  * was lost may stay there until its TTL runs out.
  */
-export type NotObtained = Failed & { unreleased: Pick<InstanceFailure, 'label' | 'reason'>[] };
+export type NotObtained = Failed & {
+  unreleased: Pick<InstanceFailure, 'label' | 'reason'>[];
+  /** Interrupted, and leaving the line was refused (a grant missing): the place lapses by itself. */
+  notLeft?: InstanceFailure;
+};
 
 type Failed =
   | { kind: 'busy'; waitedMs: number }
@@ -69,9 +73,17 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
     // (ENTER took a waiter turned away as done out of line already.) The history records why.
     const record = result.kind === 'busy' ? 'busy' : result.kind === 'aborted' ? 'left' : '';
-    const leaving = result.kind === 'done' ? Promise.resolve() : leaveLine(set, record, result.waitedMs);
-    const [, released] = await Promise.all([leaving, replyLost.value ? releaseAll(set) : Promise.resolve([])]);
-    return { ...result, unreleased: releaseFailures(released) };
+    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leaveLine(set, record, result.waitedMs);
+    const [notLeft, released] = await Promise.all([leaving, replyLost.value ? releaseAll(set) : Promise.resolve([])]);
+    const unreleased = releaseFailures(released);
+    // A grant missing to leave the line (+hdel, +zrem) is an error like any other, never busy;
+    // interrupted, the signal's status stands and the caller warns.
+    if (notLeft?.permanent && result.kind === 'aborted') return { ...result, unreleased, notLeft };
+    if (notLeft?.permanent) {
+      const errors = result.kind === 'unavailable' ? [...result.errors, notLeft] : [notLeft];
+      return { kind: 'unavailable', errors, waitedMs: result.waitedMs, unreleased };
+    }
+    return { ...result, unreleased };
   }
   return { ...result, unreleased: undo ? releaseFailures(await undo.done) : [] };
 }

@@ -4,6 +4,7 @@
 
 import type { ConnectionConfig } from '../config.js';
 import { LockLostError, UnavailableError } from '../errors.js';
+import { logUnannounced } from '../hold/release-report.js';
 import { inspectOn } from '../lock/inspect.js';
 import type { HoldMode } from '../lock/line.js';
 import type { Logger } from '../log.js';
@@ -26,6 +27,8 @@ export async function releaseAsOwner(config: ConnectionConfig, key: string, toke
     const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired').length;
     const failures = [...releaseFailures(releases), ...set.unreachable];
     for (const failure of failures) log.warn(`${key} not released on ${failureText(failure)}`, { event: 'release-failed', key, instance: failure.label, error: failure.reason });
+    // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
+    logUnannounced(log, releases, key);
     if (released >= quorumSize(set.total)) {
       log.event('released', { key, released: true }, `released ${key}`);
       return 0;
