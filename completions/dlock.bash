@@ -12,38 +12,37 @@ _dlock_commands='run acquire renew status release history doctor completion help
 _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
-_dlock_opts_run='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format -t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --slots
-    -s --shared --kill-after --sync-replicas --no-cmd-metadata --once-per -h --help'
-_dlock_value_opts_run='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format
-    -t --ttl -w --wait -E --conflict-exit-code --on-lost --slots --kill-after --sync-replicas
-    --once-per'
-_dlock_opts_acquire='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format -t --ttl -n --no-wait -w --wait -E --conflict-exit-code --on-lost --slots
-    -s --shared --sync-replicas --pid --no-keeper --format -h --help'
-_dlock_value_opts_acquire='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format -t --ttl -w --wait -E --conflict-exit-code --on-lost --slots --sync-replicas --pid
-    --format'
-_dlock_opts_renew='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format --token -h --help'
-_dlock_value_opts_renew='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format --token'
-_dlock_opts_status='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format --json -h --help'
-_dlock_value_opts_status='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format'
-_dlock_opts_release='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format --token -f --force --now --slot -h --help'
-_dlock_value_opts_release='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format --token --slot'
-_dlock_opts_history='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format -n --count --json -h --help'
-_dlock_value_opts_history='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format -n --count'
-_dlock_opts_doctor='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -q --quiet -v
-    --verbose --log-format -t --ttl --json -h --help'
-_dlock_value_opts_doctor='--redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
-    --log-format -t --ttl'
+_dlock_opts_run='-t --ttl -s --shared --slots --sync-replicas --once-per -n --no-wait -w --wait -E
+    --conflict-exit-code --on-lost --kill-after --no-cmd-metadata -q --quiet -v --verbose
+    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_run='-t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code
+    --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key'
+_dlock_opts_acquire='-t --ttl -s --shared --slots --sync-replicas -n --no-wait -w --wait -E
+    --conflict-exit-code --pid --no-keeper --on-lost --json --format -q --quiet -v --verbose
+    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_acquire='-t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid
+    --on-lost --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+_dlock_opts_renew='--token -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_renew='--token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key'
+_dlock_opts_status='--json -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_status='--log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key'
+_dlock_opts_release='--token -f --force --now --slot -q --quiet -v --verbose --log-format --redis
+    --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_release='--token --slot --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
+_dlock_opts_history='--count --json -q --quiet -v --verbose --log-format --redis --prefix
+    --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_history='--count --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
+_dlock_opts_doctor='-t --ttl --json -q --quiet -v --verbose --log-format --redis --prefix
+    --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_doctor='-t --ttl --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
 _dlock_opts_completion='-h --help'
 _dlock_value_opts_completion=''
 _dlock_opts_help='-h --help'
@@ -52,19 +51,19 @@ _dlock_value_opts_help=''
 # Offer a value for option $2 of command $1; false for none.
 _dlock_option_value() {
     case "$1 $2" in
+        'run --on-lost' | 'acquire --on-lost')
+            COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
+            ;;
+        'run --log-format' | 'acquire --log-format' | 'renew --log-format' | 'status --log-format' | \
+        'release --log-format' | 'history --log-format' | 'doctor --log-format')
+            COMPREPLY=($(compgen -W 'text json' -- "$cur"))
+            ;;
         'run --tls-ca' | 'run --tls-cert' | 'run --tls-key' | 'acquire --tls-ca' | 'acquire --tls-cert' | \
         'acquire --tls-key' | 'renew --tls-ca' | 'renew --tls-cert' | 'renew --tls-key' | 'status --tls-ca' | \
         'status --tls-cert' | 'status --tls-key' | 'release --tls-ca' | 'release --tls-cert' | \
         'release --tls-key' | 'history --tls-ca' | 'history --tls-cert' | 'history --tls-key' | \
         'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key')
             _dlock_files
-            ;;
-        'run --log-format' | 'acquire --log-format' | 'renew --log-format' | 'status --log-format' | \
-        'release --log-format' | 'history --log-format' | 'doctor --log-format')
-            COMPREPLY=($(compgen -W 'text json' -- "$cur"))
-            ;;
-        'run --on-lost' | 'acquire --on-lost')
-            COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
             ;;
         'acquire --pid')
             _dlock_pids

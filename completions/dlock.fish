@@ -14,26 +14,26 @@ set -g __dlock_runs_command run
 function __dlock_value_options
     switch $argv[1]
         case run
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t \
-                --ttl -w --wait -E --conflict-exit-code --on-lost --slots --kill-after --sync-replicas \
-                --once-per
+            printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
+                --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case acquire
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t \
-                --ttl -w --wait -E --conflict-exit-code --on-lost --slots --sync-replicas --pid --format
+            printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
+                --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case renew
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format \
-                --token
+            printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case status
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format
+            printf '%s\n' --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case release
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format \
-                --token --slot
+            printf '%s\n' --token --slot --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case history
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -n \
-                --count
+            printf '%s\n' --count --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case doctor
-            printf '%s\n' --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t \
-                --ttl
+            printf '%s\n' -t --ttl --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case completion
             printf '%s\n'
         case help
@@ -168,17 +168,41 @@ complete -c dlock -n '__dlock_using' -s V -l version -d 'print the version'
 complete -c dlock -n '__dlock_using' -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using' -s v -l verbose -d 'print one line per lock event'
 complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
-complete -c dlock -n '__dlock_using' -a run -d 'acquire <key>, run the command while renewing the lock, release it'
-complete -c dlock -n '__dlock_using' -a acquire -d 'take <key> without a command'
+complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding <key>'
+complete -c dlock -n '__dlock_using' -a acquire -d 'take <key> for the next steps of a shell script or CI job'
 complete -c dlock -n '__dlock_using' -a renew -d 'extend <key>'\''s lease by its TTL'
-complete -c dlock -n '__dlock_using' -a status -d 'show who holds <key>'
-complete -c dlock -n '__dlock_using' -a release -d 'release your own lock and stop its keeper'
-complete -c dlock -n '__dlock_using' -a history -d '<key>'\''s recent events, newest first'
-complete -c dlock -n '__dlock_using' -a doctor -d 'check each Redis against what dlock needs'
+complete -c dlock -n '__dlock_using' -a status -d 'show who holds <key>, or list held locks'
+complete -c dlock -n '__dlock_using' -a release -d 'release your lock, or with --force anyone'\''s'
+complete -c dlock -n '__dlock_using' -a history -d 'show <key>'\''s recent events'
+complete -c dlock -n '__dlock_using' -a doctor -d 'check the Redis deployment against what dlock needs'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
 # The options of each command
+complete -c dlock -n '__dlock_using run acquire' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using run acquire' \
+  -s s -l shared -d 'hold together with other --shared holders, never with an exclusive one'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l slots -x -d 'up to n holders at once, each with its own slot and fencing token'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l sync-replicas -x -d 'after acquiring, WAIT until n replicas have the lock'
+complete -c dlock -n '__dlock_using run' \
+  -l once-per -x -d 'after an exit 0, the key is done until that run'\''s start + duration'
+complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at once if the lock is held'
+complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
+complete -c dlock -n '__dlock_using run acquire' \
+  -s E -l conflict-exit-code -x -d 'exit code when not acquired'
+complete -c dlock -n '__dlock_using run' \
+  -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
+complete -c dlock -n '__dlock_using run' \
+  -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
+complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+  -s q -l quiet -d 'print errors only'
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+  -s v -l verbose -d 'print one line per lock event'
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+  -l log-format -x -a 'text json' -d 'stderr format'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
   -l redis -x -d 'Redis URL'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
@@ -191,44 +215,22 @@ complete -c dlock -n '__dlock_using run acquire renew status release history doc
   -l tls-cert -r -F -d 'PEM client certificate for rediss://'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
-  -s q -l quiet -d 'print errors only'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
-  -s v -l verbose -d 'print one line per lock event'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
-  -l log-format -x -a 'text json' -d 'stderr format'
-complete -c dlock -n '__dlock_using run acquire' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
-complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at once if the lock is held'
-complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
-complete -c dlock -n '__dlock_using run acquire' \
-  -s E -l conflict-exit-code -x -d 'exit code when not acquired'
-complete -c dlock -n '__dlock_using run' \
-  -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
-complete -c dlock -n '__dlock_using run acquire' \
-  -l slots -x -d 'up to n holders at once, each with its own slot and fencing token'
-complete -c dlock -n '__dlock_using run acquire' \
-  -s s -l shared -d 'hold together with other --shared holders, never with an exclusive one'
-complete -c dlock -n '__dlock_using run' \
-  -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
-complete -c dlock -n '__dlock_using run acquire' \
-  -l sync-replicas -x -d 'after acquiring, WAIT until n replicas have the lock'
-complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
-complete -c dlock -n '__dlock_using run' \
-  -l once-per -x -d 'after an exit 0, the key is done until that run'\''s start + duration'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor completion help' \
   -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using acquire' \
-  -l on-lost -x -a 'term kill ignore' -d 'what to do to the watched process if the lock is lost'
-complete -c dlock -n '__dlock_using acquire' \
   -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
 complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running'
-complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'stdout'
+complete -c dlock -n '__dlock_using acquire' \
+  -l on-lost -x -a 'term kill ignore' -d 'what to do to the watched process if the lock is lost'
+complete -c dlock -n '__dlock_using acquire' \
+  -l json -d 'print one JSON object on stdout instead of export lines for eval'
+complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'the older spelling'
 complete -c dlock -n '__dlock_using renew release' -l token -x -d 'the owner token'
 complete -c dlock -n '__dlock_using status history doctor' -l json -d 'print JSON'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'really take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'
-complete -c dlock -n '__dlock_using history' -s n -l count -x -d 'how many entries, newest first'
+complete -c dlock -n '__dlock_using history' -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
 
 # Operands: lock names, shells, commands

@@ -64,140 +64,141 @@ _dlock_command_line() {
 }
 
 _dlock_cmd_run() {
-  _dlock_command_line --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key --log-format -t --ttl \
-    -w --wait -E --conflict-exit-code --on-lost --slots --kill-after --sync-replicas --once-per && return
+  _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
+    --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
+    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
+    '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
+    '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
+    '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
+    '--once-per=[after an exit 0, the key is done until that run'\''s start + duration]:duration:' \
+    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
+    '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
+    '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
+    '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
+    '--no-cmd-metadata[do not store the command line in the lock]' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
-    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
-    '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
-    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
-    '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
-    '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
-    '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
-    '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
-    '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
-    '--no-cmd-metadata[do not store the command line in the lock]' \
-    '--once-per=[after an exit 0, the key is done until that run'\''s start + duration]:duration:' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
 }
 
 _dlock_cmd_acquire() {
   _arguments -s : \
+    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
+    '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
+    '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
+    '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
+    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
+    '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
+    '--pid=[the process whose exit releases the lock]:pid:_pids' \
+    '--no-keeper[leave nothing running]' \
+    '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--json[print one JSON object on stdout instead of export lines for eval]' \
+    '--format=[the older spelling]:format:(sh json)' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
-    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
-    '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
-    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
-    '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
-    '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
-    '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
-    '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
-    '--pid=[the process whose exit releases the lock]:pid:_pids' \
-    '--no-keeper[leave nothing running]' \
-    '--format=[stdout]:format:(sh json)' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
 }
 
 _dlock_cmd_renew() {
   _arguments -s : \
+    '--token=[the owner token]:token:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '--token=[the owner token]:token:' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
 }
 
 _dlock_cmd_status() {
   _arguments -s : \
+    '--json[print JSON]' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '--json[print JSON]' \
     '(- *)'{-h,--help}'[show help]' \
     '1::key:_dlock_keys'
 }
 
 _dlock_cmd_release() {
   _arguments -s : \
+    '--token=[the owner token]:token:' \
+    '(-f --force)'{-f,--force}'[really take the lock from whoever holds it]' \
+    '--now[with --force]' \
+    '--slot=[with --force]:n:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '--token=[the owner token]:token:' \
-    '(-f --force)'{-f,--force}'[really take the lock from whoever holds it]' \
-    '--now[with --force]' \
-    '--slot=[with --force]:n:' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
 }
 
 _dlock_cmd_history() {
   _arguments -s : \
+    '--count=[how many entries, newest first]:n:' \
+    '--json[print JSON]' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '(-n --count)'{-n+,--count=}'[how many entries, newest first]:n:' \
-    '--json[print JSON]' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
 }
 
 _dlock_cmd_doctor() {
   _arguments -s : \
+    '(-t --ttl)'{-t+,--ttl=}'[the lease length your jobs use]:duration:' \
+    '--json[print JSON]' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
     '*--redis=[Redis URL]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
     '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
-    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
-    '--log-format=[stderr format]:format:(text json)' \
-    '(-t --ttl)'{-t+,--ttl=}'[the lease length your jobs use]:duration:' \
-    '--json[print JSON]' \
     '(- *)'{-h,--help}'[show help]'
 }
 
@@ -224,13 +225,13 @@ _dlock() {
   local -a global_flags=(-q --quiet -v --verbose)
   # Not `commands`: that name is zsh's hash of the commands on $PATH, which _normal needs.
   local -a dlock_commands=(
-    'run:acquire <key>, run the command while renewing the lock, release it'
-    'acquire:take <key> without a command'
+    'run:run a command while holding <key>'
+    'acquire:take <key> for the next steps of a shell script or CI job'
     'renew:extend <key>'\''s lease by its TTL'
-    'status:show who holds <key>'
-    'release:release your own lock and stop its keeper'
-    'history:<key>'\''s recent events, newest first'
-    'doctor:check each Redis against what dlock needs'
+    'status:show who holds <key>, or list held locks'
+    'release:release your lock, or with --force anyone'\''s'
+    'history:show <key>'\''s recent events'
+    'doctor:check the Redis deployment against what dlock needs'
     'completion:print a shell completion script'
     'help:show help for a command'
   )

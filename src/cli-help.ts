@@ -3,6 +3,7 @@
 
 import type { Command } from 'commander';
 import type { Env } from './config.js';
+import { INSTALL_LINES } from './completion/install.js';
 
 /** Narrowest width worth wrapping to; below it a line is left as it is. */
 const MIN_HELP_WIDTH = 40;
@@ -124,8 +125,7 @@ export const HELP_AFTER: Record<string, string> = {
       ['64', 'not bash, zsh or fish'],
     ]) +
     examples([
-      ['bash, for the current user', 'mkdir -p ~/.local/share/bash-completion/completions\ndlock completion bash > ~/.local/share/bash-completion/completions/dlock'],
-      ['fish', 'mkdir -p ~/.config/fish/completions\ndlock completion fish > ~/.config/fish/completions/dlock.fish'],
+      ...Object.entries(INSTALL_LINES).map(([shell, lines]): [string, string] => [shell, lines.join('\n')]),
     ]),
 };
 

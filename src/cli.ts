@@ -6,7 +6,6 @@ import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
-import { installHelp } from './completion/install.js';
 import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
 import { joinLines } from './untrusted.js';
 
@@ -313,7 +312,6 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .description('print a shell completion script')
     .addHelpText('after', HELP_AFTER.completion!)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
-    .addHelpText('after', installHelp())
     .action((shell: Shell) => {
       decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
     });

@@ -22,10 +22,3 @@ export const INSTALL_LINES: InstallLines = {
     'dlock completion fish > ~/.config/fish/completions/dlock.fish',
   ],
 };
-
-/** The install lines as `dlock completion --help` ends. */
-export function installHelp(): string {
-  const shells = Object.entries(INSTALL_LINES).map(([shell, lines]) =>
-    [`# ${shell}`, ...lines].map((line) => `  ${line}`).join('\n'));
-  return `\nInstall (then open a new shell):\n${shells.join('\n\n')}\n`;
-}
