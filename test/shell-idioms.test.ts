@@ -176,3 +176,53 @@ test('--format json: a failed acquire leaves stdout empty; the CI step stops (ba
   expect(result.stdout).toBe('');
   expect(readFileSync(`${dir}/lock.json`, 'utf8')).toBe('');
 });
+
+/** Run `acquire` in `shell`, then `steps`; SIGKILL the keeper once the steps began. */
+async function killKeeperOf(shell: Shell, key: string, acquire: string, steps: string): Promise<KeeperKilled> {
+  const dir = tempDir();
+  const run = runShell(shell, `eval "$(${acquire})" || exit\n: > ${dir}/held\n${steps}`);
+  await waitForFile(`${dir}/held`, 30_000);
+  const admin = server.client();
+  const keeper = Number(await admin.hget(`dlock:{${key}}`, 'pid'));
+  const killedAt = Date.now();
+  process.kill(keeper, 'SIGKILL');
+  return { result: await run.result, killedAt };
+}
+
+interface KeeperKilled {
+  result: Result;
+  /** Date.now() just before the SIGKILL. */
+  killedAt: number;
+}
+
+/** The one `lost` event in a JSON log. */
+function lostEvent(stderr: string): Record<string, unknown> {
+  const lost = stderr.split('\n').filter((line) => line.includes('"event":"lost"')).map((line) => JSON.parse(line));
+  expect(lost, stderr).toHaveLength(1);
+  return lost[0] as Record<string, unknown>;
+}
+
+test.each(SHELLS)('the keeper SIGKILLed: %s is sent SIGTERM at once and the steps after stop', async (shell) => {
+  const key = `keeper-${shell}`;
+  const acquire = `"$D" acquire --redis "$R" --ttl 10s --log-format json ${key}`;
+  const steps = 'i=0; while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; echo "STEPS RAN"';
+  const { result, killedAt } = await killKeeperOf(shell, key, acquire, steps);
+  expect(result.signal, result.stderr).toBe('SIGTERM');
+  expect(result.stdout).toBe('');
+  const lost = lostEvent(result.stderr);
+  expect(lost).toMatchObject({ key, reason: 'keeper-died', signal: 'SIGTERM' });
+  const died = /its keeper \(pid \d+\) died, so nothing renews it and it expires within 10s; sending SIGTERM/;
+  expect(lost.message).toMatch(died);
+  expect((lost.ts_ms as number) - killedAt).toBeLessThan(1_000);
+});
+
+test('the keeper SIGKILLed with --on-lost ignore: a warning; release exits 76 once the lease ran out', async () => {
+  const acquire = '"$D" acquire --redis "$R" --ttl 1s --on-lost ignore --log-format json ignored';
+  const steps = 'sleep 2; echo "steps ran"; "$D" release --redis "$R" ignored || exit';
+  const { result } = await killKeeperOf('dash', 'ignored', acquire, steps);
+  expect(result.code, result.stderr).toBe(76);
+  expect(result.stdout).toBe('steps ran\n');
+  const warned = expect.stringMatching(/keeps running unprotected \(--on-lost ignore\)$/);
+  expect(lostEvent(result.stderr)).toMatchObject({ key: 'ignored', reason: 'keeper-died', message: warned });
+  expect(result.stderr).toMatch(/^dlock: ignored was no longer this owner's \(it expired or was taken\): the section/m);
+});
