@@ -50,13 +50,15 @@ Examples:
 
 const ACQUIRE_EXAMPLES = `
 Examples:
-  # part of a shell script (flock's fd mode): held until release or until the shell exits
-  eval "$(dlock acquire --wait 10m deploy)"
+  # part of a shell script (flock's fd mode): held until release or the shell exits;
+  # not held: eval fails with acquire's exit status, and || exit ends the script
+  eval "$(dlock acquire --wait 10m deploy)" || exit
   ./step1 && ./step2
   dlock release deploy
 
-  # steps on different machines: nothing renews; pass DLOCK_TOKEN on to the later steps
-  dlock acquire --no-keeper --ttl 30m --format json deploy
+  # steps on different machines: nothing renews; pass the token to later steps
+  lock=$(dlock acquire --no-keeper --ttl 30m --format json deploy) || exit
+  TOKEN=$(echo "$lock" | jq -r .token)
   dlock renew --token "$TOKEN" deploy
   dlock release --token "$TOKEN" deploy
 `;

@@ -17,15 +17,17 @@ useRedisServer((started) => (server = started));
 
 /** A port nothing listens on: Redis unreachable. */
 let closedPort: number;
-/** Holds `busy` for the whole file (not one test's leftover): every acquire of it is turned away. */
-let holder: Running;
+/** Hold `busy` and `deploy` for the whole file (not one test's leftovers): every acquire is turned away. */
+const holders: Running[] = [];
 beforeAll(async () => {
   closedPort = await freePort();
-  const dir = tempDir();
-  holder = start(['run', '--redis', server.url, 'busy', '--', HOLD, dir]);
-  await waitForFile(`${dir}/pid`);
+  for (const key of ['busy', 'deploy']) {
+    const dir = tempDir();
+    holders.push(start(['run', '--redis', server.url, key, '--', HOLD, dir]));
+    await waitForFile(`${dir}/pid`);
+  }
 });
-afterAll(() => holder.process.kill('SIGKILL'));
+afterAll(() => holders.forEach((holder) => holder.process.kill('SIGKILL')));
 
 const SHELLS = ['dash', 'bash', 'zsh'] as const;
 type Shell = (typeof SHELLS)[number];
@@ -48,10 +50,10 @@ interface ShellRun {
 let scripts = 0;
 
 /** `shell -c script` with $D (dlock), $R (the server) and $CLOSED (a port with nothing on it). */
-function runShell(shell: Shell, script: string, args: string[] = []): ShellRun {
+function runShell(shell: Shell, script: string, args: string[] = [], extra: Record<string, string> = {}): ShellRun {
   const mark = `${process.pid}-${++scripts}`;
   const closed = `redis://127.0.0.1:${closedPort}`;
-  const env = cleanEnv({ D: DLOCK, R: server.url, CLOSED: closed, IDIOM_SCRIPT: mark });
+  const env = cleanEnv({ D: DLOCK, R: server.url, CLOSED: closed, IDIOM_SCRIPT: mark, ...extra });
   const argv = [...(shell === 'zsh' ? ['-f'] : []), ...args, '-c', script];
   const child = spawn(shell, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -225,4 +227,25 @@ test('the keeper SIGKILLed with --on-lost ignore: a warning; release exits 76 on
   const warned = expect.stringMatching(/keeps running unprotected \(--on-lost ignore\)$/);
   expect(lostEvent(result.stderr)).toMatchObject({ key: 'ignored', reason: 'keeper-died', message: warned });
   expect(result.stderr).toMatch(/^dlock: ignored was no longer this owner's \(it expired or was taken\): the section/m);
+});
+
+test('each example of `acquire --help` stops on busy with 75 in dash, bash and zsh', async () => {
+  const help = await runShell('dash', '"$D" acquire --help').result;
+  const blocks = help.stdout.slice(help.stdout.indexOf('\nExamples:\n')).split('\n\n');
+  const examples = blocks.filter((block) => block.includes('dlock acquire'));
+  expect(examples).toHaveLength(2);
+  // Run as written, against a held `deploy`; only a wait of 10 minutes is made shorter.
+  const env = { DLOCK_REDIS_URL: server.url, DLOCK_WAIT: '300ms' };
+  for (const example of examples) {
+    const lines = example.split('\n').filter((line) => line.startsWith('  ') && !line.trimStart().startsWith('#'));
+    const commands = lines.map((line) => line.trim().replaceAll('dlock ', '"$D" '));
+    const script = commands.join('\n').replace('--wait 10m', '--wait 300ms');
+    const runs = SHELLS.map((shell) => ({ shell, run: runShell(shell, script, [], env) }));
+    for (const { shell, run } of runs) {
+      const result = await run.result;
+      expect(result.code, `${shell}: ${script}\n${result.stderr}`).toBe(75);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^dlock: deploy is busy .*\n$/);
+    }
+  }
 });
