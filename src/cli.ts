@@ -50,7 +50,7 @@ Examples:
 
 const ACQUIRE_EXAMPLES = `
 Examples:
-  # part of a shell script (flock's fd mode): held until release or the shell exits;
+  # part of a script (flock's fd mode): held until release or the shell exits;
   # not held: eval fails with acquire's exit status, and || exit ends the script
   eval "$(dlock acquire --wait 10m deploy)" || exit
   ./step1 && ./step2
