@@ -63,8 +63,15 @@ export const HELP_AFTER: Record<string, string> = {
       ['128+N', 'interrupted by signal N while waiting'],
     ]) +
     examples([
-      ['part of a shell script: held until release, or until the shell exits', 'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy'],
-      ['steps on different machines: nothing renews; pass the token on', 'dlock acquire --no-keeper --ttl 30m --json deploy\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy'],
+      [
+        "in a script: held until release or exit; not held: eval fails, || exit ends the script",
+        'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy',
+      ],
+      [
+        'steps on different machines: nothing renews; pass the token to later steps',
+        'lock=$(dlock acquire --no-keeper --ttl 30m --json deploy) || exit\n' +
+          'TOKEN=$(echo "$lock" | jq -r .token)\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy',
+      ],
     ]),
   renew:
     exitStatus([

@@ -219,13 +219,20 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   const keeper = raw.keeper !== false;
   const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
   if (!keeper && watchPid !== undefined) throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
+  const lock = lockOptions(raw, env, connection.targets.length);
+  const format = acquireFormat(raw);
+  // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
+  if (lock.conflictExitCode === 0 && format === 'sh') {
+    const why = 'not 0 for eval: the steps after it would run without the lock; to skip quietly when busy, test for 75';
+    throw badOption('--conflict-exit-code', raw.conflictExitCode, why);
+  }
   return {
     ...connection,
-    ...lockOptions(raw, env, connection.targets.length),
+    ...lock,
     key: validKey,
     watchPid,
     keeper,
-    format: acquireFormat(raw),
+    format,
     // status shows it as the holder's command (the keeper names the pid it watches).
     holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
   };

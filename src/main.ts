@@ -9,6 +9,7 @@ import { Logger } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
+import { acquireForEval, failureLine } from './section/fail-closed.js';
 import { printable } from './untrusted.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
@@ -23,6 +24,9 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
   // stderr is one "dlock: " line per problem: Node's own warnings (e.g. about
   // NODE_TLS_REJECT_UNAUTHORIZED, which dlock does not honour anyway) would be a second voice.
   process.removeAllListeners('warning');
+  // An acquire's stdout is eval'd: on any failure it carries a line that makes eval fail too.
+  let forEval = acquireForEval(argv);
+  let code: number;
   try {
     const output = { writeOut: (text: string) => stdout.write(text), writeErr: (text: string) => stderr.write(text) };
     const invocation = parseArgs(argv, env, output, (format) => (reporting.format = format));
@@ -30,10 +34,13 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
       verbose = invocation.config.verbosity === 'verbose';
       reporting.format = invocation.config.logFormat;
     }
-    return await invocation.run();
+    forEval = invocation.command === 'acquire' && invocation.config.format === 'sh';
+    code = await invocation.run();
   } catch (error) {
-    return report(error, log(), verbose);
+    code = report(error, log(), verbose);
   }
+  if (forEval && code !== 0) stdout.write(failureLine(code));
+  return code;
 }
 
 function report(error: unknown, log: Logger, verbose: boolean): number {

@@ -13,6 +13,7 @@ import { disconnectAll } from '../redis/client.js';
 import { KeeperLogger } from './keeper-log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, writeKeeperFile } from './runtime.js';
+import { startSentinel, type Sentinel } from './sentinel.js';
 import { watchProcess } from './watch.js';
 
 type Ending =
@@ -39,6 +40,9 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   let set: LockSet | undefined;
   let pidFile: string | undefined;
   let reported = false;
+  // Tells the watched process if this keeper dies; dismissed on every ending but a crash.
+  let sentinel: Sentinel | undefined;
+  let crashed = false;
   try {
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     const hold = await Hold.acquire(set, config, log, ending.signal);
@@ -49,6 +53,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       return 0;
     }
     pidFile = writeKeeperFile(hold.owner);
+    sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
     reported = true;
     const granted = hold.slotVariable(config.slotted);
     const slot = granted === undefined ? {} : { slot: granted };
@@ -70,11 +75,13 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     await hold.release();
     return 0;
   } catch (error) {
+    crashed = reported;
     if (reported) throw error;
     const failure = error instanceof DlockError ? error : new DlockError(`internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: please report it)`, EXIT.internal);
     sendReport(failedReport(failure));
     return failure.exitCode;
   } finally {
+    if (!crashed) sentinel?.dismiss();
     removeFile(pidFile);
     watch.stop();
     for (const [signal, handler] of handlers) process.off(signal, handler);
