@@ -64,7 +64,7 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       [
-        "in a script: held until release or exit; not held: eval fails, || exit ends the script",
+        "a script section; if not acquired, eval fails and || exit ends the script",
         'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy',
       ],
       [
