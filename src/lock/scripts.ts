@@ -314,8 +314,10 @@ end
  * cmd, fence, started_ms, finished_ms), ms it stays done, server time ms} when a run succeeded
  * within its window (this waiter leaves the line, and whoever may now enter is woken).
  * The holder's hash gets `taken_ms` (server time): the start of a --once-per window.
- * Waiters whose place lease ran out are dropped, and holders (--slots/--shared) whose lease ran
- * out freed; when that lets others in, they are woken.
+ * Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
+ * and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
+ * woken. Whatever the line's details say, this caller enters only in its own mode and only when
+ * the holders actually there leave room for it.
  */
 export const ENTER = `${LINE_LIB}
 local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
