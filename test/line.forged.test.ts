@@ -132,3 +132,12 @@ test.for(['--force', '--force --now'])('release %s drops a forged head 50 s ahea
   // Woken by the release: well before the forged lease (50 s) or the waiter's next poll.
   expect(events(result.stderr, 'acquired')[0].ts_ms - forcedAt).toBeLessThan(10_000);
 });
+
+test('a forged shared holder whose lease ends at 1e300 neither fails a shared run nor leaves it half-written', async () => {
+  cli('ZADD', 'dlock:{ghost}:holders', '1e300', 'ghost');
+  cli('HSET', 'dlock:{ghost}', 'mode', 'shared', 'slots', '1', 'h:ghost', '{}');
+  const shared = await dlock(['run', '-n', '--shared', '--redis', redis.url, 'ghost', '--', 'true']);
+  expect(shared.code, shared.stderr).toBe(0);
+  expect((await client.hkeys('dlock:{ghost}')).sort()).toEqual(['h:ghost', 'mode', 'slots']);
+  expect(await client.pttl('dlock:{ghost}')).toBeGreaterThan(0);
+});

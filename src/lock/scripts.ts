@@ -238,7 +238,8 @@ local function settle_holders(L, HX, now)
     redis.call('DEL', L, HX)
     return
   end
-  local ms = math.max(1, tonumber(last[2]) - now)
+  -- A forged lease end (1e300) is cut to 2^52 ms, an expiry PEXPIRE takes (it refuses 1e+300).
+  local ms = string.format('%d', math.min(math.max(1, tonumber(last[2]) - now), 4503599627370496))
   redis.call('PEXPIRE', L, ms)
   redis.call('PEXPIRE', HX, ms)
 end
@@ -686,7 +687,7 @@ for i = 1, #scored, 2 do
       redis.call('HSET', L, 'h:!' .. owner, cjson.encode(h))
       if h.slot ~= nil and tostring(h.slot) ~= '-1' then redis.call('HSET', L, 's:' .. tostring(h.slot), '!' .. owner) end
       redis.call('ZADD', HX, ends, '!' .. owner)
-      closed = math.max(closed, ends - now)
+      closed = math.max(closed, math.min(ends - now, 4503599627370496))
     end
   end
 end
