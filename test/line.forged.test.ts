@@ -133,7 +133,7 @@ test.for(['--force', '--force --now'])('release %s drops a forged head 50 s ahea
   expect(events(result.stderr, 'acquired')[0].ts_ms - forcedAt).toBeLessThan(10_000);
 });
 
-test('a forged shared holder whose lease ends at 1e300 neither fails a shared run nor leaves it half-written', async () => {
+test('a forged shared holder whose lease ends at 1e300 fails no shared run, leaves nothing half-written', async () => {
   cli('ZADD', 'dlock:{ghost}:holders', '1e300', 'ghost');
   cli('HSET', 'dlock:{ghost}', 'mode', 'shared', 'slots', '1', 'h:ghost', '{}');
   const shared = await dlock(['run', '-n', '--shared', '--redis', redis.url, 'ghost', '--', 'true']);
