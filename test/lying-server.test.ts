@@ -355,3 +355,51 @@ describe('--tls-ca that is not a small regular file: 64, naming the option, at o
     expect(Date.now() - started).toBeLessThan(SLACK_MS);
   });
 });
+
+describe("a script's refusal of a wrong-typed key names that key (scripts.ts KEY_CHECK, lock/foreign.ts)", () => {
+  /** The fake's scripts answer as `scripted`, and TYPE by key name (`none` for the others). */
+  function typed(replies: Parameters<typeof scripted>[0], types: Record<string, string>): Script {
+    const base = scripted(replies);
+    return (argv, conn) => (argv[0] === 'TYPE' ? { simple: types[argv[1]] ?? 'none' } : base(argv, conn));
+  }
+
+  const refused = (index: number, kind: string) => new ErrorReply(`WRONGTYPE dlock KEYS[${index}] ${kind}`);
+  const plain = new ErrorReply('WRONGTYPE Operation against a key holding the wrong kind of value');
+  test.each<[string, Reply, Record<string, string>, RegExp]>([
+    [
+      'KEYS[4] (the line) named by enter',
+      refused(4, 'zset'),
+      { 'dlock:{k}:line': 'string' },
+      /dlock:\{k\}:line holds a string, not dlock's line/,
+    ],
+    [
+      'KEYS[6] (the line details) named by enter',
+      refused(6, 'hash'),
+      { 'dlock:{k}:line:info': 'list' },
+      /dlock:\{k\}:line:info holds a list, not/,
+    ],
+    [
+      'KEYS[99]: no such key; TYPE finds the one at fault',
+      refused(99, 'zset'),
+      { 'dlock:{k}:line:expiry': 'set' },
+      /:line:expiry holds a set/,
+    ],
+    [
+      'a plain WRONGTYPE; TYPE finds the one at fault',
+      plain,
+      { 'dlock:{k}:holders': 'hash' },
+      /dlock:\{k\}:holders holds a hash, not/,
+    ],
+    [
+      'a type name with a control character: unknown',
+      refused(4, 'zset'),
+      { 'dlock:{k}:line': 'str\x1b[2Jing' },
+      /:line holds a value dlock did not write/,
+    ],
+  ])('%s', async (_, reply, types, pattern) => {
+    const { result } = await against(typed({ enter: reply }, types), ['run', '-n', 'k', 'true']);
+    const line = expectOneError(result, 69, pattern);
+    expect(line).not.toContain(':fence');
+    expect(line).not.toContain('\x1b');
+  });
+});

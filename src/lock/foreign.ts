@@ -38,9 +38,11 @@ function roleOf(key: string): { type: string; what: string } | undefined {
  * outside the ACL dlock documents: if it is denied, the message says only what the key is not.
  */
 export async function wrongValueError(client: RedisClient, keys: string[], error: unknown): Promise<Error> {
+  // A type's name as Redis spells them (a lying server's answer of any other shape is unknown).
   const typeOf = async (key: string) => {
     try {
-      return String(await client.type(key));
+      const type = String(await client.type(key));
+      return /^[A-Za-z0-9_-]{1,32}$/.test(type) ? type : undefined;
     } catch {
       return undefined;
     }

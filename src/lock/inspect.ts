@@ -5,6 +5,7 @@ import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../timeout.js';
 import type { Holder } from './holder.js';
 import { lineKeys, type LockKeys } from './keys.js';
+import { PLACE_LEASE_MS } from './line.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { runScript } from './script.js';
 import { FORCE_RELEASE, INSPECT } from './scripts.js';
@@ -23,6 +24,7 @@ export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: n
  */
 export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean, slot?: number): Promise<{ holders: Holder[]; closedForMs: number }> {
   // Who forced it goes into the history.
-  const args = [now ? 'now' : 'close', Date.now(), slot === undefined ? '' : String(slot), keys.wakePrefix, hostname(), process.pid];
+  const slotArg = slot === undefined ? '' : String(slot);
+  const args = [now ? 'now' : 'close', Date.now(), slotArg, keys.wakePrefix, hostname(), process.pid, PLACE_LEASE_MS];
   return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [...lineKeys(keys, keys.released), keys.history], args), timeoutMs));
 }

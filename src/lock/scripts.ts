@@ -159,6 +159,12 @@ redis.call('HSET', KEYS[1], 'fence', ARGV[2])
 return 1
 `;
 
+/**
+ * A place lease further ahead than this is not a waiter's (each asks for a few seconds, line.ts
+ * PLACE_LEASE_MS): forged, it would hold the line up until then. Dropped when the line is pruned.
+ */
+export const PLACE_LEASE_LIMIT_MS = 60_000;
+
 // ---------------------------------------------------------------------------------------------
 // The line (one instance, a Sentinel-managed master or a Cluster): waiters served in arrival
 // order, up to n holders at once (--slots), or shared holders (--shared). Keys of one lock, all
@@ -193,14 +199,29 @@ end
 local function waiter(QD, w)
   return decoded(redis.call('HGET', QD, w))
 end
+local function drop_waiter(Q, QX, QD, w)
+  redis.call('ZREM', Q, w)
+  redis.call('ZREM', QX, w)
+  redis.call('HDEL', QD, w)
+end
 local function prune_line(Q, QX, QD, now)
-  local gone = redis.call('ZRANGEBYSCORE', QX, '-inf', now)
-  for _, w in ipairs(gone) do
-    redis.call('ZREM', Q, w)
-    redis.call('ZREM', QX, w)
-    redis.call('HDEL', QD, w)
+  local gone = 0
+  local function drop(list)
+    for _, w in ipairs(list) do drop_waiter(Q, QX, QD, w) end
+    gone = gone + #list
   end
-  return #gone
+  drop(redis.call('ZRANGEBYSCORE', QX, '-inf', now))
+  -- Not a waiter's: a place lease further ahead than any dlock asks for, a ticket outside
+  -- 1 ... 2^52 (tickets count up by one from 1, exact in a double), a head with no lease at all.
+  drop(redis.call('ZRANGEBYSCORE', QX, '(' .. string.format('%d', now + ${PLACE_LEASE_LIMIT_MS}), '+inf'))
+  drop(redis.call('ZRANGEBYSCORE', Q, '-inf', '(1'))
+  drop(redis.call('ZRANGEBYSCORE', Q, '(4503599627370496', '+inf'))
+  for _ = 1, 100 do
+    local head = redis.call('ZRANGE', Q, 0, 0)[1]
+    if not head or redis.call('ZSCORE', QX, head) then break end
+    drop({head})
+  end
+  return gone
 end
 local function drop_holder(L, HX, owner)
   local h = decoded(redis.call('HGET', L, 'h:' .. owner))
@@ -217,7 +238,8 @@ local function settle_holders(L, HX, now)
     redis.call('DEL', L, HX)
     return
   end
-  local ms = math.max(1, tonumber(last[2]) - now)
+  -- A forged lease end (1e300) is cut to 2^52 ms, an expiry PEXPIRE takes (it refuses 1e+300).
+  local ms = string.format('%d', math.min(math.max(1, tonumber(last[2]) - now), 4503599627370496))
   redis.call('PEXPIRE', L, ms)
   redis.call('PEXPIRE', HX, ms)
 end
@@ -293,8 +315,10 @@ end
  * cmd, fence, started_ms, finished_ms), ms it stays done, server time ms} when a run succeeded
  * within its window (this waiter leaves the line, and whoever may now enter is woken).
  * The holder's hash gets `taken_ms` (server time): the start of a --once-per window.
- * Waiters whose place lease ran out are dropped, and holders (--slots/--shared) whose lease ran
- * out freed; when that lets others in, they are woken.
+ * Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
+ * and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
+ * woken. Whatever the line's details say, this caller enters only in its own mode and only when
+ * the holders actually there leave room for it.
  */
 export const ENTER = `${LINE_LIB}
 local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
@@ -423,7 +447,7 @@ end
 if not queued then
   local last = redis.call('ZRANGE', Q, -1, -1, 'WITHSCORES')
   local ticket = 1
-  if #last > 0 then ticket = tonumber(last[2]) + 1 end
+  if #last > 0 then ticket = math.floor(tonumber(last[2])) + 1 end
   redis.call('ZADD', Q, ticket, owner)
   redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
     cmd = ARGV[5], since_ms = tostring(now)}))
@@ -602,7 +626,9 @@ return {redis.call('PTTL', L), redis.call('GET', F), redis.call('HGETALL', L),
  * ARGV[1] "now" to delete at once, else "close"; ARGV[2] the time in ms (`forced_ms`);
  * ARGV[3] a slot number to remove only that holder of --slots, "" for every holder;
  * ARGV[4] wake prefix; KEYS[7] history, ARGV[5] host and ARGV[6] pid of who forces it (each
- * removed holder gets a "forced" entry)
+ * removed holder gets a "forced" entry); ARGV[7] the place lease ms waiters renew (a place
+ * whose lease ends further ahead is not a live waiter's: dropped from the line, as are the
+ * places prune_line drops)
  * Returns {ms the key stays closed (0: deleted, or nothing to release), flat HGETALL of the
  * exclusive holder as it was (empty if none), the removed holders of --slots/--shared as their
  * details JSON}.
@@ -620,6 +646,13 @@ local function woken()
   redis.call('PUBLISH', R, 'force')
   if redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
 end
+-- The line too: places that are not a live waiter's (see prune_line, and any lease further ahead
+-- than a waiter renews it) are dropped, and whoever may now enter is told.
+local now = clock()
+local dropped = prune_line(Q, QX, QD, now)
+local ahead = redis.call('ZRANGEBYSCORE', QX, '(' .. string.format('%d', now + (tonumber(ARGV[7]) or 5000)), '+inf')
+for _, w in ipairs(ahead) do drop_waiter(Q, QX, QD, w) end
+if dropped + #ahead > 0 and redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
 if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then
   local holder = redis.call('HGETALL', L)
   local pttl = redis.call('PTTL', L)
@@ -636,7 +669,6 @@ if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') ==
   woken()
   return {0, holder, {}}
 end
-local now = clock()
 prune_holders(L, HX, now)
 local scored = redis.call('ZRANGE', HX, 0, -1, 'WITHSCORES')
 local list, closed = {}, 0
@@ -655,7 +687,7 @@ for i = 1, #scored, 2 do
       redis.call('HSET', L, 'h:!' .. owner, cjson.encode(h))
       if h.slot ~= nil and tostring(h.slot) ~= '-1' then redis.call('HSET', L, 's:' .. tostring(h.slot), '!' .. owner) end
       redis.call('ZADD', HX, ends, '!' .. owner)
-      closed = math.max(closed, ends - now)
+      closed = math.max(closed, math.min(ends - now, 4503599627370496))
     end
   end
 end
