@@ -133,7 +133,7 @@ export const HELP_AFTER: Record<string, string> = {
 const MORE_ENVIRONMENT: [string, string][] = [
   ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
   ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels (redis+sentinel://)'],
-  ['CI', 'when set, a waiting dlock prints status lines, never a spinner'],
+  ['CI', 'when set, status lines while waiting, never a spinner'],
 ];
 
 /** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */
