@@ -63,9 +63,29 @@ function lockOptions(command: Command): Command {
   return command
     .optionsGroup(GROUP.lock)
     .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
+    .option('-x, --exclusive', 'one holder at a time: the default (flock -x; -e also works)')
+    .addOption(new Option('-e').hideHelp())
+    .on('option:e', () => command.setOptionValue('exclusive', true))
     .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
     .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)');
+}
+
+/** flock's -c and -u, which dlock spells otherwise: a one-line usage error that shows the dlock way. */
+function flockHints(command: Command): Command {
+  const name = command.name();
+  const shell = name === 'run' ? 'dlock runs the command after the key, without a shell' : 'acquire takes no command';
+  const hints: Record<string, string> = {
+    c: `-c: ${shell}; as flock -c does: dlock run <key> -- sh -c '<command>'`,
+    u: '-u: dlock unlocks with its own command: dlock release <key> (owner token from DLOCK_TOKEN or --token)',
+  };
+  command.addOption(new Option('-c [command]').hideHelp()).addOption(new Option('-u').hideHelp());
+  for (const [flag, hint] of Object.entries(hints)) {
+    command.on(`option:${flag}`, () => {
+      throw new UsageError(hint);
+    });
+  }
+  return command;
 }
 
 /** How long to wait for the lock, and what not getting it exits with (run and acquire). */
@@ -177,7 +197,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .addOption(onLostOption('the command'))
     .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
-  connectionOptions(outputOptions(run)).addHelpText('after', HELP_AFTER.run!);
+  flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);
@@ -202,7 +222,7 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     command
       .option('--json', 'print one JSON object on stdout instead of export lines for eval')
       .addOption(new Option('--format <format>', 'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
-  connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', HELP_AFTER.acquire!);
+  flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, withGlobals(acquireWait(options)), env);

@@ -72,7 +72,8 @@ async function helpOptions(command?: string): Promise<string[]> {
  * generated from the program itself, and this list goes when they are.
  */
 const NOT_REGENERATED: Record<string, { added?: string[]; dropped?: string[] }> = {
-  acquire: { added: ['--json'] },
+  run: { added: ['-x', '--exclusive'] },
+  acquire: { added: ['--json', '-x', '--exclusive'] },
   history: { dropped: ['-n'] },
 };
 
