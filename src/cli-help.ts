@@ -32,15 +32,23 @@ function exitStatus(rows: [string, string][]): string {
   return `\nExit status:\n${rows.map(([code, text]) => `  ${code.padEnd(width)}${text}`).join('\n')}\n`;
 }
 
-/** "Examples:" from [comment, command line(s)] pairs; each line fits in 80 columns. */
-function examples(pairs: [string, string][]): string {
-  return `\nExamples:\n${pairs.map(([comment, lines]) => `  # ${comment}\n  ${lines.replace(/\n/g, '\n  ')}`).join('\n\n')}\n`;
+/** "Examples:" from [comment, command lines...]; each line fits in 80 columns. */
+function examples(items: [string, ...string[]][]): string {
+  const shown = items.map(([comment, ...lines]) => [`# ${comment}`, ...lines].map((line) => `  ${line}`).join('\n'));
+  return `\nExamples:\n${shown.join('\n\n')}\n`;
 }
 
 export const RUN_EXAMPLES = examples([
-  ['crontab: skip quietly when another host is still running it', '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh'],
+  [
+    'crontab: skip quietly when another host is still running it',
+    '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
+  ],
   ['CI mutex: wait up to 10 minutes for the previous deploy', 'dlock run --wait 10m deploy-prod -- make deploy'],
-  ['pass the fencing token to the resource, which rejects older tokens', 'dlock run billing -- \\\n  sh -c \'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...\''],
+  [
+    'pass the fencing token to the resource, which rejects older tokens',
+    'dlock run billing -- \\',
+    '  sh -c \'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...\'',
+  ],
 ]);
 
 /** What --help prints after each command's options: its exit codes, then two or three examples. */
@@ -62,8 +70,18 @@ export const HELP_AFTER: Record<string, string> = {
       ['128+N', 'interrupted by signal N while waiting'],
     ]) +
     examples([
-      ['part of a shell script: held until release, or until the shell exits', 'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy'],
-      ['steps on different machines: nothing renews; pass the token on', 'dlock acquire --no-keeper --ttl 30m --json deploy\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy'],
+      [
+        'part of a shell script: held until release, or until the shell exits',
+        'eval "$(dlock acquire --wait 10m deploy)" || exit',
+        './step1 && ./step2',
+        'dlock release deploy',
+      ],
+      [
+        'steps on different machines: nothing renews; pass the token on',
+        'dlock acquire --no-keeper --ttl 30m --json deploy',
+        'dlock renew --token "$TOKEN" deploy',
+        'dlock release --token "$TOKEN" deploy',
+      ],
     ]),
   renew:
     exitStatus([
@@ -116,7 +134,10 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       ['check the Redis in DLOCK_REDIS_URL for 30s leases', 'dlock doctor'],
-      ['a Redlock quorum of three, for jobs with a 5 minute lease', 'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c'],
+      [
+        'a Redlock quorum of three, for jobs with a 5 minute lease',
+        'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c',
+      ],
     ]),
   completion:
     exitStatus([
@@ -124,8 +145,12 @@ export const HELP_AFTER: Record<string, string> = {
       ['64', 'not bash, zsh or fish'],
     ]) +
     examples([
-      ['bash, for the current user', 'mkdir -p ~/.local/share/bash-completion/completions\ndlock completion bash > ~/.local/share/bash-completion/completions/dlock'],
-      ['fish', 'mkdir -p ~/.config/fish/completions\ndlock completion fish > ~/.config/fish/completions/dlock.fish'],
+      [
+        'bash, for the current user',
+        'mkdir -p ~/.local/share/bash-completion/completions',
+        'dlock completion bash > ~/.local/share/bash-completion/completions/dlock',
+      ],
+      ['fish', 'mkdir -p ~/.config/fish/completions', 'dlock completion fish > ~/.config/fish/completions/dlock.fish'],
     ]),
 };
 
