@@ -321,7 +321,12 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       "<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, " +
         "done)")
     .argument('<key>', 'lock name')
-    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
+    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`)
+    // History's count was -n before; -n now means --no-wait wherever it is accepted.
+    .addOption(new Option('-n [count]').hideHelp())
+    .on('option:n', () => {
+      throw new UsageError('-n: the number of entries is --count <n> (-n is --no-wait in run and acquire)');
+    });
   connectionOptions(outputOptions(history, jsonOption))
     .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {

@@ -190,7 +190,7 @@ describe('status, release, renew, completion', () => {
     [['doctor', 'extra'], /^too many arguments/],
     [['history', '--count', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
     // -n is --no-wait in run and acquire; history's count has no letter.
-    [['history', '-n', '5', 'k'], /^unknown option '-n'/],
+    [['history', '-n', '5', 'k'], /^-n: the number of entries is --count <n> \(-n is --no-wait in run and acquire\)$/],
     [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
     [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
     [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],
