@@ -33,15 +33,23 @@ function exitStatus(rows: [string, string][]): string {
   return `\nExit status:\n${rows.map(([code, text]) => `  ${code.padEnd(width)}${text}`).join('\n')}\n`;
 }
 
-/** "Examples:" from [comment, command line(s)] pairs; each line fits in 80 columns. */
-function examples(pairs: [string, string][]): string {
-  return `\nExamples:\n${pairs.map(([comment, lines]) => `  # ${comment}\n  ${lines.replace(/\n/g, '\n  ')}`).join('\n\n')}\n`;
+/** "Examples:" from [comment, command lines...]; each line fits in 80 columns. */
+function examples(items: [string, ...string[]][]): string {
+  const shown = items.map(([comment, ...lines]) => [`# ${comment}`, ...lines].map((line) => `  ${line}`).join('\n'));
+  return `\nExamples:\n${shown.join('\n\n')}\n`;
 }
 
 export const RUN_EXAMPLES = examples([
-  ['crontab: skip quietly when another host is still running it', '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh'],
+  [
+    'crontab: skip quietly when another host is still running it',
+    '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
+  ],
   ['CI mutex: wait up to 10 minutes for the previous deploy', 'dlock run --wait 10m deploy-prod -- make deploy'],
-  ['pass the fencing token to the resource, which rejects older tokens', 'dlock run billing -- \\\n  sh -c \'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...\''],
+  [
+    'pass the fencing token to the resource, which rejects older tokens',
+    'dlock run billing -- \\',
+    '  sh -c \'curl -H "Fence: $DLOCK_FENCING_TOKEN" https://...\'',
+  ],
 ]);
 
 /** What --help prints after each command's options: its exit codes, then two or three examples. */
@@ -64,13 +72,17 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       [
-        "a script section; if not acquired, eval fails and || exit ends the script",
-        'eval "$(dlock acquire --wait 10m deploy)" || exit\n./step1 && ./step2\ndlock release deploy',
+        'a script section; if not acquired, eval fails and || exit ends the script',
+        'eval "$(dlock acquire --wait 10m deploy)" || exit',
+        './step1 && ./step2',
+        'dlock release deploy',
       ],
       [
         'steps on different machines: nothing renews; pass the token to later steps',
-        'lock=$(dlock acquire --no-keeper --ttl 30m --json deploy) || exit\n' +
-          'TOKEN=$(echo "$lock" | jq -r .token)\ndlock renew --token "$TOKEN" deploy\ndlock release --token "$TOKEN" deploy',
+        'lock=$(dlock acquire --no-keeper --ttl 30m --json deploy) || exit',
+        'TOKEN=$(echo "$lock" | jq -r .token)',
+        'dlock renew --token "$TOKEN" deploy',
+        'dlock release --token "$TOKEN" deploy',
       ],
     ]),
   renew:
@@ -124,7 +136,10 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       ['check the Redis in DLOCK_REDIS_URL for 30s leases', 'dlock doctor'],
-      ['a Redlock quorum of three, for jobs with a 5 minute lease', 'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c'],
+      [
+        'a Redlock quorum of three, for jobs with a 5 minute lease',
+        'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c',
+      ],
     ]),
   completion:
     exitStatus([
@@ -132,7 +147,7 @@ export const HELP_AFTER: Record<string, string> = {
       ['64', 'not bash, zsh or fish'],
     ]) +
     examples([
-      ...Object.entries(INSTALL_LINES).map(([shell, lines]): [string, string] => [shell, lines.join('\n')]),
+      ...Object.entries(INSTALL_LINES).map(([shell, lines]): [string, ...string[]] => [shell, ...lines]),
     ]),
 };
 
@@ -140,7 +155,7 @@ export const HELP_AFTER: Record<string, string> = {
 const MORE_ENVIRONMENT: [string, string][] = [
   ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
   ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels (redis+sentinel://)'],
-  ['CI', 'when set, never a waiting spinner'],
+  ['CI', 'when set, status lines while waiting, never a spinner'],
 ];
 
 /** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */

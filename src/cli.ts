@@ -64,9 +64,31 @@ function lockOptions(command: Command): Command {
   return command
     .optionsGroup(GROUP.lock)
     .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
+    .option('-x, --exclusive', 'one holder at a time: the default (flock -x; -e also works)')
+    .addOption(new Option('-e').hideHelp())
+    .on('option:e', () => command.setOptionValue('exclusive', true))
     .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
-    .option('--sync-replicas <n>', 'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 (default 0)');
+    .option('--sync-replicas <n>',
+      'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 ' +
+        '(default 0)');
+}
+
+/** flock's -c and -u, which dlock spells otherwise: a one-line usage error that shows the dlock way. */
+function flockHints(command: Command): Command {
+  const name = command.name();
+  const shell = name === 'run' ? 'dlock runs the command after the key, without a shell' : 'acquire takes no command';
+  const hints: Record<string, string> = {
+    c: `-c: ${shell}; as flock -c does: dlock run <key> -- sh -c '<command>'`,
+    u: '-u: dlock unlocks with its own command: dlock release <key> (owner token from DLOCK_TOKEN or --token)',
+  };
+  command.addOption(new Option('-c [command]').hideHelp()).addOption(new Option('-u').hideHelp());
+  for (const [flag, hint] of Object.entries(hints)) {
+    command.on(`option:${flag}`, () => {
+      throw new UsageError(hint);
+    });
+  }
+  return command;
 }
 
 /** How long to wait for the lock, and what not getting it exits with (run and acquire). */
@@ -80,7 +102,8 @@ function waitingOptions(command: Command): Command {
 
 /** What --on-lost does, to the command (run) or the watched process (acquire). */
 function onLostOption(lossTo: string): Option {
-  return new Option('--on-lost <action>', `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST);
+  return new Option('--on-lost <action>',
+    `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST);
 }
 
 /** -q, -v, --log-format and -h, which every command has; `more` adds the command's own output options first. */
@@ -88,7 +111,8 @@ function outputOptions(command: Command, more: (command: Command) => Command = (
   return more(command.optionsGroup(GROUP.output))
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
-    .addOption(new Option('--log-format <format>', `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS))
+    .addOption(new Option('--log-format <format>',
+      `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS))
     .helpOption('-h, --help', 'show help');
 }
 
@@ -96,11 +120,14 @@ function outputOptions(command: Command, more: (command: Command) => Command = (
 function connectionOptions(command: Command): Command {
   return command
     .optionsGroup(GROUP.connection)
-    .option('--redis <url>', `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
+    .option('--redis <url>',
+      `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock ` +
+        `quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
     .optionsGroup(GROUP.tls)
-    .option('--tls-ca <file>', 'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
+    .option('--tls-ca <file>',
+      'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
     .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
     .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)');
 }
@@ -148,7 +175,9 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
     // The commands' list shows a short summary beside each; `dlock help <command>` has the rest.
-    .configureHelp({ subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim() })
+    .configureHelp({
+      subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim(),
+    })
     .showSuggestionAfterError(true)
     .addHelpText('after', () => environmentHelp(program))
     .addHelpText('after', RUN_EXAMPLES);
@@ -172,13 +201,16 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .argument('<key>', 'lock name')
     .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
     .passThroughOptions();
-  lockOptions(run).option('--once-per <duration>', "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run until then exits with the conflict code (crontabs on several hosts)");
+  lockOptions(run).option('--once-per <duration>',
+    "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run " +
+      "until then exits with the conflict code (crontabs on several hosts)");
   waitingOptions(run)
     .optionsGroup(GROUP.command)
     .addOption(onLostOption('the command'))
-    .option('--kill-after <duration>', `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
+    .option('--kill-after <duration>',
+      `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
-  connectionOptions(outputOptions(run)).addHelpText('after', HELP_AFTER.run!);
+  flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);
@@ -191,19 +223,23 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const acquire = program
     .command('acquire')
     .summary('take <key> for the next steps of a shell script or CI job')
-    .description('take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
+    .description(
+      'take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, ' +
+        'DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
     .usage('[options] <key>')
     .argument('<key>', 'lock name');
   waitingOptions(lockOptions(acquire))
     .optionsGroup(GROUP.keeper)
     .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
-    .option('--no-keeper', 'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
+    .option('--no-keeper',
+      'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
   const acquireFormat = (command: Command) =>
     command
       .option('--json', 'print one JSON object on stdout instead of export lines for eval')
-      .addOption(new Option('--format <format>', 'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
-  connectionOptions(outputOptions(acquire, acquireFormat)).addHelpText('after', HELP_AFTER.acquire!);
+      .addOption(new Option('--format <format>',
+        'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
+  flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, withGlobals(acquireWait(options)), env);
@@ -252,10 +288,13 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const release = program
     .command('release')
     .summary('release your lock, or with --force anyone\'s')
-    .description('release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take it from whoever holds it and print whom it removed')
+    .description(
+      'release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take ' +
+        'it from whoever holds it and print whom it removed')
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
-    .option('-f, --force', 'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
+    .option('-f, --force',
+      'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
     .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock');
   connectionOptions(outputOptions(release))
@@ -279,9 +318,16 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const history = program
     .command('history')
     .summary("show <key>'s recent events")
-    .description("<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, done)")
+    .description(
+      "<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, " +
+        "done)")
     .argument('<key>', 'lock name')
-    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`);
+    .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`)
+    // History's count was -n before; -n now means --no-wait wherever it is accepted.
+    .addOption(new Option('-n [count]').hideHelp())
+    .on('option:n', () => {
+      throw new UsageError('-n: the number of entries is --count <n> (-n is --no-wait in run and acquire)');
+    });
   connectionOptions(outputOptions(history, jsonOption))
     .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions & { json?: boolean; count?: string }) => {
@@ -296,8 +342,11 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const doctor = program
     .command('doctor')
     .summary('check the Redis deployment against what dlock needs')
-    .description('check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, round trip)')
-    .option('-t, --ttl <duration>', `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
+    .description(
+      'check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, ' +
+        'round trip)')
+    .option('-t, --ttl <duration>',
+      `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
   connectionOptions(outputOptions(doctor, jsonOption))
     .addHelpText('after', HELP_AFTER.doctor!)
     .action((options: RawOptions & { json?: boolean }) => {

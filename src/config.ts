@@ -95,6 +95,8 @@ export interface RawOptions {
   cmdMetadata?: boolean;
   slots?: string;
   shared?: boolean;
+  /** -x, -e, --exclusive: flock's spelling of the default. */
+  exclusive?: boolean;
   pid?: string;
   /** false with --no-keeper. */
   keeper?: boolean;
@@ -108,7 +110,7 @@ export interface RawOptions {
 export function duration(option: string, value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) {
-    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h or a number of seconds');
+    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h, 1d or a number of seconds');
   }
   if (ms > MAX_DURATION_MS) throw badOption(option, value, 'must be at most 576h (24 days)');
   return ms;
@@ -294,9 +296,13 @@ function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConf
  * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can
  * make 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
  */
-export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared'>, instances: number): HoldMode {
+export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, instances: number): HoldMode {
   const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
   if (raw.shared && raw.slots !== undefined) throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
+  if (raw.exclusive && raw.shared) throw new UsageError('--exclusive and --shared: choose one');
+  if (raw.exclusive && slots > 1) {
+    throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
+  }
   const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
   if (mode.kind !== 'exclusive' && instances > 1) {
     throw new UsageError(`${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`);

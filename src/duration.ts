@@ -1,8 +1,8 @@
-// Durations as the SPEC writes them: 250ms, 30s, 5m, 1h; a bare number means seconds.
+// Durations: 250ms, 30s, 5m, 1h, 1d; a bare number means seconds.
 // A leading dot is fine, as in flock's own `-w .007`.
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d)?$/;
 
 /** Milliseconds for a duration string, or undefined when it is not one. */
 export function parseDuration(text: string): number | undefined {

@@ -8,6 +8,7 @@ import { joinLines, printable, toJson } from './untrusted.js';
 
 export type LockEvent =
   | 'waiting'
+  | 'wait-status'
   | 'acquired'
   | 'renewed'
   | 'renew-failed'

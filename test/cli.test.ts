@@ -110,6 +110,11 @@ describe('--slots and --shared', () => {
     [['run', '--shared', 'k', 'true'], { mode: { kind: 'shared' }, slotted: false }],
     [['run', '-s', 'k', 'true'], { mode: { kind: 'shared' } }],
     [['run', 'k', 'grep', '-s', 'x'], { mode: { kind: 'exclusive' }, command: ['grep', '-s', 'x'] }],
+    // flock's -x and -e: exclusive, which is the default.
+    [['run', '-x', 'k', 'true'], { mode: { kind: 'exclusive' } }],
+    [['run', '-e', 'k', 'true'], { mode: { kind: 'exclusive' } }],
+    [['run', '--exclusive', '--slots', '1', 'k', 'true'], { mode: { kind: 'exclusive' } }],
+    [['run', 'k', 'grep', '-x', '-e', 'x'], { mode: { kind: 'exclusive' }, command: ['grep', '-x', '-e', 'x'] }],
   ])('%j', (argv, expected) => {
     const { invocation, error } = parse(argv);
     expect(error).toBeUndefined();
@@ -126,6 +131,15 @@ describe('--slots and --shared', () => {
     [['release', '--force', '--slot', '-1', 'k'], /--slot/],
     [['release', '--slot', '1', 'k'], /--slot needs --force/],
     [['acquire', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k'], /--slots needs one Redis/],
+    [['run', '-x', '-s', 'k', 'true'], /^--exclusive and --shared: choose one$/],
+    [['acquire', '-s', '-e', 'k'], /^--exclusive and --shared: choose one$/],
+    [['run', '--exclusive', '--slots', '3', 'k', 'true'], /^--exclusive and --slots 3: choose one/],
+    // flock's -c and -u: a one-line hint of the dlock way.
+    [['run', '-c', 'make deploy', 'k'], /^-c: dlock runs the command after the key, without a shell; .*dlock run <key> -- sh -c '<command>'$/],
+    [['run', '-c'], /^-c: /],
+    [['acquire', '-c', 'true', 'k'], /^-c: acquire takes no command; .*dlock run <key> -- sh -c/],
+    [['run', '-u', 'k'], /^-u: dlock unlocks with its own command: dlock release <key> /],
+    [['acquire', '-u', 'k'], /^-u: .*dlock release <key>/],
   ])('%j: 64', (argv, message) => {
     expect(usageError(argv).message).toMatch(message);
   });
@@ -162,6 +176,7 @@ describe('status, release, renew, completion', () => {
     [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
     [['history', '--count', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
     [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
+    [['run', '--once-per', '1d', '-t', '1d', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 86_400_000, ttlMs: 86_400_000 } }],
     [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
@@ -175,7 +190,7 @@ describe('status, release, renew, completion', () => {
     [['doctor', 'extra'], /^too many arguments/],
     [['history', '--count', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
     // -n is --no-wait in run and acquire; history's count has no letter.
-    [['history', '-n', '5', 'k'], /^unknown option '-n'/],
+    [['history', '-n', '5', 'k'], /^-n: the number of entries is --count <n> \(-n is --no-wait in run and acquire\)$/],
     [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
     [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
     [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],

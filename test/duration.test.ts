@@ -9,6 +9,8 @@ describe('parseDuration', () => {
     ['30s', 30_000],
     ['5m', 300_000],
     ['1h', 3_600_000],
+    ['1d', 86_400_000], // --once-per 1d for a daily job
+    ['1.5d', 129_600_000],
     ['10', 10_000], // a bare number means seconds
     ['0', 0],
     ['0ms', 0],
@@ -36,7 +38,8 @@ describe('parseDuration', () => {
     '-1s',
     '-5',
     '+5s',
-    '1d',
+    '1D',
+    '1w',
     '1S',
     '1MS',
     '1 s',

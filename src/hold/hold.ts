@@ -22,8 +22,16 @@ import { expiresText, reportRelease } from './release-report.js';
 import { syncReplicas } from './sync-replicas.js';
 import { doneThisWindow } from './once-per.js';
 import { WaitDisplay } from './wait-display.js';
-import { logNotLeft, logNotUndone, logOutage, logOutageOver, logPollOnly } from './warnings.js';
-import { logRedundancy, logRetaken } from './warnings.js';
+import {
+  logNotLeft,
+  logNotUndone,
+  logOutage,
+  logOutageOver,
+  logPollOnly,
+  logRedundancy,
+  logRetaken,
+  warnTwoInstances,
+} from './warnings.js';
 
 /** What holding a lock needs from the command's options. */
 export type HoldConfig = Pick<
@@ -54,6 +62,7 @@ export class Hold {
    */
   static async acquire(set: LockSet, config: HoldConfig, log: Logger, interrupted: AbortSignal, whileWaiting?: () => void): Promise<Hold | undefined> {
     const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
+    warnTwoInstances(log, config.key, set.total);
     const display = new WaitDisplay(config, set, log);
     const result = await obtain(set, meta, {
       waitMs: config.waitMs,

@@ -1,5 +1,6 @@
-// What a waiting dlock shows: a spinner on a terminal, a verbose/json "waiting"
-// event otherwise, and the one-line message when the lock was not obtained.
+// What a waiting dlock shows: a spinner on a terminal; otherwise (a pipe, CI) a status line
+// when the wait starts and one every 30 s (text or json); and the one-line message when the
+// lock was not obtained.
 
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config.js';
@@ -14,8 +15,14 @@ import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
 
 type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
 
+/** Without a spinner, how often a wait says it is still waiting. */
+export const STATUS_EVERY_MS = 30_000;
+
 export class WaitDisplay {
   private readonly spinner: Spinner | undefined;
+  /** No spinner, not --quiet: status lines instead, so a wait in CI does not look hung. */
+  private readonly statusLines: boolean;
+  private stopped = false;
   private announced = false;
   private snapshot: HolderSnapshot | undefined;
   private waitStartedAt: number | undefined;
@@ -32,6 +39,7 @@ export class WaitDisplay {
   ) {
     const quiet = config.verbosity === 'quiet' || config.logFormat === 'json';
     this.spinner = spinnerWanted(process.env, quiet) ? new Spinner(process.env) : undefined;
+    this.statusLines = !this.spinner && config.verbosity !== 'quiet';
   }
 
   /** Show the wait; returns the instances that refused to say who holds the lock (a grant is missing). */
@@ -42,8 +50,13 @@ export class WaitDisplay {
       this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}) }, `waiting for ${this.config.key}${inLine}`);
     }
     this.place = place;
-    if (!this.spinner) return;
     this.waitStartedAt ??= Date.now() - waitedMs;
+    if (this.statusLines && !this.ticker) {
+      // Not awaited: the wait goes on (and a release is heard) while the holder is read.
+      void this.statusLine('waiting for');
+      this.ticker = setInterval(() => void this.statusLine('still waiting for'), STATUS_EVERY_MS).unref();
+    }
+    if (!this.spinner) return;
     this.holdTimes ??= await recentHoldTimes(this.set);
     const { snapshot, refused } = await holderSnapshot(this.set);
     if (refused.length > 0) return refused;
@@ -54,24 +67,60 @@ export class WaitDisplay {
   }
 
   private async render(): Promise<void> {
-    const now = Date.now();
+    await this.spinner?.update(this.statusText('waiting for', Date.now()));
+  }
+
+  /** "waiting for k (2nd in line; turn in about 40s; held by …; waited 1m of 10m)". */
+  private statusText(what: string, now: number): string {
     // In line, our place says more than how many wait (ourselves included).
     const holder = this.snapshot ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now) : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
-    const turn = this.turnText(now);
-    await this.spinner?.update(`waiting for ${this.config.key} (${inLine}${turn}${holder}; waited ${formatDuration(now - (this.waitStartedAt ?? now))}${limit})`);
+    const turnMs = this.turnMs(now);
+    const turn = turnMs === undefined ? '' : `turn in about ${formatDuration(turnMs)}; `;
+    const waited = formatDuration(now - (this.waitStartedAt ?? now));
+    return `${what} ${this.config.key} (${inLine}${turn}${holder}; waited ${waited}${limit})`;
   }
 
-  /** "turn in about 40s; " from the recent hold times, or nothing without them. */
-  private turnText(now: number): string {
+  /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
+  private turnMs(now: number): number | undefined {
     const since = this.snapshot?.holder.sinceMs;
     const slots = this.set.mode.kind === 'slots' ? this.set.mode.slots : 1;
     const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slots, since === undefined ? undefined : now - since);
-    return ms === undefined ? '' : `turn in about ${formatDuration(Math.max(1000, Math.round(ms / 1000) * 1000))}; `;
+    return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
+  }
+
+  /**
+   * One "wait-status" line or event: who holds the lock, our place, the estimate. Shown like a
+   * warning (without --verbose; --quiet hides it). A holder that cannot be read is "held".
+   */
+  private async statusLine(what: string): Promise<void> {
+    this.holdTimes ??= await recentHoldTimes(this.set);
+    // A holder the ACL will not let us read is "held" here; the busy error names the grant.
+    this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
+    if (this.stopped) return;
+    const now = Date.now();
+    const waitedMs = now - (this.waitStartedAt ?? now);
+    const turnMs = this.turnMs(now);
+    const holder = this.snapshot ? publicHolder(this.snapshot.holder, this.agedPttl(now)) : null;
+    const fields = {
+      key: this.config.key,
+      waited_ms: waitedMs,
+      ...(this.place ? { place: this.place } : {}),
+      ...(turnMs === undefined ? {} : { turn_ms: turnMs }),
+      holder,
+    };
+    this.log.event('wait-status', fields, this.statusText(what, now), 'warn');
+  }
+
+  /** The holder's TTL left now, from the snapshot's reading. */
+  private agedPttl(now: number): number | undefined {
+    const pttl = this.snapshot?.pttlMs;
+    return pttl === undefined || pttl < 0 ? pttl : Math.max(0, pttl - (now - this.snapshot!.readAt));
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.ticker);
     this.spinner?.stop();
   }

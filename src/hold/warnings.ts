@@ -11,6 +11,14 @@ import { PLACE_LEASE_MS } from '../lock/line.js';
 import { expiresText } from './release-report.js';
 import type { RedundancyChange } from '../lockset/redundancy.js';
 
+/** Two Redis URLs make a Redlock quorum of 2: both must answer, so either one failing stops the lock. */
+export function warnTwoInstances(log: Logger, key: string, total: number): void {
+  if (total !== 2) return;
+  const text = `${key}: 2 Redis instances make a Redlock quorum that needs both of them (no fault tolerance: either one`
+    + ' down makes dlock fail); use one URL, or three or more';
+  log.warn(text, { event: 'warning', key, instances: 2 });
+}
+
 export function logRedundancy(log: Logger, key: string, fence: string, total: number, change: RedundancyChange | undefined): void {
   if (!change) return;
   if (change.kind === 'restored') {
