@@ -180,6 +180,7 @@ complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
 # The options of each command
 complete -c dlock -n '__dlock_using run acquire' -s t -l ttl -x -d 'lease length, renewed every ttl/3'
+complete -c dlock -n '__dlock_using run acquire' -s x -l exclusive -d 'one holder at a time'
 complete -c dlock -n '__dlock_using run acquire' \
   -s s -l shared -d 'hold together with other --shared holders, never with an exclusive one'
 complete -c dlock -n '__dlock_using run acquire' \

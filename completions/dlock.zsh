@@ -68,6 +68,7 @@ _dlock_cmd_run() {
     --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
+    '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
     '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
     '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
     '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
@@ -94,6 +95,7 @@ _dlock_cmd_run() {
 _dlock_cmd_acquire() {
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
+    '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
     '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
     '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
     '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
