@@ -69,7 +69,7 @@ describe.each(COMMANDS.filter((command) => command !== 'help'))('dlock %s --help
     const comments = examples!.match(/^ {2}# /gm) ?? [];
     expect(comments.length).toBeGreaterThanOrEqual(2);
     expect(comments.length).toBeLessThanOrEqual(3);
-    expect(examples).toMatch(new RegExp(`^ {2}(.* )?dlock ${command} `, 'm'));
+    expect(examples).toMatch(new RegExp(`^ {2}(.*[ (])?dlock ${command} `, 'm'));
   });
 });
 
