@@ -1,6 +1,6 @@
 // The command made ready while dlock waits in line. Starting a process from Node costs a fork
-// of Node itself (~4.5 ms of blocked event loop on this machine, measured in README
-// Performance) and setpriv's own start (~1.5 ms): paid after the lock is granted, that is time
+// of Node itself (~4.5 ms of blocked event loop on this machine, measured in docs/performance.md)
+// and setpriv's own start (~1.5 ms): paid after the lock is granted, that is time
 // the next holder waits and the lock is held with nothing running. So when dlock has to wait,
 // it starts the process at once as a small shell (behind setpriv, like the command itself)
 // that sets the arguments up and blocks reading a pipe; when the lock is granted dlock writes

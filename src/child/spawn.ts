@@ -42,7 +42,7 @@ function exitStatus(code: number | null | undefined, signal: string | null | und
  * Spawn `file` with `args`, stdio and the caller's other descriptors inherited (at the same
  * numbers); if dlock dies, the kernel sends the child SIGKILL.
  * Plain child_process rather than execa: dlock needs only inherited stdio, an env and the exit
- * status, and execa would add ~12 ms and ~10 MB to every run (see README, Design).
+ * status, and execa would add ~12 ms and ~10 MB to every run (see docs/design.md).
  */
 export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
   const [command, commandArgs] = parentDeathPrefix(file, args);

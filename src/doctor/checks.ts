@@ -1,6 +1,6 @@
 // What doctor concludes from one server's settings: pure functions from facts to OK/WARN/FAIL,
 // each with the change to make. The facts are gathered in probe.ts; thresholds are in
-// README "dlock doctor".
+// docs/operations/doctor.md.
 
 import { formatDuration } from '../duration.js';
 import { driftMs, schedulingMarginMs } from '../lockset/quorum.js';

@@ -1,6 +1,6 @@
 // The ACL grants dlock needs, per feature, checked without running any of them: Redis 7's
 // redis.acl_check_cmd() in one EVAL answers "may this user run this command on these keys
-// and channels?" for each. The table is README "Security" (least privilege) as data.
+// and channels?" for each. The table is docs/operations/tls-and-acl.md (least privilege) as data.
 
 import type { Redis } from 'ioredis';
 import { lockKeys, type LockKeys } from '../lock/keys.js';
@@ -105,6 +105,6 @@ export function grantsUncheckable(version: string | undefined): string | undefin
   if (version === undefined) return 'not checked: the server version is unknown';
   const major = Number(version.split('.')[0]);
   if (!(major >= 6)) return 'no ACLs before Redis 6';
-  if (major < 7) return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): compare the user with README "Security"';
+  if (major < 7) return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): compare the user with docs/operations/tls-and-acl.md';
   return undefined;
 }

@@ -1,4 +1,4 @@
-// The Redis key layout of one lock (SPEC "Redis layout", README "Redis layout"). Every key
+// The Redis key layout of one lock (docs/reference/redis-layout.md). Every key
 // shares the hash tag {<key>}, so a lock lives in one Cluster slot and its scripts may touch
 // all of it.
 

@@ -23,7 +23,7 @@ export function localDeadline(ttlMs: number, startedAt: number): number {
 /**
  * Scheduling margin of the deadline: dlock's SIGKILL timer may fire late on a loaded machine
  * (bench/timer-lateness.mjs on 2 shared cores with 2-8 busy processes: p99 62-145 ms, the worst
- * timer 165-244 ms, once a 1.2 s freeze; README "Guarantees"), and the drift margin alone
+ * timer 165-244 ms, once a 1.2 s freeze; docs/guarantees.md), and the drift margin alone
  * (ttl*1% + 2ms) is too small to absorb that. A tenth of the TTL, at most 200 ms.
  */
 export function schedulingMarginMs(ttlMs: number): number {
