@@ -13,9 +13,10 @@ export function redactUrl(url: string): string {
   // "scheme:" and any slashes: redis://, and the mistyped redis:/ or redis: as well.
   const scheme = /^[a-z][a-z0-9+.-]*:\/*/i.exec(url)?.[0] ?? '';
   const auth = url.slice(scheme.length, at);
-  const user = auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
+  // Without a slash, "user:pw:x@host" reads as scheme "user:", so no user name is kept there.
+  const user = scheme.endsWith('/') && auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
   // Keep a plain user name (redis://dlock:***@host); anything odder is masked whole.
-  const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : '***';
+  const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : auth.startsWith(':') ? ':***' : '***';
   return `${scheme}${shown}${url.slice(at)}`;
 }
 

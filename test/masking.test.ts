@@ -17,6 +17,8 @@ describe('maskSecrets', () => {
     ['redis:/:pw@127.0.0.1', 'redis:/:***@127.0.0.1'],
     ['redis::pw@h', 'redis::***@h'],
     [':pw@h', ':***@h'],
+    // Found by test/hostile-input: "user:" reads as a scheme, and the user name was kept.
+    ['user:Sx9Q:aaaa@127.0.0.1:6379', 'user:***@127.0.0.1:6379'],
     ["unknown option '--redis=redis:/:pw@h'", "unknown option '--redis=redis:/:***@h'"],
     ['"--redis=redis://u:pw@h" comes after', '"--redis=redis://u:***@h" comes after'],
     ['--password=pw', '--password=***'],

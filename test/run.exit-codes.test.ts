@@ -71,7 +71,7 @@ describe('64: bad input, reported before anything runs', () => {
   test.concurrent.for<[string, string[], string | undefined]>([
     ['bad duration', ['-t', 'soon', 'k'], 'soon'],
     ['bad --wait duration', ['-w', '5 minutes', 'k'], '5 minutes'],
-    ['bad --kill-after', ['--kill-after', '1d', 'k'], '1d'],
+    ['bad --kill-after', ['--kill-after', '1w', 'k'], '1w'],
     ['bad --connect-timeout', ['--connect-timeout', 'fast', 'k'], 'fast'],
     ['ttl 0', ['-t', '0', 'k'], '0'],
     ['ttl 0ms', ['-t', '0ms', 'k'], '0ms'],
