@@ -12,6 +12,7 @@ test.each([
   [['acquire', '--format', 'sh', 'k'], true],
   [['acquire', '--format', 'json', 'k'], false],
   [['acquire', '--format=json', 'k'], false],
+  [['acquire', '--json', '--bogus', 'k'], false],
   [['run', 'k', '--', 'dlock', 'acquire', 'k'], false],
   [['run', '--bogus', 'acquire'], false],
   [['status', 'acquire'], false],

@@ -12,11 +12,13 @@ const COMMANDS = new Set(['run', 'status', 'acquire', 'renew', 'release', 'histo
 
 /**
  * Whether a command line that could not be parsed is an acquire whose stdout is for eval: its
- * first command word is `acquire` and it does not ask for `--format json` (stdout stays
+ * first command word is `acquire` and it does not ask for `--json` or `--format json` (stdout stays
  * empty for a JSON reader).
  */
 export function acquireForEval(argv: string[]): boolean {
   const words = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv;
   if (words.find((word) => COMMANDS.has(word)) !== 'acquire') return false;
-  return !words.some((word, i) => word === '--format=json' || (word === '--format' && words[i + 1] === 'json'));
+  const json = (word: string, i: number) =>
+    word === '--json' || word === '--format=json' || (word === '--format' && words[i + 1] === 'json');
+  return !words.some(json);
 }
