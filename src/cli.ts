@@ -346,7 +346,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       'check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, ' +
         'round trip)')
     .option('-t, --ttl <duration>',
-      `the lease length your jobs use: the clock and round-trip limits scale with it (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
+      'the lease length your jobs use: the clock and round-trip limits scale with it ' +
+        `(env DLOCK_TTL; default ${DEFAULTS.ttl})`);
   connectionOptions(outputOptions(doctor, jsonOption))
     .addHelpText('after', HELP_AFTER.doctor!)
     .action((options: RawOptions & { json?: boolean }) => {

@@ -105,6 +105,9 @@ export function grantsUncheckable(version: string | undefined): string | undefin
   if (version === undefined) return 'not checked: the server version is unknown';
   const major = Number(version.split('.')[0]);
   if (!(major >= 6)) return 'no ACLs before Redis 6';
-  if (major < 7) return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): compare the user with docs/operations/tls-and-acl.md';
+  if (major < 7) {
+    return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): ' +
+      'compare the user with docs/operations/tls-and-acl.md';
+  }
   return undefined;
 }

@@ -48,7 +48,11 @@ type LeaveRecord = 'busy' | 'left' | '';
  * Returns why it could not: the place then lapses within its lease, and a refusal (a grant
  * missing, +hdel or +zrem) is the caller's to report.
  */
-export async function leaveLine(set: LockSet, record: LeaveRecord = '', waitedMs = 0): Promise<InstanceFailure | undefined> {
+export async function leaveLine(
+  set: LockSet,
+  record: LeaveRecord = '',
+  waitedMs = 0,
+): Promise<InstanceFailure | undefined> {
   const instance = set.instances[0];
   if (!instance) return undefined;
   try {
