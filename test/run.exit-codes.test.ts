@@ -291,9 +291,11 @@ describe('126 / 127: the command cannot run; no lock is left behind', () => {
     ['#!/usr/bin/env sh, found on PATH', '#!/usr/bin/env sh\necho ran\n'],
     ['no #! line: run by /bin/sh, as execvp and bash do', 'echo ran\n'],
   ])('runs: %s', async ([what, text], { expect }) => {
-    const script = join(dir, `runs-${what.replace(/\W+/g, '-')}.sh`);
+    // Each case its own key: the two run at once, and one waiting for the other prints a status line.
+    const key = `runs-${what.replace(/\W+/g, '-')}`;
+    const script = join(dir, `${key}.sh`);
     writeFileSync(script, text, { mode: 0o755 });
-    expect(await dlock(['run', '--redis', redis.url, 'interp-ok', '--', script])).toMatchObject({ code: 0, stdout: 'ran\n', stderr: '' });
+    expect(await dlock(['run', '--redis', redis.url, key, '--', script])).toMatchObject({ code: 0, stdout: 'ran\n', stderr: '' });
   });
 
   test('the lock stays free for the next run', async () => {

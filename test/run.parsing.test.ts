@@ -28,8 +28,9 @@ describe('everything after the key is the command, with or without --', () => {
   });
 
   test.concurrent.for<[string, string[]]>([
-    ['without --', ['build', ...PRINT_ARGS]],
-    ['with --', ['build', '--', ...PRINT_ARGS]],
+    // Each case its own key: the two run at once, and one waiting for the other prints a status line.
+    ['without --', ['build-a', ...PRINT_ARGS]],
+    ['with --', ['build-b', '--', ...PRINT_ARGS]],
   ])("dlock's option letters after the key reach the command untouched (%s)", async ([, args], { expect }) => {
     // -n is not --no-wait, -t not --ttl, -v not --verbose, --redis not dlock's.
     const result = await dlock(['run', '--redis', redis.url, ...args, '-n', '-t', '5s', '-v', '--redis', 'nowhere', '--', '-E']);
