@@ -25,7 +25,7 @@ const CHILD_ENVIRONMENT = [
     + 'not set for an exclusive or --shared lock'],
 ];
 
-// Where src/section/runtime.ts keeps what a keeper (dlock acquire) leaves on this host.
+// Where src/keeper/runtime.ts keeps what a keeper (dlock acquire) leaves on this host.
 const FILES = [
   ['$XDG_RUNTIME_DIR/dlock/', 'the runtime directory (without XDG_RUNTIME_DIR: $TMPDIR/dlock-<uid>/, '
     + 'TMPDIR defaulting to /tmp), mode 0700 and only this user\'s; dlock uses none that another user '

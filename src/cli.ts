@@ -6,7 +6,7 @@ import { HISTORY_MAX } from './lock/scripts.js';
 import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
 import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
-import { KEEPER_COMMAND, keeperRequest } from './section/protocol.js';
+import { KEEPER_COMMAND, keeperRequest } from './keeper/protocol.js';
 import { joinLines } from './untrusted.js';
 
 declare const __DLOCK_VERSION__: string | undefined;
@@ -246,13 +246,13 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     decide({ command: 'acquire', config, run: async () => (await import('./commands/acquire.js')).acquire(config, argv) });
   });
 
-  // The keeper `dlock acquire` starts (section/keeper.ts): not for users, not in --help.
+  // The keeper `dlock acquire` starts (keeper/keeper.ts): not for users, not in --help.
   program.command(KEEPER_COMMAND, { hidden: true }).action(() => {
     const request = keeperRequest(env);
     const inner = parseArgs(request.argv, env);
     if (inner.command !== 'acquire') throw new Error(`${KEEPER_COMMAND}: not an acquire command line`);
     const config = { ...inner.config, watchPid: request.watchPid, holderCmd: `dlock acquire (keeper for pid ${request.watchPid})` };
-    decide({ command: 'keeper', config, run: async () => (await import('./section/keeper.js')).keep(config, request) });
+    decide({ command: 'keeper', config, run: async () => (await import('./keeper/keeper.js')).keep(config, request) });
   });
 
   const renew = program

@@ -3,7 +3,7 @@
 
 import type { LogFormat, Verbosity } from './config.js';
 import { stderr, type Output } from './output.js';
-import { epochMs } from './timeout.js';
+import { epochMs } from './clock.js';
 import { joinLines, printable, toJson } from './untrusted.js';
 
 export type LockEvent =

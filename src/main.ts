@@ -9,7 +9,7 @@ import { Logger } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
-import { acquireForEval, failureLine } from './section/fail-closed.js';
+import { acquireForEval, failureLine } from './keeper/fail-closed.js';
 import { printable } from './untrusted.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {

@@ -1,8 +1,8 @@
-// Events' ts_ms (src/timeout.ts epochMs): sub-millisecond, and never off the wall clock by a
+// Events' ts_ms (src/clock.ts epochMs): sub-millisecond, and never off the wall clock by a
 // millisecond or more, whatever happened between the clock readings when dlock started.
 
 import { expect, test } from 'vitest';
-import { epochMs } from '../src/timeout.js';
+import { epochMs } from '../src/clock.js';
 
 test('every reading lies between Date.now() before it and Date.now() + 1 ms after it, and never goes back', async () => {
   let last = -Infinity;

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, test } from 'vitest';
 import { AnsweredError, describeError, describeFailure } from '../src/redis/describe.js';
 import { failureLine, instanceFailure } from '../src/redis/failure.js';
-import { TimeoutError } from '../src/timeout.js';
+import { TimeoutError } from '../src/clock.js';
 
 const require = createRequire(import.meta.url);
 const { ReplyError } = require('ioredis') as { ReplyError: new (message: string) => Error };

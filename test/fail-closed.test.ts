@@ -2,7 +2,7 @@
 // then carry the failure line (shell-idioms.test.ts runs it in real shells).
 
 import { expect, test } from 'vitest';
-import { acquireForEval, failureLine } from '../src/section/fail-closed.js';
+import { acquireForEval, failureLine } from '../src/keeper/fail-closed.js';
 
 test.each([
   [['acquire', '--bogus', 'k'], true],

@@ -3,7 +3,7 @@
 
 import type { ChildHandle } from './spawn.js';
 import type { Logger } from '../log.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 
 export type SignalReason = 'lost' | 'forwarded' | 'kill-after';
 

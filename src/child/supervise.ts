@@ -5,7 +5,7 @@ import type { OnLost } from '../config.js';
 import type { LossReason } from '../hold/lease.js';
 import { schedulingMarginMs } from '../lockset/quorum.js';
 import type { Logger } from '../log.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 import { ChildSignals } from './child-signals.js';
 import type { SignalRelay } from './signal-relay.js';
 import type { ChildHandle } from './spawn.js';

@@ -1,6 +1,6 @@
 // dlock acquire: take the lock without a command and print the section's variables (flock's
 // fd mode, etcdctl lock without a command). With a keeper (the default) the lock is taken by a
-// detached keeper process started here, which renews it afterwards (../section/keeper.ts);
+// detached keeper process started here, which renews it afterwards (../keeper/keeper.ts);
 // this process relays its answer and exits as soon as the lock is held. --no-keeper takes it
 // here and leaves it to expire unless `dlock renew` extends it.
 
@@ -15,11 +15,11 @@ import { Logger } from '../log.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet } from '../lockset/open.js';
 import { disconnectAll } from '../redis/client.js';
-import { formatVariables } from '../section/exports.js';
-import { ACK, errorFromReport, KEEPER_COMMAND, KEEPER_ENV, REPORT_FD, type KeeperReport, type KeeperRequest } from '../section/protocol.js';
-import { isRunning } from '../section/runtime.js';
+import { formatVariables } from '../hold/variables.js';
+import { ACK, errorFromReport, KEEPER_COMMAND, KEEPER_ENV, REPORT_FD, type KeeperReport, type KeeperRequest } from '../keeper/protocol.js';
+import { isRunning } from '../keeper/runtime.js';
 import { isHeldBy } from '../hold/reentrant.js';
-import { selfCommand } from '../section/self.js';
+import { selfCommand } from '../keeper/self.js';
 
 export async function acquire(config: AcquireConfig, argv: string[]): Promise<number> {
   if (await heldByCaller(config)) return 0;

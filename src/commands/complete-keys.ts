@@ -8,7 +8,7 @@ import { parseScanReply } from '../lock/replies.js';
 import { connect, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
 import { stdout } from '../output.js';
-import { TimeoutError } from '../timeout.js';
+import { TimeoutError } from '../clock.js';
 
 /** The bound from the first connect to the last SCAN page. */
 export const COMPLETE_KEYS_BOUND_MS = 200;

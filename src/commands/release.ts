@@ -1,4 +1,4 @@
-// dlock release <key>: the owner's release, by token (../section/owner.ts).
+// dlock release <key>: the owner's release, by token (../keeper/owner.ts).
 // dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
 // it and says whom it removed. The key stays closed to new holders until the removed holder's
 // lease runs out, so its command is stopped (its dlock's next renewal is refused) before
@@ -15,7 +15,7 @@ import { stdout, type Output } from '../output.js';
 import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
 import { openLockSet, unavailable } from '../lockset/open.js';
 import { printable } from '../untrusted.js';
-import { releaseAsOwner } from '../section/owner.js';
+import { releaseAsOwner } from '../keeper/owner.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 

@@ -14,7 +14,7 @@ import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet, unavailable } from '../lockset/open.js';
 import { quorumSize } from '../lockset/quorum.js';
 import { stdout, type Output } from '../output.js';
-import { now, TimeoutError, withTimeout } from '../timeout.js';
+import { now, TimeoutError, withTimeout } from '../clock.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { deadPidText } from '../views/dead-pid.js';
 import { inspectAll, majority, publicHolder, publicView, publicWaiter, type InstanceView, type Verdict } from '../views/instance-views.js';

@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { describeError, MalformedReplyError } from '../redis/client.js';
 import { formatDuration } from '../duration.js';
-import { now, TimeoutError, withTimeout } from '../timeout.js';
+import { now, TimeoutError, withTimeout } from '../clock.js';
 import { cut, parseCount } from '../untrusted.js';
 import { clockCheck, maxmemoryCheck, persistenceCheck, replicasCheck, rttCheck, tlsCheck, unknown, versionCheck, type Check } from './checks.js';
 import { grantChecks, grantsUncheckable, type GrantContext } from './grants.js';

@@ -16,7 +16,7 @@ import { unavailable } from '../lockset/open.js';
 import { RedundancyWatch } from '../lockset/redundancy.js';
 import { releaseAll } from '../lockset/release.js';
 import { failureText } from '../redis/client.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
 import { syncReplicas } from './sync-replicas.js';

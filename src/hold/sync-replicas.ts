@@ -9,7 +9,7 @@ import { nodeForKey } from '../redis/nodes.js';
 import { failureText } from '../redis/client.js';
 import { fanOut, type LockSet } from '../lockset/lockset.js';
 import { tally } from '../lockset/quorum.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {
   const acks = await fanOut(

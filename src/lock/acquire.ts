@@ -1,7 +1,7 @@
 // Single-instance acquire: one ACQUIRE script call on one Redis.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { LockKeys } from './keys.js';
 import { parseAcquireReply, type AcquireReply } from './replies.js';
 import { runScript } from './script.js';

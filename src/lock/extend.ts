@@ -1,7 +1,7 @@
 // Single-instance extend: renew the lease only while we still own it.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { LockKeys } from './keys.js';
 import { lossArgs, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';

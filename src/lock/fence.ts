@@ -1,7 +1,7 @@
 // Redlock round 2: raise one instance's fence counter to at least T while we hold it there.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { LockKeys } from './keys.js';
 import { isFence, parseFlagReply } from './replies.js';
 import { runScript } from './script.js';

@@ -2,7 +2,7 @@
 // by the scripts themselves, in the same call as the work.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
 import type { LockKeys } from './keys.js';
 import { parseHistoryReply, type HistoryEntry } from './replies.js';

@@ -2,7 +2,7 @@
 
 import { hostname } from 'node:os';
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { Holder } from './holder.js';
 import { lineKeys, type LockKeys } from './keys.js';
 import { PLACE_LEASE_MS } from './line.js';

@@ -2,7 +2,7 @@
 // one holder of --slots/--shared. See the line scripts in scripts.ts.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { HolderMeta } from './acquire.js';
 import { lineKeys, recordKeys, type LockKeys } from './keys.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';

@@ -3,7 +3,7 @@
 // the caller's.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import { lineKeys, recordKeys, type LockKeys } from './keys.js';
 import { parseReleaseReply } from './replies.js';
 import { runScript } from './script.js';

@@ -1,7 +1,7 @@
 // Redlock renewal: re-take the lock on an instance that lost it while a majority holds it.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { HolderMeta } from './acquire.js';
 import type { LockKeys } from './keys.js';
 import { runScript } from './script.js';

@@ -3,7 +3,7 @@
 import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.js';
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
 import type { DoneMark } from '../lock/replies.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
 import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
 import { releaseAll, type InstanceRelease } from './release.js';

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import { connect, retryableFailure, type Instance } from '../redis/client.js';
 import { InstanceUnavailableError } from '../redis/failure.js';
 import type { RedisTarget } from '../redis/target.js';
-import { sleep } from '../timeout.js';
+import { sleep } from '../clock.js';
 import type { InstanceFailure } from './lockset.js';
 import { quorumSize } from './quorum.js';
 

@@ -5,7 +5,7 @@ import { extendOn } from '../lock/extend.js';
 import { extendHolderOn } from '../lock/line.js';
 import { retakeOn, type HeldLock } from '../lock/retake.js';
 import { failureText } from '../redis/client.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
 import { quorumSize, renewTimeoutMs, tally, validityMs, type Outcome } from './quorum.js';
 

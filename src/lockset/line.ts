@@ -5,7 +5,7 @@
 import type { HolderMeta } from '../lock/acquire.js';
 import { enterOn, leaveOn, PLACE_RENEW_MS } from '../lock/line.js';
 import { instanceFailure } from '../redis/client.js';
-import { now } from '../timeout.js';
+import { now } from '../clock.js';
 import type { Attempt, Undo } from './acquire.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 

@@ -2,7 +2,7 @@
 
 import type { HolderMeta } from '../lock/acquire.js';
 import type { DoneMark } from '../lock/replies.js';
-import { now, sleep } from '../timeout.js';
+import { now, sleep } from '../clock.js';
 import { tryAcquire, type Attempt, type Undo } from './acquire.js';
 import { leaveLine, tryEnter } from './line.js';
 import type { InstanceFailure, LockSet } from './lockset.js';

@@ -9,7 +9,7 @@ import type { HoldMode } from '../lock/line.js';
 import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
 import type { RedisTarget } from '../redis/target.js';
-import { now, TimeoutError } from '../timeout.js';
+import { now, TimeoutError } from '../clock.js';
 import { connectQuorum } from './connect.js';
 import { findDuplicate } from './duplicates.js';
 import type { LockSet } from './lockset.js';

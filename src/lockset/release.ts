@@ -4,7 +4,7 @@
 
 import { releaseOn, type ReleaseRecord } from '../lock/release.js';
 import { instanceFailure, type Instance, type InstanceFailure } from '../redis/client.js';
-import { now, sleep } from '../timeout.js';
+import { now, sleep } from '../clock.js';
 import type { LockSet } from './lockset.js';
 
 export type ReleaseOutcome =

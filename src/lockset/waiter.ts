@@ -4,7 +4,7 @@
 
 import { instanceFailure, MalformedReplyError, type RedisClient } from '../redis/client.js';
 import { subscriberFor } from '../redis/nodes.js';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 
 /** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */

@@ -2,7 +2,7 @@
 // set up so that nothing can hang: bounded connect, no offline queue, no command retried
 // behind dlock's back.
 
-import { now, withTimeout } from '../timeout.js';
+import { now, withTimeout } from '../clock.js';
 import { createClient, keepReconnecting, type RedisClient } from './create.js';
 import { AnsweredError } from './describe.js';
 import { isCluster } from './nodes.js';

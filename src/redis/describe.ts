@@ -3,7 +3,7 @@
 // password. The bundle is minified, so errors are told apart by code, message or instanceof
 // of classes defined here, never by class name.
 
-import { TimeoutError } from '../timeout.js';
+import { TimeoutError } from '../clock.js';
 import { cut } from '../untrusted.js';
 
 /**

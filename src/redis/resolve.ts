@@ -2,7 +2,7 @@
 // looked up (never for IP literals, never for one instance): start-up time matters.
 
 import { isIP } from 'node:net';
-import { withTimeout } from '../timeout.js';
+import { withTimeout } from '../clock.js';
 
 /** Each distinct host: its addresses (IP literals as they are), or why it could not be resolved. */
 export async function resolveHosts(hosts: string[], timeoutMs: number): Promise<Map<string, string[] | Error>> {

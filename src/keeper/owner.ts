@@ -14,7 +14,7 @@ import { openLockSet, unavailable } from '../lockset/open.js';
 import { quorumSize } from '../lockset/quorum.js';
 import { releaseAll, releaseFailures } from '../lockset/release.js';
 import { disconnectAll, failureText, instanceFailure, retryableFailure } from '../redis/client.js';
-import { now, sleep } from '../timeout.js';
+import { now, sleep } from '../clock.js';
 import { STOP_SIGNAL } from './protocol.js';
 import { findKeeper, isRunning } from './runtime.js';
 

@@ -10,7 +10,7 @@ import type { LossReason } from '../hold/lease.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet } from '../lockset/open.js';
 import { disconnectAll } from '../redis/client.js';
-import { KeeperLogger } from './keeper-log.js';
+import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, writeKeeperFile } from './runtime.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
