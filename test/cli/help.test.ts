@@ -1,0 +1,86 @@
+// --help reads well at the width it is shown in: wrapped to $COLUMNS, or to 80 columns on a
+// pipe, and only at spaces.
+
+import { describe, expect, test } from 'vitest';
+import { cleanEnv, dlock } from '../helpers/cli.js';
+
+const COMMANDS = ['run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion', 'help'];
+const HELPS = [['--help'], ...COMMANDS.map((command) => [command, '--help'])];
+
+/** `dlock <args>` with COLUMNS set (or unset, for undefined); stdout is a pipe. */
+async function help(args: readonly string[], columns: string | undefined): Promise<string> {
+  const env = cleanEnv();
+  delete env.COLUMNS;
+  const result = await dlock([...args], { env: columns === undefined ? env : { ...env, COLUMNS: columns } });
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return result.stdout;
+}
+
+const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+describe.each(HELPS.map((args) => [args.join(' '), args] as const))('dlock %s', (_name, args) => {
+  test('fits in 80 columns with COLUMNS=80 and on a pipe without COLUMNS', async () => {
+    for (const columns of ['80', undefined]) {
+      const text = await help(args, columns);
+      const long = text.split('\n').filter((line) => line.length > 80);
+      expect(long, `COLUMNS=${columns}`).toEqual([]);
+    }
+  });
+
+  test('breaks lines only between words, and uses a wider terminal', async () => {
+    const [narrow, wide] = [await help(args, '80'), await help(args, '400')];
+    expect(words(narrow)).toEqual(words(wide));
+    if (widest(wide) > 80) expect(widest(wide)).toBeGreaterThan(widest(narrow));
+  });
+});
+
+describe('options are grouped, everyday ones first', () => {
+  const headings = (text: string) => text.split('\n').filter((line) => /^(?:[A-Z][\w ]* )?[Oo]ptions:$/.test(line));
+  const lineOf = (text: string, option: string) => text.split('\n').findIndex((line) => line.startsWith(`  ${option}`));
+
+  test.each([
+    ['run', ['Lock options:', 'Waiting options:', 'Command options:', 'Output options:', 'Connection options:', 'TLS options:']],
+    ['acquire', ['Lock options:', 'Waiting options:', 'Keeper options:', 'Output options:', 'Connection options:', 'TLS options:']],
+    ['status', ['Output options:', 'Connection options:', 'TLS options:']],
+    ['release', ['Options:', 'Output options:', 'Connection options:', 'TLS options:']],
+  ])('dlock %s --help', async (command, groups) => {
+    const text = await help([command, '--help'], '80');
+    expect(headings(text)).toEqual(groups);
+    if (command === 'run' || command === 'acquire') {
+      for (const everyday of ['-n, --no-wait', '-w, --wait', '-t, --ttl']) {
+        expect(lineOf(text, everyday)).toBeGreaterThan(0);
+        expect(lineOf(text, everyday)).toBeLessThan(lineOf(text, '--redis'));
+      }
+    }
+    expect(lineOf(text, '--redis')).toBeLessThan(lineOf(text, '--tls-ca'));
+  });
+});
+
+describe.each(COMMANDS.filter((command) => command !== 'help'))('dlock %s --help', (command) => {
+  test('ends with its exit codes, then two or three examples', async () => {
+    const text = await help([command, '--help'], '80');
+    const [, after] = text.split(/^Exit status:\n/m);
+    expect(after, 'an "Exit status:" section').toBeDefined();
+    const [codes, examples] = after!.split(/^\nExamples:\n/m);
+    expect(codes).toMatch(/^ {2}(0|the command's) /);
+    expect(codes).toMatch(/^ {2}64 /m);
+    const comments = examples!.match(/^ {2}# /gm) ?? [];
+    expect(comments.length).toBeGreaterThanOrEqual(2);
+    expect(comments.length).toBeLessThanOrEqual(3);
+    expect(examples).toMatch(new RegExp(`^ {2}(.*[ (])?dlock ${command} `, 'm'));
+  });
+});
+
+test('no flag letter means two things across commands', async () => {
+  const meanings = new Map<string, Set<string>>();
+  for (const args of HELPS) {
+    for (const [, short, long] of (await help(args, '80')).matchAll(/^ {2}(-\w), (--[\w-]+)/gm)) {
+      meanings.set(short!, new Set([...(meanings.get(short!) ?? []), long!]));
+    }
+  }
+  const twice = [...meanings].filter(([, longs]) => longs.size > 1).map(([short, longs]) => `${short}: ${[...longs].join(' ')}`);
+  expect(twice).toEqual([]);
+  expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
+});

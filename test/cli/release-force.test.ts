@@ -1,0 +1,91 @@
+// release --force keeps the key closed to new holders for the removed holder's remaining lease
+// (consul's lock-delay): the removed holder's dlock notices at its next renewal and stops its
+// command within that time, so the next holder never runs beside it. --now opens it at once.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { expect, test } from 'vitest';
+import { dlock } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { childPid, hold, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let server: RedisServer;
+let admin: Redis;
+useRedisServer((started) => {
+  server = started;
+  admin = started.client();
+});
+
+/** A command for the next holder: writes whether `pid` still ran when it started ("R", "S", ... or "gone"). */
+function reportOn(pid: number, file: string): string[] {
+  return ['sh', '-c', `s=$(sed 's/.*) //' /proc/${pid}/stat 2>/dev/null | cut -c1); echo "\${s:-gone}" >${file}.tmp; mv ${file}.tmp ${file}`];
+}
+
+test('the next holder starts only after the removed holder\'s command is gone; -n meanwhile is busy and says why', async () => {
+  const dir = tempDir();
+  const old = hold('closed', { redis: server.url, dir, flags: ['--ttl', '2s'], onSignal: 'ignore' });
+  const oldChild = await childPid(dir);
+
+  const forced = await dlock(['release', '--force', '--redis', server.url, 'closed']);
+  expect(forced.code, forced.stderr).toBe(0);
+  expect(forced.stdout).toMatch(new RegExp(`^closed: released the lock held by \\S+ pid ${old.process.pid}, .*; closed to new holders for [\\d.]+m?s more, until that lease runs out \\(--now opens it at once\\)\\n$`));
+  expect(await admin.hget('dlock:{closed}', 'owner')).toBe('');
+
+  const busy = await dlock(['run', '-n', '--redis', server.url, 'closed', '--', 'true']);
+  expect(busy.code).toBe(75);
+  expect(busy.stderr).toMatch(/^dlock: closed is busy \(closed by release --force \(was held by \S+ pid \d+\)[^\n]*\n$/);
+  const status = await dlock(['status', '--redis', server.url, '--json', 'closed']);
+  expect(status.code).toBe(0);
+  expect(JSON.parse(status.stdout).holder).toMatchObject({ closed: true, fence: '1' });
+
+  // The old command ignores SIGTERM: its dlock must SIGKILL it before the lease it lost runs out.
+  const report = join(dir, 'report');
+  const next = spawnDlock(['run', '--redis', server.url, '--wait', '10s', '--log-format', 'json', 'closed', '--', ...reportOn(oldChild, report)]);
+  expect((await next.result).code).toBe(0);
+  expect(await waitForFile(report)).toBe('gone\n');
+  const oldResult = await old.result;
+  expect(oldResult.code).toBe(76);
+  expect(onlyEvent(oldResult.stderr, 'lost')).toMatchObject({ reason: 'refused' });
+  expect(onlyEvent((await next.result).stderr, 'acquired')).toMatchObject({ fence: '2' });
+});
+
+test('--now opens the lock at once (the removed command may still run)', async () => {
+  const dir = tempDir();
+  const old = hold('now', { redis: server.url, dir, flags: ['--ttl', '3s', '--on-lost', 'ignore'] });
+  await childPid(dir);
+  const forced = await dlock(['release', '--force', '--now', '--redis', server.url, 'now']);
+  expect(forced.code, forced.stderr).toBe(0);
+  expect(forced.stdout).toMatch(/; open to new holders now\n$/);
+  expect(await admin.exists('dlock:{now}')).toBe(0);
+  const next = await dlock(['run', '-n', '--redis', server.url, 'now', '--', 'true']);
+  expect(next.code, next.stderr).toBe(0);
+  await old.waitFor('"lost"');
+  writeFileSync(join(dir, 'stop'), '');
+  expect((await old.result).code).toBe(76);
+});
+
+test('a closed key forced again says so; --now then opens it', async () => {
+  const dir = tempDir();
+  const old = hold('twice', { redis: server.url, dir, flags: ['--ttl', '3s', '--on-lost', 'ignore'] });
+  await childPid(dir);
+  expect((await dlock(['release', '--force', '--redis', server.url, 'twice'])).code).toBe(0);
+  const again = await dlock(['release', '--force', '--redis', server.url, 'twice']);
+  expect(again.code).toBe(0);
+  expect(again.stdout).toMatch(/^twice: closed by release --force \(was held by \S+ pid \d+\).*; closed to new holders for /);
+  const opened = await dlock(['release', '--force', '--now', '--redis', server.url, 'twice']);
+  expect(opened.stdout).toMatch(/; open to new holders now\n$/);
+  expect(await admin.exists('dlock:{twice}')).toBe(0);
+  await old.waitFor('"lost"');
+  writeFileSync(join(dir, 'stop'), '');
+  expect((await old.result).code).toBe(76);
+});
+
+test('a hash without an expiry (not written by dlock) is deleted, never closed forever', async () => {
+  await admin.hset('dlock:{forged}', 'owner', 'x', 'host', 'h', 'pid', '1');
+  const forced = await dlock(['release', '--force', '--redis', server.url, 'forged']);
+  expect(forced.code).toBe(0);
+  expect(forced.stdout).not.toMatch(/closed to new holders/);
+  expect(await admin.exists('dlock:{forged}')).toBe(0);
+});

@@ -1,0 +1,105 @@
+// Parsing like flock (SPEC "Parsing like flock"), spawned as a user runs it against a real
+// redis-server: dlock's options come before the key, everything after the key is the command's.
+
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { dlock } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { events, spawnDlock, tempDir } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+/** The child prints each argument it got, one per line. */
+const PRINT_ARGS = ['sh', '-c', 'printf "%s\\n" "$@"', 'x'];
+
+describe('everything after the key is the command, with or without --', () => {
+  test('dlock run mykey ls -la runs `ls -la`', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, '.hidden-file'), '');
+    const result = await dlock(['run', '--redis', redis.url, 'mykey', 'ls', '-la', dir]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // -a shows the dot file, -l the long format (a "total" line and permission columns).
+    expect(result.stdout).toMatch(/^total \d+\n/);
+    expect(result.stdout).toMatch(/^-rw\S* .*\.hidden-file$/m);
+  });
+
+  test.concurrent.for<[string, string[]]>([
+    // Each case its own key: the two run at once, and one waiting for the other prints a status line.
+    ['without --', ['build-a', ...PRINT_ARGS]],
+    ['with --', ['build-b', '--', ...PRINT_ARGS]],
+  ])("dlock's option letters after the key reach the command untouched (%s)", async ([, args], { expect }) => {
+    // -n is not --no-wait, -t not --ttl, -v not --verbose, --redis not dlock's.
+    const result = await dlock(['run', '--redis', redis.url, ...args, '-n', '-t', '5s', '-v', '--redis', 'nowhere', '--', '-E']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('-n\n-t\n5s\n-v\n--redis\nnowhere\n--\n-E\n');
+  });
+
+  test('a command ending in -n still waits for a held lock: the -n is not --no-wait', async () => {
+    const holder = spawnDlock(['run', '--redis', redis.url, '-v', 'waits', '--', 'sleep', '60']);
+    await holder.waitFor('acquired waits');
+    const waiter = spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', 'waits', ...PRINT_ARGS, '-n']);
+    await waiter.waitFor('"event":"waiting"');
+    holder.process.kill('SIGTERM');
+    const result = await waiter.result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe('-n\n');
+    // (and a wait-status event if the holder was read before the lock came free)
+    expect(events(result.stderr).map((e) => e.event).filter((event) => event !== 'wait-status')).toEqual(['waiting', 'acquired', 'released']);
+  });
+
+  test('an option after the key is a usage error, and nothing runs', async () => {
+    const marker = join(tempDir(), 'ran');
+    const result = await dlock(['run', '--redis', redis.url, 'k', '-t', '5s', '--', 'touch', marker]);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toMatch(/^dlock: "-t" comes after the key "k": options go before the key[^\n]*\n$/);
+    expect(result.stdout).toBe('');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('a key starting with "-" after a first --, with or without a second one', async () => {
+    for (const args of [['--', '-odd-key', '--', 'sh', '-c', 'echo "$DLOCK_KEY"'], ['--', '-odd-key', 'sh', '-c', 'echo "$DLOCK_KEY"']]) {
+      const result = await dlock(['run', '--redis', redis.url, ...args]);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('-odd-key\n');
+    }
+  });
+});
+
+describe('before and around the subcommand', () => {
+  test('dlock -v run k -- true: verbose given before the subcommand', async () => {
+    const result = await dlock(['-v', 'run', '--redis', redis.url, 'k', '--', 'true']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^dlock: acquired k \(fence \d+, waited \d+ms\)\n/);
+    expect(result.stderr).toMatch(/^dlock: released k \(fence \d+\)\n$/m);
+  });
+
+  test('dlock -q run -v: the -q before the subcommand counts (and the two clash)', async () => {
+    const marker = join(tempDir(), 'ran');
+    const result = await dlock(['-q', 'run', '--redis', redis.url, '-v', 'k', '--', 'touch', marker]);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toBe('dlock: --quiet and --verbose: choose one\n');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('dlock help bogus: one "dlock: " line, exit 64', async () => {
+    const result = await dlock(['help', 'bogus']);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toBe('dlock: unknown command "bogus" (commands: run, acquire, renew, status, release, history, doctor, completion, help)\n');
+    expect(result.stdout).toBe('');
+  });
+
+  test('release -f is --force', async () => {
+    const holder = spawnDlock(['run', '--redis', redis.url, '-v', 'forced', '--', 'sleep', '60']);
+    await holder.waitFor('acquired forced');
+    const result = await dlock(['release', '-f', '--redis', redis.url, 'forced']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^forced: released the lock held by /);
+  });
+});

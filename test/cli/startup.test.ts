@@ -1,0 +1,92 @@
+// What a plain `dlock run k -- true` of the npm build loads: Node built-ins it does not need
+// (crypto, tls, dns, assert) stay out of start-up (scripts/stubs/, the scripts' SHA-1s computed
+// by scripts/build.mjs, newOwnerToken). Node-only by nature (process.moduleLoadList is Node's): under
+// `npm run test:binary` it still runs bin/dlock; the binary's start-up is measured by `npm run bench`.
+
+import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test } from 'vitest';
+import { cleanEnv } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { tempDir } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+const BIN = fileURLToPath(new URL('../../bin/dlock', import.meta.url));
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+test('a plain run loads no crypto, tls, dns or assert module', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  const code = await new Promise<number | null>((resolve) => {
+    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-modules', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+  });
+  expect(code).toBe(0);
+  const loaded = readFileSync(out, 'utf8').split('\n');
+  expect(loaded).toContain('NativeModule net');
+  expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
+});
+
+/** calls=N of one command in INFO commandstats. */
+async function calls(command: string): Promise<number> {
+  const info = await redis.client().info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
+test('the SHA-1s made at build time are the ones Redis knows: a second run sends only EVALSHA', async () => {
+  const run = () =>
+    new Promise<number | null>((resolve) => {
+      execFile(BIN, ['run', '--redis', redis.url, 'startup-sha', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+    });
+  expect(await run()).toBe(0);
+  const [evals, evalshas] = [await calls('eval'), await calls('evalsha')];
+  expect(await run()).toBe(0);
+  expect(await calls('eval')).toBe(evals);
+  expect(await calls('evalsha')).toBeGreaterThan(evalshas);
+});
+
+test('--version alone is answered by bin/dlock without the bundle, with the version the bundle has', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  const node = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, { env: cleanEnv() }, (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }));
+    });
+  const fast = await node(['--require', preload, BIN, '--version']);
+  const bundled = await node([fileURLToPath(new URL('../../dist/dlock.cjs', import.meta.url)), '--version']);
+  expect(fast).toEqual({ code: 0, stdout: bundled.stdout, stderr: '' });
+  expect(bundled.stdout).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
+  expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule vm'); // bin/dlock loads the bundle with vm
+  expect(await node([BIN, '-V'])).toEqual(fast);
+});
+
+test('bin/dlock loads the bundle with the code cache the build trained, and V8 accepts it', async () => {
+  // A rejected cache (another Node, other V8 flags, a bundle rebuilt without retraining) still
+  // runs, only ~25 ms slower: nothing but this check would notice.
+  const dir = tempDir();
+  const preload = join(dir, 'cache-check.cjs');
+  const out = join(dir, 'rejected.txt');
+  writeFileSync(
+    preload,
+    `const vm = require('node:vm');
+const { writeFileSync } = require('node:fs');
+const Script = vm.Script;
+vm.Script = class extends Script {
+  constructor(source, options) {
+    super(source, options);
+    if (options && options.cachedData) process.on('exit', () => writeFileSync(${JSON.stringify(out)}, String(this.cachedDataRejected)));
+  }
+};\n`,
+  );
+  const code = await new Promise<number | null>((resolve) => {
+    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-cache', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+  });
+  expect(code).toBe(0);
+  expect(readFileSync(out, 'utf8')).toBe('false');
+});

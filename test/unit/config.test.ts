@@ -1,0 +1,209 @@
+// Options as commander hands them over + DLOCK_* env -> a validated RunConfig, as a table,
+// without any server (SPEC "Options", "Durations", keys; exit 64 for every bad input).
+
+import { describe, expect, test } from 'vitest';
+import { connectionConfig, runConfig, validateKey, type Env, type RawOptions, type RunConfig } from '../../src/config.js';
+import { DlockError, UsageError } from '../../src/errors.js';
+
+const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']): RunConfig => runConfig(key, command, raw, env);
+
+/** The usage error runConfig throws (failing the test when it throws nothing or something else). */
+function usageError(run: () => unknown): UsageError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as DlockError).exitCode).toBe(64);
+    return error as UsageError;
+  }
+  throw new Error('expected a usage error, got none');
+}
+
+describe('runConfig defaults', () => {
+  test('no flags, no env: the SPEC defaults', () => {
+    expect(config()).toMatchObject({
+      targets: [{ label: 'redis://127.0.0.1:6379', host: '127.0.0.1', port: 6379, db: 0, tls: false }],
+      prefix: 'dlock:',
+      connectTimeoutMs: 5_000,
+      verbosity: 'normal',
+      logFormat: 'text',
+      key: 'job',
+      command: ['./job.sh'],
+      ttlMs: 30_000,
+      waitMs: undefined,
+      conflictExitCode: 75,
+      onLost: 'term',
+      killAfterMs: 10_000,
+      syncReplicas: 0,
+    });
+    expect(config().targets[0].password).toBeUndefined();
+  });
+});
+
+describe('flags and env', () => {
+  // [what, raw flags, env, expected subset of the config]
+  test.each<[string, RawOptions, Env, Partial<RunConfig>]>([
+    ['--ttl', { ttl: '2s' }, {}, { ttlMs: 2_000 }],
+    ['DLOCK_TTL', {}, { DLOCK_TTL: '1500ms' }, { ttlMs: 1_500 }],
+    ['--ttl over DLOCK_TTL', { ttl: '2s' }, { DLOCK_TTL: '9s' }, { ttlMs: 2_000 }],
+    ['bare number ttl is seconds', { ttl: '45' }, {}, { ttlMs: 45_000 }],
+    ['--wait', { wait: '10m' }, {}, { waitMs: 600_000 }],
+    ['--no-wait', { wait: false }, {}, { waitMs: 0 }],
+    ['--wait 0 is one attempt', { wait: '0' }, {}, { waitMs: 0 }],
+    ['DLOCK_WAIT', {}, { DLOCK_WAIT: '30s' }, { waitMs: 30_000 }],
+    ['empty DLOCK_WAIT waits forever', {}, { DLOCK_WAIT: '' }, { waitMs: undefined }],
+    ['--wait over DLOCK_WAIT', { wait: '1s' }, { DLOCK_WAIT: '30s' }, { waitMs: 1_000 }],
+    ['--no-wait over DLOCK_WAIT', { wait: false }, { DLOCK_WAIT: '30s' }, { waitMs: 0 }],
+    ['commander default wait=true means not given', { wait: true }, { DLOCK_WAIT: '3s' }, { waitMs: 3_000 }],
+    ['--prefix', { prefix: 'app:' }, {}, { prefix: 'app:' }],
+    ['DLOCK_PREFIX', {}, { DLOCK_PREFIX: 'env:' }, { prefix: 'env:' }],
+    ['--prefix over DLOCK_PREFIX', { prefix: 'flag:' }, { DLOCK_PREFIX: 'env:' }, { prefix: 'flag:' }],
+    ['empty prefix', { prefix: '' }, {}, { prefix: '' }],
+    ['--log-format', { logFormat: 'json' }, {}, { logFormat: 'json' }],
+    ['DLOCK_LOG_FORMAT', {}, { DLOCK_LOG_FORMAT: 'json' }, { logFormat: 'json' }],
+    ['--log-format over DLOCK_LOG_FORMAT', { logFormat: 'text' }, { DLOCK_LOG_FORMAT: 'json' }, { logFormat: 'text' }],
+    ['-q', { quiet: true }, {}, { verbosity: 'quiet' }],
+    ['-v', { verbose: true }, {}, { verbosity: 'verbose' }],
+    ['-E 0', { conflictExitCode: '0' }, {}, { conflictExitCode: 0 }],
+    ['-E 255', { conflictExitCode: '255' }, {}, { conflictExitCode: 255 }],
+    ['--on-lost kill', { onLost: 'kill' }, {}, { onLost: 'kill' }],
+    ['--on-lost ignore', { onLost: 'ignore' }, {}, { onLost: 'ignore' }],
+    ['--connect-timeout', { connectTimeout: '250ms' }, {}, { connectTimeoutMs: 250 }],
+    ['--sync-replicas', { syncReplicas: '2' }, {}, { syncReplicas: 2 }],
+    ['--kill-after under ttl/3', { ttl: '30s', killAfter: '2s' }, {}, { killAfterMs: 2_000 }],
+    ['--kill-after capped at ttl/3', { ttl: '900ms', killAfter: '10s' }, {}, { killAfterMs: 300 }],
+    ['default kill-after capped at ttl/3', { ttl: '1s' }, {}, { killAfterMs: 333 }],
+    ['kill-after cap follows DLOCK_TTL', {}, { DLOCK_TTL: '600ms' }, { killAfterMs: 200 }],
+    ['--kill-after 0', { killAfter: '0' }, {}, { killAfterMs: 0 }],
+  ])('%s', (_what, raw, env, expected) => {
+    expect(config(raw, env)).toMatchObject(expected);
+  });
+
+  test('DLOCK_REDIS_URL is a comma-separated list (blanks ignored)', () => {
+    const { targets } = config({}, { DLOCK_REDIS_URL: 'redis://10.0.0.1:7000, redis://b.example:7001/2,,rediss://c:7002' });
+    expect(targets.map((t) => [t.host, t.port, t.db, t.tls])).toEqual([
+      ['10.0.0.1', 7000, 0, false],
+      ['b.example', 7001, 2, false],
+      ['c', 7002, 0, true],
+    ]);
+  });
+
+  test('--redis (repeatable) wins over DLOCK_REDIS_URL', () => {
+    const { targets } = config({ redis: ['redis://a:1', 'redis://b:2', 'redis://c:3'] }, { DLOCK_REDIS_URL: 'redis://env:9' });
+    expect(targets.map((t) => t.label)).toEqual(['redis://a:1', 'redis://b:2', 'redis://c:3']);
+  });
+
+  test('an empty --redis list falls back to DLOCK_REDIS_URL', () => {
+    expect(config({ redis: [] }, { DLOCK_REDIS_URL: 'redis://env:9' }).targets.map((t) => t.label)).toEqual(['redis://env:9']);
+  });
+
+  test('user and password come from the URL; the label never shows the password', () => {
+    const [target] = config({ redis: ['redis://alice:s%3Acret@db.local:6380/3'] }).targets;
+    expect(target).toMatchObject({ username: 'alice', password: 's:cret', host: 'db.local', port: 6380, db: 3 });
+    expect(target.label).toBe('redis://alice:***@db.local:6380/3');
+    const [passwordOnly] = config({ redis: ['redis://:hunter2@h'] }).targets;
+    expect(passwordOnly.password).toBe('hunter2');
+    expect(passwordOnly.label).not.toContain('hunter2');
+  });
+
+  test('status and release share the connection options', () => {
+    expect(connectionConfig({ prefix: 'x:', logFormat: 'json' }, { DLOCK_REDIS_URL: 'redis://h:1' })).toMatchObject({
+      prefix: 'x:',
+      logFormat: 'json',
+      targets: [{ host: 'h', port: 1 }],
+    });
+  });
+});
+
+describe('usage errors (exit 64) name the option and show the bad value', () => {
+  // [what, raw flags, env, message pattern]
+  test.each<[string, RawOptions, Env, RegExp]>([
+    ['bad --ttl', { ttl: 'soon' }, {}, /--ttl.*"soon"/],
+    ['bad DLOCK_TTL', {}, { DLOCK_TTL: '5x' }, /DLOCK_TTL.*"5x"/],
+    ['ttl 0', { ttl: '0' }, {}, /--ttl.*"0"/],
+    ['ttl 0ms', { ttl: '0ms' }, {}, /--ttl.*"0ms"/],
+    ['negative ttl', { ttl: '-5s' }, {}, /--ttl.*"-5s"/],
+    ['ttl under 100ms', { ttl: '99ms' }, {}, /--ttl.*100ms.*"99ms"/],
+    ['DLOCK_TTL under 100ms', {}, { DLOCK_TTL: '50ms' }, /DLOCK_TTL.*"50ms"/],
+    ['bad --wait', { wait: '1y' }, {}, /--wait.*"1y"/],
+    ['negative --wait', { wait: '-1s' }, {}, /--wait.*"-1s"/],
+    ['bad DLOCK_WAIT', {}, { DLOCK_WAIT: 'never' }, /DLOCK_WAIT.*"never"/],
+    ['bad --kill-after', { killAfter: 'later' }, {}, /--kill-after.*"later"/],
+    ['bad --connect-timeout', { connectTimeout: 'x' }, {}, /--connect-timeout.*"x"/],
+    ['zero --connect-timeout', { connectTimeout: '0' }, {}, /--connect-timeout.*"0"/],
+    ['-E not a number', { conflictExitCode: 'busy' }, {}, /--conflict-exit-code.*"busy"/],
+    ['-E negative', { conflictExitCode: '-1' }, {}, /--conflict-exit-code.*"-1"/],
+    ['-E over 255', { conflictExitCode: '256' }, {}, /--conflict-exit-code.*"256"/],
+    ['-E fraction', { conflictExitCode: '1.5' }, {}, /--conflict-exit-code.*"1.5"/],
+    ['bad --on-lost', { onLost: 'panic' }, {}, /--on-lost.*"panic"/],
+    ['bad --sync-replicas', { syncReplicas: 'two' }, {}, /--sync-replicas.*"two"/],
+    ['bad --log-format', { logFormat: 'xml' }, {}, /--log-format.*"xml"/],
+    ['bad DLOCK_LOG_FORMAT', {}, { DLOCK_LOG_FORMAT: 'yaml' }, /DLOCK_LOG_FORMAT.*"yaml"/],
+    ['prefix with a space', { prefix: 'a b' }, {}, /--prefix.*"a b"/],
+    ['prefix with a brace', { prefix: 'a{' }, {}, /--prefix.*"a\{"/],
+    ['DLOCK_PREFIX with a brace', {}, { DLOCK_PREFIX: '}' }, /DLOCK_PREFIX.*"\}"/],
+    ['--redis not a URL', { redis: ['localhost'] }, {}, /--redis.*"localhost"/],
+    ['--redis wrong scheme', { redis: ['http://127.0.0.1:6379'] }, {}, /--redis.*redis:\/\/.*"http:\/\/127.0.0.1:6379"/],
+    ['--redis bad port', { redis: ['redis://127.0.0.1:99999'] }, {}, /--redis.*"redis:\/\/127.0.0.1:99999"/],
+    ['--redis bad db', { redis: ['redis://127.0.0.1:6379/x'] }, {}, /--redis.*database/],
+    ['--redis query string', { redis: ['redis://127.0.0.1:6379?db=1'] }, {}, /--redis/],
+    ['bad DLOCK_REDIS_URL entry', {}, { DLOCK_REDIS_URL: 'redis://ok:1,nope' }, /DLOCK_REDIS_URL.*"redis:\/\/ok:1,nope"/],
+    ['-q with -v', { quiet: true, verbose: true }, {}, /--quiet and --verbose/],
+  ])('%s', (_what, raw, env, message) => {
+    expect(usageError(() => config(raw, env)).message).toMatch(message);
+  });
+
+  test('a bad URL is shown without its password', () => {
+    const error = usageError(() => config({ redis: ['redis://bob:hunter2@127.0.0.1:99999'] }));
+    expect(error.message).toContain('bob:***@');
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  test('no command, or an empty one', () => {
+    expect(usageError(() => config({}, {}, 'job', [])).message).toMatch(/no command/);
+    expect(usageError(() => config({}, {}, 'job', [''])).message).toMatch(/no command/);
+  });
+
+  test('a bad key is reported before the command', () => {
+    expect(usageError(() => config({}, {}, 'a b', [])).message).toMatch(/key/);
+  });
+});
+
+describe('validateKey', () => {
+  test.each([
+    'a',
+    'nightly-sync',
+    'deploy/prod:eu.1',
+    'ключ',
+    '锁',
+    '🔒',
+    'a'.repeat(256),
+    'é'.repeat(128), // 256 bytes
+    '*?[]', // glob characters are fine: status escapes them for SCAN
+  ])('accepts %j', (key) => {
+    expect(validateKey(key)).toBe(key);
+  });
+
+  test.each([
+    ['empty', ''],
+    ['undefined', undefined],
+    ['a space', 'a b'],
+    ['leading space', ' a'],
+    ['a tab', 'a\tb'],
+    ['a newline', 'a\nb'],
+    ['a no-break space', 'a\u00a0b'],
+    ['an ideographic space', 'a\u3000b'],
+    ['a control character', 'a\u0007b'],
+    ['DEL', 'a\u007fb'],
+    ['a zero-width space', 'a\u200bb'],
+    ['a lone surrogate', 'a\ud800b'],
+    ['an opening brace', 'a{b'],
+    ['a closing brace', 'a}b'],
+    ['a hash tag', '{job}'],
+    ['257 bytes', 'a'.repeat(257)],
+    ['258 bytes of 2-byte characters', 'é'.repeat(129)],
+  ])('rejects %s', (_what, key) => {
+    const error = usageError(() => validateKey(key));
+    expect(error.message).toMatch(/key/);
+  });
+});
