@@ -61,7 +61,9 @@ const PLANS = {
 };
 
 function which(command) {
-  const candidates = command.includes('/') ? [command] : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir || '.', command));
+  const candidates = command.includes('/')
+    ? [command]
+    : (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir || '.', command));
   return candidates.some((file) => {
     try {
       accessSync(file, constants.X_OK);
@@ -84,7 +86,8 @@ async function main() {
     console.error(`\nbench: still running after ${WATCHDOG_MS[mode] / 60_000} minutes; gave up`);
     process.exit(1);
   }, WATCHDOG_MS[mode]).unref();
-  if (!existsSync(join(ROOT, 'dist/dlock.cjs'))) throw new Error('dist/dlock.cjs is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist/dlock.cjs')))
+    throw new Error('dist/dlock.cjs is missing: run `npm run build` first');
   if (!which('redis-server')) throw new Error('redis-server is not installed');
 
   const began = performance.now();
@@ -93,9 +96,14 @@ async function main() {
   const machine = machineInfo(await redis.version());
   const binary = existsSync(BINARY) ? BINARY : undefined;
   const ctx = { plan, redis, servers, dlock: DLOCK, binary, which };
-  console.log(`dlock bench (${mode}): ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, redis ${machine.redis}, load ${machine.loadavg_start.join(' ')}`);
+  console.log(
+    `dlock bench (${mode}): ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, redis ${machine.redis}, load ${machine.loadavg_start.join(' ')}`,
+  );
   const staleBinary = binary && statSync(binary).mtimeMs < statSync(join(ROOT, 'dist/dlock.cjs')).mtimeMs;
-  if (staleBinary) console.log('  note: dist/dlock-linux-x64 is older than dist/dlock.cjs (run `npm run build:binary` to measure the current code)');
+  if (staleBinary)
+    console.log(
+      '  note: dist/dlock-linux-x64 is older than dist/dlock.cjs (run `npm run build:binary` to measure the current code)',
+    );
 
   const sections = {};
   const rows = [];
@@ -121,10 +129,17 @@ async function main() {
   machine.loadavg_end = loadavg().map((x) => Math.round(x * 100) / 100);
   const seconds = Math.round((performance.now() - began) / 100) / 10;
   const missed = rows.filter((r) => r.pass === false);
-  writeFileSync(RESULTS, `${JSON.stringify({ mode, date: new Date().toISOString(), seconds, machine, binary: binary ? { stale: staleBinary } : false, rows, sections }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ mode, date: new Date().toISOString(), seconds, machine, binary: binary ? { stale: staleBinary } : false, rows, sections }, null, 2)}\n`,
+  );
   console.log(`\n${formatTable(rows)}\n`);
-  console.log(`${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed${missed.length ? `: ${missed.map((r) => r.measure).join('; ')}` : ''}.`);
-  console.log(`${mode} run took ${seconds} s; load average ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}; wrote bench/results.json`);
+  console.log(
+    `${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed${missed.length ? `: ${missed.map((r) => r.measure).join('; ')}` : ''}.`,
+  );
+  console.log(
+    `${mode} run took ${seconds} s; load average ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}; wrote bench/results.json`,
+  );
   return args.includes('--strict') && missed.length > 0 ? 1 : 0;
 }
 

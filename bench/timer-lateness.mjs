@@ -13,7 +13,9 @@ const arg = (name, fallback) => {
 };
 const busy = arg('busy', 4);
 const seconds = arg('seconds', 10);
-const spinners = Array.from({ length: busy }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+const spinners = Array.from({ length: busy }, () =>
+  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+);
 const stop = () => spinners.forEach((s) => s.kill('SIGKILL'));
 process.on('exit', stop);
 

@@ -27,18 +27,24 @@ function onPath(command) {
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  if (!process.env.DLOCK_BIN && !existsSync(join(ROOT, 'dist/dlock.cjs'))) throw new Error('dist/dlock.cjs is missing: run `npm run build` first');
+  if (!process.env.DLOCK_BIN && !existsSync(join(ROOT, 'dist/dlock.cjs')))
+    throw new Error('dist/dlock.cjs is missing: run `npm run build` first');
   for (const command of ['redis-server', 'bash']) if (!onPath(command)) throw new Error(`${command} is not installed`);
 
   const all = faultKinds(options);
   const unknown = (options.kinds ?? []).filter((name) => !all.some((k) => k.name === name));
-  if (unknown.length) throw new UsageError(`--kinds: unknown fault kind(s): ${unknown.join(', ')} (known: ${all.map((k) => k.name).join(', ')})`);
+  if (unknown.length)
+    throw new UsageError(
+      `--kinds: unknown fault kind(s): ${unknown.join(', ')} (known: ${all.map((k) => k.name).join(', ')})`,
+    );
   const kinds = options.kinds ? all.filter((k) => options.kinds.includes(k.name)) : all;
   const runnable = kinds.filter((k) => !k.available?.());
   const phaseMs = options.durationMs / Math.max(1, runnable.length);
   const orphans = orphansPromised();
 
-  console.log(`dlock chaos (${options.mode}): seed ${options.seed}, ${runnable.length} fault kinds x ${(phaseMs / 1000).toFixed(1)} s, ttl ${options.ttlMs} ms, ${options.workers} workers, ${DLOCK}`);
+  console.log(
+    `dlock chaos (${options.mode}): seed ${options.seed}, ${runnable.length} fault kinds x ${(phaseMs / 1000).toFixed(1)} s, ttl ${options.ttlMs} ms, ${options.workers} workers, ${DLOCK}`,
+  );
   console.log(`reproduce: ${reproduce(options)}`);
   const began = Date.now();
   const rows = [];
@@ -50,10 +56,18 @@ async function main() {
       console.log(`  ${kind.name}: skipped (${skipped})`);
       continue;
     }
-    const result = await runPhase(kind, { seed: options.seed, ttlMs: options.ttlMs, workers: options.workers, phaseMs, orphansPromised: orphans });
+    const result = await runPhase(kind, {
+      seed: options.seed,
+      ttlMs: options.ttlMs,
+      workers: options.workers,
+      phaseMs,
+      orphansPromised: orphans,
+    });
     rows.push({ ...row, ...result });
     const failed = result.checks.filter((c) => !c.pass).map((c) => c.property);
-    console.log(`  ${kind.name}: ${result.metrics.faults} faults, ${result.metrics.runs} runs in ${result.seconds} s${failed.length ? ` VIOLATED: ${failed.join(', ')}` : ''}`);
+    console.log(
+      `  ${kind.name}: ${result.metrics.faults} faults, ${result.metrics.runs} runs in ${result.seconds} s${failed.length ? ` VIOLATED: ${failed.join(', ')}` : ''}`,
+    );
     for (const note of result.notes.slice(0, 5)) console.log(`    note: ${note}`);
   }
 
@@ -81,7 +95,10 @@ async function main() {
   if (options.markdown) console.log(`\n${results.table}\n`);
   console.log(`${results.duration_s} s; results in ${options.out}; reproduce: ${results.reproduce}`);
   if (violations.length) {
-    for (const v of violations) console.error(`chaos: VIOLATED under ${v.kind}: ${v.property} = ${v.value} (must be ${v.property === 'runs' || v.property === 'faults_injected' ? '> 0' : '0'})`);
+    for (const v of violations)
+      console.error(
+        `chaos: VIOLATED under ${v.kind}: ${v.property} = ${v.value} (must be ${v.property === 'runs' || v.property === 'faults_injected' ? '> 0' : '0'})`,
+      );
     return 1;
   }
   return 0;

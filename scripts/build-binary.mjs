@@ -11,7 +11,17 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -26,7 +36,9 @@ const { values } = parseArgs({ options: { out: { type: 'string' } } });
 const out = resolve(values.out ?? join(root, 'dist/dlock-linux-x64'));
 
 if (process.platform !== 'linux' || process.arch !== 'x64') {
-  fail(`the standalone executable is built on Linux x64 only (this is ${process.platform} ${process.arch}); the npm package (bin/dlock) runs everywhere Node does`);
+  fail(
+    `the standalone executable is built on Linux x64 only (this is ${process.platform} ${process.arch}); the npm package (bin/dlock) runs everywhere Node does`,
+  );
 }
 if (!existsSync(bundle)) fail(`${bundle} is missing: run \`npm run build\` first`);
 const bun = findBun();
@@ -50,7 +62,9 @@ run(bun, [
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const check = spawnSync(out, ['--version'], { env: {}, cwd: tmpdir(), encoding: 'utf8' });
 if (check.stdout !== `${version}\n` || check.stderr !== '') {
-  fail(`${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`);
+  fail(
+    `${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`,
+  );
 }
 // The checksum to publish beside it (docs/install.md, "The standalone binary": `sha256sum -c`).
 const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');

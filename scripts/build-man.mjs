@@ -16,23 +16,35 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const page = join(root, 'man/dlock.1');
 
 const CHILD_ENVIRONMENT = [
-  ['DLOCK_KEY', 'the lock\'s name as given'],
-  ['DLOCK_FENCING_TOKEN', 'decimal string, greater than every token issued before for this key; '
-    + 'a protected resource should reject lower ones'],
+  ['DLOCK_KEY', "the lock's name as given"],
+  [
+    'DLOCK_FENCING_TOKEN',
+    'decimal string, greater than every token issued before for this key; ' +
+      'a protected resource should reject lower ones',
+  ],
   ['DLOCK_TOKEN', 'the random owner token; a nested dlock run on the same key runs under the lock it already holds'],
   ['DLOCK_TTL_MS', 'the lease length in milliseconds'],
-  ['DLOCK_SLOT', 'with --slots n: the holder\'s slot, 0 to n-1 (the lowest one free when it was granted); '
-    + 'not set for an exclusive or --shared lock'],
+  [
+    'DLOCK_SLOT',
+    "with --slots n: the holder's slot, 0 to n-1 (the lowest one free when it was granted); " +
+      'not set for an exclusive or --shared lock',
+  ],
 ];
 
 // Where src/keeper/runtime.ts keeps what a keeper (dlock acquire) leaves on this host.
 const FILES = [
-  ['$XDG_RUNTIME_DIR/dlock/', 'the runtime directory (without XDG_RUNTIME_DIR: $TMPDIR/dlock-<uid>/, '
-    + 'TMPDIR defaulting to /tmp), mode 0700 and only this user\'s; dlock uses none that another user '
-    + 'could write to. It holds keeper-<hash>.pid, the pid of each running keeper, by which dlock release '
-    + 'stops the keeper of the lock it releases.'],
-  ['$XDG_RUNTIME_DIR/dlock/keeper.log', 'JSON lines a keeper appends once the stderr it was started with '
-    + 'is gone (the shell closed): a lost lock, a failed renewal or release.'],
+  [
+    '$XDG_RUNTIME_DIR/dlock/',
+    'the runtime directory (without XDG_RUNTIME_DIR: $TMPDIR/dlock-<uid>/, ' +
+      "TMPDIR defaulting to /tmp), mode 0700 and only this user's; dlock uses none that another user " +
+      'could write to. It holds keeper-<hash>.pid, the pid of each running keeper, by which dlock release ' +
+      'stops the keeper of the lock it releases.',
+  ],
+  [
+    '$XDG_RUNTIME_DIR/dlock/keeper.log',
+    'JSON lines a keeper appends once the stderr it was started with ' +
+      'is gone (the shell closed): a lost lock, a failed renewal or release.',
+  ],
 ];
 
 /** `dlock [args]` as the built bundle prints it. */
@@ -44,12 +56,22 @@ function help(args) {
 /** Commander's help text split into its parts: usage, description, and titled sections. */
 function parseHelp(text) {
   const [usageLine, ...rest] = text.trimEnd().split('\n');
-  const blocks = rest.join('\n').trim().split(/\n(?=[A-Z][A-Za-z ]*:\n)/);
-  const description = blocks[0].includes(':\n') ? '' : blocks.shift().replace(/\s*\n\s*/g, ' ').trim();
-  const sections = Object.fromEntries(blocks.map((block) => {
-    const [title, ...lines] = block.split('\n');
-    return [title.replace(/:$/, ''), lines];
-  }));
+  const blocks = rest
+    .join('\n')
+    .trim()
+    .split(/\n(?=[A-Z][A-Za-z ]*:\n)/);
+  const description = blocks[0].includes(':\n')
+    ? ''
+    : blocks
+        .shift()
+        .replace(/\s*\n\s*/g, ' ')
+        .trim();
+  const sections = Object.fromEntries(
+    blocks.map((block) => {
+      const [title, ...lines] = block.split('\n');
+      return [title.replace(/:$/, ''), lines];
+    }),
+  );
   return { usage: usageLine.replace(/^Usage: /, ''), description, sections };
 }
 
@@ -66,12 +88,17 @@ function entries(lines) {
 
 /** roff-escape text: backslashes, hyphens (so they copy-paste as ASCII), leading dots. */
 function esc(text) {
-  return text.replace(/\\/g, '\\e').replace(/-/g, '\\-').replace(/^([.'])/gm, '\\&$1');
+  return text
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/^([.'])/gm, '\\&$1');
 }
 
 /** "-t, --ttl <duration>" -> bold flags, italic placeholders. */
 function flags(text) {
-  return esc(text).replace(/<([^>]+)>/g, '\\fI$1\\fR').replace(/(^|, )(\\-[^ ,]+)/g, '$1\\fB$2\\fR');
+  return esc(text)
+    .replace(/<([^>]+)>/g, '\\fI$1\\fR')
+    .replace(/(^|, )(\\-[^ ,]+)/g, '$1\\fB$2\\fR');
 }
 
 function tagged(list, format = esc) {
@@ -94,10 +121,19 @@ function exitCodes() {
   const plain = (text) => text.replace(/`/g, '').replace(/\\\|/g, '|').trim();
   // The rows after the header and the |---| line; a cell may hold an escaped "\|".
   const rows = lines.filter((line) => line.startsWith('|')).slice(2);
-  const table = rows.map((row) => row.slice(1, -1).split(/(?<!\\)\|/).map(plain));
+  const table = rows.map((row) =>
+    row
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map(plain),
+  );
   const quoted = (text) => plain(text.replace(/`([^`]+)`/g, '"$1"'));
   const last = lines.findLastIndex((line) => line.startsWith('|'));
-  const after = lines.slice(last + 1).map(quoted).filter(Boolean).join(' ');
+  const after = lines
+    .slice(last + 1)
+    .map(quoted)
+    .filter(Boolean)
+    .join(' ');
   return { table, after };
 }
 
@@ -119,10 +155,17 @@ function examples(top, commands) {
     const lines = command.help.sections.Examples;
     if (lines && !blocks.some(([, seen]) => seen?.join('\n') === lines.join('\n'))) blocks.push([command.name, lines]);
   }
-  return blocks.filter(([, lines]) => lines).map(([name, lines]) => {
-    const text = esc(lines.map((line) => line.replace(/^ {2}/, '')).join('\n').trim());
-    return `${name ? `.SS dlock ${name}\n` : ''}.nf\n.RS\n${text}\n.RE\n.fi`;
-  });
+  return blocks
+    .filter(([, lines]) => lines)
+    .map(([name, lines]) => {
+      const text = esc(
+        lines
+          .map((line) => line.replace(/^ {2}/, ''))
+          .join('\n')
+          .trim(),
+      );
+      return `${name ? `.SS dlock ${name}\n` : ''}.nf\n.RS\n${text}\n.RE\n.fi`;
+    });
 }
 
 async function render() {
@@ -143,24 +186,35 @@ async function render() {
     commands.map((c) => `.B dlock ${c.name}\n${esc(c.usage)}`).join('\n.br\n'),
     '.br\n.B dlock \\-\\-version\n.br\n.B dlock help\n[command]',
     '.SH DESCRIPTION',
-    esc('dlock wraps any command, holds a Redis lock for exactly as long as that command runs, renews it every '
-      + 'ttl/3, and releases it when the command exits. The command is given as an argument vector; it is never '
-      + 'passed through a shell unless you write sh -c yourself.'),
+    esc(
+      'dlock wraps any command, holds a Redis lock for exactly as long as that command runs, renews it every ' +
+        'ttl/3, and releases it when the command exits. The command is given as an argument vector; it is never ' +
+        'passed through a shell unless you write sh -c yourself.',
+    ),
     '.PP',
-    esc('Parsing is flock\'s: the options of dlock come before the key, and everything after the key is the '
-      + 'command\'s, with or without --, so dlock run k make -n runs make -n. A word starting with - right after '
-      + 'the key is a usage error: write the option before the key, or a command whose name starts with - after '
-      + '--. A key starting with - goes after a first --, as in dlock run -- -key -- cmd. -q and -v may also come '
-      + 'before the command name (dlock -v run ...).'),
+    esc(
+      "Parsing is flock's: the options of dlock come before the key, and everything after the key is the " +
+        "command's, with or without --, so dlock run k make -n runs make -n. A word starting with - right after " +
+        'the key is a usage error: write the option before the key, or a command whose name starts with - after ' +
+        '--. A key starting with - goes after a first --, as in dlock run -- -key -- cmd. -q and -v may also come ' +
+        'before the command name (dlock -v run ...).',
+    ),
     '.SH COMMANDS',
-    ...commands.map((c) => [
-      `.SS dlock ${esc(`${c.name} ${c.usage}`)}`,
-      esc(c.description),
-      c.arguments.length
-        ? `.PP\nArguments:\n${tagged(c.arguments.map((a) => [a.name, a.description]), (t) => `.I ${esc(t)}`)}`
-        : '',
-      `.PP\nOptions:\n${tagged(c.options.map(optionEntry), flags)}`,
-    ].filter(Boolean).join('\n')),
+    ...commands.map((c) =>
+      [
+        `.SS dlock ${esc(`${c.name} ${c.usage}`)}`,
+        esc(c.description),
+        c.arguments.length
+          ? `.PP\nArguments:\n${tagged(
+              c.arguments.map((a) => [a.name, a.description]),
+              (t) => `.I ${esc(t)}`,
+            )}`
+          : '',
+        `.PP\nOptions:\n${tagged(c.options.map(optionEntry), flags)}`,
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    ),
     '.SH EXIT STATUS',
     tagged(exit.table, (t) => `.B ${esc(t)}`),
     exit.after ? `.PP\n${esc(exit.after)}` : '',
@@ -182,8 +236,10 @@ const text = await render();
 if (process.argv.includes('--check')) {
   const current = existsSync(page) ? readFileSync(page, 'utf8') : '';
   if (current !== text) {
-    console.error('build-man: man/dlock.1 is out of date with the program, --help, the README or the CHANGELOG: '
-      + 'run `npm run build:man`');
+    console.error(
+      'build-man: man/dlock.1 is out of date with the program, --help, the README or the CHANGELOG: ' +
+        'run `npm run build:man`',
+    );
     process.exit(1);
   }
 } else {

@@ -11,7 +11,14 @@ import { connect, createServer } from 'node:net';
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 // The SHA-1 of each Lua script (EVALSHA names), so that a plain run needs no node:crypto.
-const { outputFiles } = await build({ entryPoints: ['src/lock/scripts.ts'], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'warning' });
+const { outputFiles } = await build({
+  entryPoints: ['src/lock/scripts.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  write: false,
+  logLevel: 'warning',
+});
 const scripts = { exports: {} };
 new Function('module', 'exports', outputFiles[0].text)(scripts, scripts.exports);
 const scriptSha1 = Object.fromEntries(
@@ -55,11 +62,14 @@ const ioredisPatches = {
   name: 'ioredis-start-up-patches',
   setup(builder) {
     builder.onLoad({ filter: /[\\/]ioredis[\\/]built[\\/].*\.js$/ }, ({ path }) => {
-      const patches = IOREDIS_PATCHES.filter(({ file }) => path.replaceAll('\\', '/').endsWith(`/ioredis/built/${file}`));
+      const patches = IOREDIS_PATCHES.filter(({ file }) =>
+        path.replaceAll('\\', '/').endsWith(`/ioredis/built/${file}`),
+      );
       if (patches.length === 0) return undefined;
       let source = readFileSync(path, 'utf8');
       for (const { from, to } of patches) {
-        if (source.split(from).length !== 2) throw new Error(`build: ${path} no longer has the text dlock patches once (${from.split('\n')[0]})`);
+        if (source.split(from).length !== 2)
+          throw new Error(`build: ${path} no longer has the text dlock patches once (${from.split('\n')[0]})`);
         source = source.replace(from, () => to);
       }
       return { contents: source, loader: 'js' };
@@ -105,19 +115,30 @@ try {
   // cache also holds the waiting path (busy, line, subscription, wake-up, the ready command),
   // not only the path of a free lock (a superset of it, bar the direct spawn of the command).
   if (server) {
-    holder = spawn(process.execPath, ['bin/dlock', 'run', '--redis', url, '--log-format', 'json', 'build-cache', '--', 'sleep', '0.3'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    holder = spawn(
+      process.execPath,
+      ['bin/dlock', 'run', '--redis', url, '--log-format', 'json', 'build-cache', '--', 'sleep', '0.3'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     await new Promise((resolve, reject) => {
       let seen = '';
       holder.stderr.on('data', (chunk) => (seen += chunk) && seen.includes('"acquired"') && resolve());
-      holder.on('exit', (code) => reject(new Error(`code cache training: the holder exited ${code} before it held the lock`)));
+      holder.on('exit', (code) =>
+        reject(new Error(`code cache training: the holder exited ${code} before it held the lock`)),
+      );
     });
   }
-  const training = spawnSync(process.execPath, ['bin/dlock', 'run', '--redis', url, '--wait', '10s', 'build-cache', '--', 'true'], {
-    env: { ...process.env, DLOCK_WRITE_CODE_CACHE: '1' },
-    stdio: 'ignore',
-  });
+  const training = spawnSync(
+    process.execPath,
+    ['bin/dlock', 'run', '--redis', url, '--wait', '10s', 'build-cache', '--', 'true'],
+    {
+      env: { ...process.env, DLOCK_WRITE_CODE_CACHE: '1' },
+      stdio: 'ignore',
+    },
+  );
   const expected = server ? 0 : 69;
-  if (training.status !== expected) throw new Error(`code cache training run exited ${training.status}, expected ${expected}`);
+  if (training.status !== expected)
+    throw new Error(`code cache training run exited ${training.status}, expected ${expected}`);
 } finally {
   holder?.kill('SIGKILL');
   server?.kill('SIGKILL');
@@ -134,7 +155,11 @@ function freePort() {
 
 /** A redis-server on `port` that accepts connections, or undefined (none installed, or it did not start). */
 async function startRedis(port) {
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise((resolve) => {
     server.on('error', () => resolve(true));
     server.on('exit', () => resolve(true));
@@ -149,6 +174,8 @@ async function startRedis(port) {
     if (await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(false), 20))])) break;
   }
   server.kill('SIGKILL');
-  console.warn('build: no redis-server to train the code cache on; trained on a refused connection (acquire and release are compiled at run time)');
+  console.warn(
+    'build: no redis-server to train the code cache on; trained on a refused connection (acquire and release are compiled at run time)',
+  );
   return undefined;
 }

@@ -115,25 +115,17 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       ['end a section dlock acquire started (token from DLOCK_TOKEN)', 'dlock release deploy'],
-      ["take a stuck lock from whoever holds it, once you know it is dead", 'dlock release --force nightly-sync'],
+      ['take a stuck lock from whoever holds it, once you know it is dead', 'dlock release --force nightly-sync'],
       ['open it to new holders at once (the old command may still run)', 'dlock release --force --now nightly-sync'],
     ]),
   history:
-    exitStatus([
-      ['0', 'events shown'],
-      ['1', 'the key has no history'],
-      ...COMMON_EXITS,
-    ]) +
+    exitStatus([['0', 'events shown'], ['1', 'the key has no history'], ...COMMON_EXITS]) +
     examples([
       ["the key's last 20 events: who held it, how long, how it ended", 'dlock history nightly-sync'],
       ['the last 100, as JSON', 'dlock history --count 100 --json nightly-sync'],
     ]),
   doctor:
-    exitStatus([
-      ['0', 'no check failed (WARNs allowed)'],
-      ['1', 'at least one check failed'],
-      ...COMMON_EXITS,
-    ]) +
+    exitStatus([['0', 'no check failed (WARNs allowed)'], ['1', 'at least one check failed'], ...COMMON_EXITS]) +
     examples([
       ['check the Redis in DLOCK_REDIS_URL for 30s leases', 'dlock doctor'],
       [
@@ -145,10 +137,7 @@ export const HELP_AFTER: Record<string, string> = {
     exitStatus([
       ['0', 'the script is on stdout'],
       ['64', 'not bash, zsh or fish'],
-    ]) +
-    examples([
-      ...Object.entries(INSTALL_LINES).map(([shell, lines]): [string, ...string[]] => [shell, ...lines]),
-    ]),
+    ]) + examples([...Object.entries(INSTALL_LINES).map(([shell, lines]): [string, ...string[]] => [shell, ...lines])]),
 };
 
 /** Variables that no single option names as its default, for the Environment section of --help. */

@@ -3,7 +3,26 @@
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
 import { HISTORY_MAX } from './lock/scripts.js';
-import { ACQUIRE_FORMATS, acquireConfig, connectionConfig, DEFAULTS, historyCount, leaseTtl, LOG_FORMATS, ON_LOST, ownerToken, runConfig, slotNumber, validateKey, type AcquireConfig, type ConnectionConfig, type Env, type LogFormat, type RawOptions, type RunConfig } from './config.js';
+import {
+  ACQUIRE_FORMATS,
+  acquireConfig,
+  connectionConfig,
+  DEFAULTS,
+  historyCount,
+  leaseTtl,
+  LOG_FORMATS,
+  ON_LOST,
+  ownerToken,
+  runConfig,
+  slotNumber,
+  validateKey,
+  type AcquireConfig,
+  type ConnectionConfig,
+  type Env,
+  type LogFormat,
+  type RawOptions,
+  type RunConfig,
+} from './config.js';
 import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
 import { KEEPER_COMMAND, keeperRequest } from './keeper/protocol.js';
@@ -21,8 +40,22 @@ export type Invocation =
   | { command: 'acquire'; config: AcquireConfig; run: () => Promise<number> }
   | { command: 'keeper'; config: AcquireConfig; run: () => Promise<number> }
   | { command: 'renew'; config: ConnectionConfig; key: string; token: string; run: () => Promise<number> }
-  | { command: 'release'; config: ConnectionConfig; key: string; force: boolean; token: string | undefined; run: () => Promise<number> }
-  | { command: 'history'; config: ConnectionConfig; key: string; count: number; json: boolean; run: () => Promise<number> }
+  | {
+      command: 'release';
+      config: ConnectionConfig;
+      key: string;
+      force: boolean;
+      token: string | undefined;
+      run: () => Promise<number>;
+    }
+  | {
+      command: 'history';
+      config: ConnectionConfig;
+      key: string;
+      count: number;
+      json: boolean;
+      run: () => Promise<number>;
+    }
   | { command: 'doctor'; config: ConnectionConfig; ttlMs: number; json: boolean; run: () => Promise<number> }
   | { command: 'completion'; shell: Shell; run: () => Promise<number> }
   | { command: 'complete-keys'; run: () => Promise<number> };
@@ -37,7 +70,9 @@ const collect = (value: string, previous: string[] | undefined) => [...(previous
 function commandAfterKey(key: string, words: string[]): string[] {
   if (words[0] === '--') return words.slice(1);
   if (words[0]?.startsWith('-')) {
-    throw new UsageError(`${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and everything after it is the command (dlock run [options] <key> [--] <command> [args...])`);
+    throw new UsageError(
+      `${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and everything after it is the command (dlock run [options] <key> [--] <command> [args...])`,
+    );
   }
   return words;
 }
@@ -69,9 +104,11 @@ function lockOptions(command: Command): Command {
     .on('option:e', () => command.setOptionValue('exclusive', true))
     .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
     .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
-    .option('--sync-replicas <n>',
+    .option(
+      '--sync-replicas <n>',
       'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 ' +
-        '(default 0)');
+        '(default 0)',
+    );
 }
 
 /** flock's -c and -u, which dlock spells otherwise: a one-line usage error that shows the dlock way. */
@@ -102,8 +139,10 @@ function waitingOptions(command: Command): Command {
 
 /** What --on-lost does, to the command (run) or the watched process (acquire). */
 function onLostOption(lossTo: string): Option {
-  return new Option('--on-lost <action>',
-    `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`).choices(ON_LOST);
+  return new Option(
+    '--on-lost <action>',
+    `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`,
+  ).choices(ON_LOST);
 }
 
 /** -q, -v, --log-format and -h, which every command has; `more` adds the command's own output options first. */
@@ -111,8 +150,12 @@ function outputOptions(command: Command, more: (command: Command) => Command = (
   return more(command.optionsGroup(GROUP.output))
     .option('-q, --quiet', 'print errors only')
     .option('-v, --verbose', 'print one line per lock event')
-    .addOption(new Option('--log-format <format>',
-      `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`).choices(LOG_FORMATS))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`,
+      ).choices(LOG_FORMATS),
+    )
     .helpOption('-h, --help', 'show help');
 }
 
@@ -120,14 +163,19 @@ function outputOptions(command: Command, more: (command: Command) => Command = (
 function connectionOptions(command: Command): Command {
   return command
     .optionsGroup(GROUP.connection)
-    .option('--redis <url>',
+    .option(
+      '--redis <url>',
       `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock ` +
-        `quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`, collect)
+        `quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`,
+      collect,
+    )
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
     .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
     .optionsGroup(GROUP.tls)
-    .option('--tls-ca <file>',
-      'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)')
+    .option(
+      '--tls-ca <file>',
+      'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)',
+    )
     .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
     .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)');
 }
@@ -144,7 +192,12 @@ const jsonOption = (command: Command) => command.option('--json', 'print JSON');
  * `onLogFormat` hears a valid --log-format as soon as it is parsed, so that a usage error found
  * later in the same command line can already be reported in that format.
  */
-export function parseArgs(argv: string[], env: Env, output: OutputConfiguration = {}, onLogFormat?: (format: LogFormat) => void): Invocation {
+export function parseArgs(
+  argv: string[],
+  env: Env,
+  output: OutputConfiguration = {},
+  onLogFormat?: (format: LogFormat) => void,
+): Invocation {
   let invocation: Invocation | undefined;
   const program = buildProgram(env, (decided) => (invocation = decided), output, argv);
   // Runs after commander's own listener has checked the value against the choices.
@@ -155,7 +208,12 @@ export function parseArgs(argv: string[], env: Env, output: OutputConfiguration 
 }
 
 /** `argv`: the whole command line, which `acquire` hands to its keeper to parse again. */
-export function buildProgram(env: Env, decide: (invocation: Invocation) => void, output: OutputConfiguration = {}, argv: string[] = []): Command {
+export function buildProgram(
+  env: Env,
+  decide: (invocation: Invocation) => void,
+  output: OutputConfiguration = {},
+  argv: string[] = [],
+): Command {
   // Set first: every subcommand inherits how errors and output are handled.
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
@@ -196,19 +254,23 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
   const run = program
     .command('run')
     .summary('run a command while holding <key>')
-    .description('acquire <key>, run the command while renewing the lock, release it; exit with the command\'s status')
+    .description("acquire <key>, run the command while renewing the lock, release it; exit with the command's status")
     .usage('[options] <key> -- <command> [args...]')
     .argument('<key>', 'lock name')
     .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')
     .passThroughOptions();
-  lockOptions(run).option('--once-per <duration>',
+  lockOptions(run).option(
+    '--once-per <duration>',
     "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run " +
-      "until then exits with the conflict code (crontabs on several hosts)");
+      'until then exits with the conflict code (crontabs on several hosts)',
+  );
   waitingOptions(run)
     .optionsGroup(GROUP.command)
     .addOption(onLostOption('the command'))
-    .option('--kill-after <duration>',
-      `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`)
+    .option(
+      '--kill-after <duration>',
+      `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
+    )
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
   flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
@@ -225,25 +287,35 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .summary('take <key> for the next steps of a shell script or CI job')
     .description(
       'take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, ' +
-        'DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits')
+        'DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits',
+    )
     .usage('[options] <key>')
     .argument('<key>', 'lock name');
   waitingOptions(lockOptions(acquire))
     .optionsGroup(GROUP.keeper)
     .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
-    .option('--no-keeper',
-      'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)')
+    .option(
+      '--no-keeper',
+      'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
+    )
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
   const acquireFormat = (command: Command) =>
     command
       .option('--json', 'print one JSON object on stdout instead of export lines for eval')
-      .addOption(new Option('--format <format>',
-        'the older spelling: sh (the default) or json, as --json').choices(ACQUIRE_FORMATS));
+      .addOption(
+        new Option('--format <format>', 'the older spelling: sh (the default) or json, as --json').choices(
+          ACQUIRE_FORMATS,
+        ),
+      );
   flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, withGlobals(acquireWait(options)), env);
-    decide({ command: 'acquire', config, run: async () => (await import('./commands/acquire.js')).acquire(config, argv) });
+    decide({
+      command: 'acquire',
+      config,
+      run: async () => (await import('./commands/acquire.js')).acquire(config, argv),
+    });
   });
 
   // The keeper `dlock acquire` starts (keeper/keeper.ts): not for users, not in --help.
@@ -251,7 +323,11 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     const request = keeperRequest(env);
     const inner = parseArgs(request.argv, env);
     if (inner.command !== 'acquire') throw new Error(`${KEEPER_COMMAND}: not an acquire command line`);
-    const config = { ...inner.config, watchPid: request.watchPid, holderCmd: `dlock acquire (keeper for pid ${request.watchPid})` };
+    const config = {
+      ...inner.config,
+      watchPid: request.watchPid,
+      holderCmd: `dlock acquire (keeper for pid ${request.watchPid})`,
+    };
     decide({ command: 'keeper', config, run: async () => (await import('./keeper/keeper.js')).keep(config, request) });
   });
 
@@ -267,8 +343,17 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
       const token = ownerToken(validKey, options, env);
-      if (!token) throw new UsageError(`renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them)`);
-      decide({ command: 'renew', config, key: validKey, token, run: async () => (await import('./commands/renew.js')).renew(config, validKey, token) });
+      if (!token)
+        throw new UsageError(
+          `renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them)`,
+        );
+      decide({
+        command: 'renew',
+        config,
+        key: validKey,
+        token,
+        run: async () => (await import('./commands/renew.js')).renew(config, validKey, token),
+      });
     });
 
   const status = program
@@ -282,19 +367,28 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const config = connectionConfig(withGlobals(options), env);
       const validKey = key === undefined ? undefined : validateKey(key);
       const json = Boolean(options.json);
-      decide({ command: 'status', config, key: validKey, json, run: async () => (await import('./commands/status.js')).status(config, validKey, { json }) });
+      decide({
+        command: 'status',
+        config,
+        key: validKey,
+        json,
+        run: async () => (await import('./commands/status.js')).status(config, validKey, { json }),
+      });
     });
 
   const release = program
     .command('release')
-    .summary('release your lock, or with --force anyone\'s')
+    .summary("release your lock, or with --force anyone's")
     .description(
       'release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take ' +
-        'it from whoever holds it and print whom it removed')
+        'it from whoever holds it and print whom it removed',
+    )
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
-    .option('-f, --force',
-      'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out')
+    .option(
+      '-f, --force',
+      'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out',
+    )
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
     .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock');
   connectionOptions(outputOptions(release))
@@ -304,15 +398,26 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const validKey = validateKey(key);
       const force = Boolean(options.force);
       const now = Boolean(options.now);
-      if (force && options.token !== undefined) throw new UsageError('--force and --token: choose one (--force releases whoever holds it)');
+      if (force && options.token !== undefined)
+        throw new UsageError('--force and --token: choose one (--force releases whoever holds it)');
       if (now && !force) throw new UsageError('--now needs --force');
-      if (options.slot !== undefined && !force) throw new UsageError('--slot needs --force (your own release knows its slot)');
+      if (options.slot !== undefined && !force)
+        throw new UsageError('--slot needs --force (your own release knows its slot)');
       const slot = options.slot === undefined ? undefined : slotNumber(options.slot);
       const token = force ? undefined : ownerToken(validKey, options, env);
       if (!force && !token) {
-        throw new UsageError(`release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`);
+        throw new UsageError(
+          `release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
+        );
       }
-      decide({ command: 'release', config, key: validKey, force, token, run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }) });
+      decide({
+        command: 'release',
+        config,
+        key: validKey,
+        force,
+        token,
+        run: async () => (await import('./commands/release.js')).release(config, validKey, { force, now, token, slot }),
+      });
     });
 
   const history = program
@@ -320,7 +425,8 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .summary("show <key>'s recent events")
     .description(
       "<key>'s recent events, newest first: acquired, released (exit status), lost, forced, turned away (busy, " +
-        "done)")
+        'done)',
+    )
     .argument('<key>', 'lock name')
     .option('--count <n>', `how many entries, newest first (default 20, at most ${HISTORY_MAX})`)
     // History's count was -n before; -n now means --no-wait wherever it is accepted.
@@ -334,9 +440,19 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
       const count = historyCount(options.count);
-      if (config.targets.length > 1) throw new UsageError(`history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length}: no history is kept`);
+      if (config.targets.length > 1)
+        throw new UsageError(
+          `history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length}: no history is kept`,
+        );
       const json = Boolean(options.json);
-      decide({ command: 'history', config, key: validKey, count, json, run: async () => (await import('./commands/history.js')).history(config, validKey, { count, json }) });
+      decide({
+        command: 'history',
+        config,
+        key: validKey,
+        count,
+        json,
+        run: async () => (await import('./commands/history.js')).history(config, validKey, { count, json }),
+      });
     });
 
   const doctor = program
@@ -344,17 +460,26 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .summary('check the Redis deployment against what dlock needs')
     .description(
       'check each Redis against what dlock needs (eviction, persistence, replicas, ACL, TLS, version, clock, ' +
-        'round trip)')
-    .option('-t, --ttl <duration>',
+        'round trip)',
+    )
+    .option(
+      '-t, --ttl <duration>',
       'the lease length your jobs use: the clock and round-trip limits scale with it ' +
-        `(env DLOCK_TTL; default ${DEFAULTS.ttl})`);
+        `(env DLOCK_TTL; default ${DEFAULTS.ttl})`,
+    );
   connectionOptions(outputOptions(doctor, jsonOption))
     .addHelpText('after', HELP_AFTER.doctor!)
     .action((options: RawOptions & { json?: boolean }) => {
       const config = connectionConfig(withGlobals(options), env);
       const ttlMs = leaseTtl(options, env);
       const json = Boolean(options.json);
-      decide({ command: 'doctor', config, ttlMs, json, run: async () => (await import('./commands/doctor.js')).doctor(config, { json, ttlMs }) });
+      decide({
+        command: 'doctor',
+        config,
+        ttlMs,
+        json,
+        run: async () => (await import('./commands/doctor.js')).doctor(config, { json, ttlMs }),
+      });
     });
 
   program
@@ -363,7 +488,11 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
     .addHelpText('after', HELP_AFTER.completion!)
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action((shell: Shell) => {
-      decide({ command: 'completion', shell, run: async () => (await import('./commands/completion.js')).completion(shell) });
+      decide({
+        command: 'completion',
+        shell,
+        run: async () => (await import('./commands/completion.js')).completion(shell),
+      });
     });
 
   // Lock names for the completion scripts (commands/complete-keys.ts): not for users, not in --help.
@@ -385,7 +514,10 @@ export function buildProgram(env: Env, decide: (invocation: Invocation) => void,
       if (name === undefined) program.help();
       const commands = program.createHelp().visibleCommands(program);
       const command = commands.find((candidate) => candidate.name() === name);
-      if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (commands: ${commands.map((c) => c.name()).join(', ')})`);
+      if (!command)
+        throw new UsageError(
+          `unknown command ${JSON.stringify(name)} (commands: ${commands.map((c) => c.name()).join(', ')})`,
+        );
       command.help();
     });
 

@@ -140,8 +140,10 @@ function oneOf<T extends string>(option: string, value: string, allowed: readonl
 export function validateKey(key: string | undefined): string {
   if (key === undefined || key === '') throw new UsageError('a lock key is required');
   const bytes = Buffer.byteLength(key, 'utf8');
-  if (bytes > MAX_KEY_BYTES) throw badOption('key', key.slice(0, 40) + '...', `longer than ${MAX_KEY_BYTES} bytes (${bytes})`);
-  if (/[\s\p{C}\p{Z}]/u.test(key)) throw badOption('key', key, 'must be printable, without whitespace or control characters');
+  if (bytes > MAX_KEY_BYTES)
+    throw badOption('key', key.slice(0, 40) + '...', `longer than ${MAX_KEY_BYTES} bytes (${bytes})`);
+  if (/[\s\p{C}\p{Z}]/u.test(key))
+    throw badOption('key', key, 'must be printable, without whitespace or control characters');
   if (/[{}]/.test(key)) throw badOption('key', key, 'must not contain { or }');
   return key;
 }
@@ -149,10 +151,18 @@ export function validateKey(key: string | undefined): string {
 export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
   if (raw.quiet && raw.verbose) throw new UsageError('--quiet and --verbose: choose one');
   const fromEnv = env.DLOCK_REDIS_URL ? splitRedisUrls(env.DLOCK_REDIS_URL) : undefined;
-  const urls = raw.redis?.length ? { list: raw.redis, option: '--redis' } : fromEnv?.length ? { list: fromEnv, option: 'DLOCK_REDIS_URL' } : { list: [DEFAULTS.redis], option: '--redis' };
+  const urls = raw.redis?.length
+    ? { list: raw.redis, option: '--redis' }
+    : fromEnv?.length
+      ? { list: fromEnv, option: 'DLOCK_REDIS_URL' }
+      : { list: [DEFAULTS.redis], option: '--redis' };
   const prefix = raw.prefix ?? env.DLOCK_PREFIX ?? DEFAULTS.prefix;
   if (/[\s\p{C}\p{Z}{}]/u.test(prefix) || Buffer.byteLength(prefix) > 128) {
-    throw badOption(raw.prefix !== undefined ? '--prefix' : 'DLOCK_PREFIX', prefix, 'must be at most 128 bytes of printable text, without whitespace or braces');
+    throw badOption(
+      raw.prefix !== undefined ? '--prefix' : 'DLOCK_PREFIX',
+      prefix,
+      'must be at most 128 bytes of printable text, without whitespace or braces',
+    );
   }
   const logFormatOption = raw.logFormat !== undefined ? '--log-format' : 'DLOCK_LOG_FORMAT';
   return {
@@ -173,14 +183,23 @@ function redisTargets(urls: string[], option: string, raw: RawOptions, env: Env)
   const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
   const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
   const paths: TlsPaths = {};
-  for (const [name, flag, variable] of [['ca', 'tlsCa', 'DLOCK_TLS_CA'], ['cert', 'tlsCert', 'DLOCK_TLS_CERT'], ['key', 'tlsKey', 'DLOCK_TLS_KEY']] as const) {
+  for (const [name, flag, variable] of [
+    ['ca', 'tlsCa', 'DLOCK_TLS_CA'],
+    ['cert', 'tlsCert', 'DLOCK_TLS_CERT'],
+    ['key', 'tlsKey', 'DLOCK_TLS_KEY'],
+  ] as const) {
     const path = raw[flag] ?? (env[variable] || undefined);
     if (path !== undefined) paths[name] = { option: raw[flag] !== undefined ? `--tls-${name}` : variable, path };
   }
   const firstTls = paths.ca ?? paths.cert ?? paths.key;
   // TLS options never turn a redis:// URL into TLS, nor are they dropped silently.
   const plain = targets.find((target) => !target.tls);
-  if (firstTls && plain) throw badOption(firstTls.option, firstTls.path, `TLS options need rediss:// URLs, but ${option} has ${plain.label}`);
+  if (firstTls && plain)
+    throw badOption(
+      firstTls.option,
+      firstTls.path,
+      `TLS options need rediss:// URLs, but ${option} has ${plain.label}`,
+    );
   const tlsFiles = firstTls ? readTlsFiles(paths) : undefined;
   return targets.map((target) => ({
     ...target,
@@ -211,7 +230,13 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     key: validKey,
     command,
     oncePerMs: oncePer(raw.oncePer, connection.targets.length),
-    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(command, connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? ''])),
+    holderCmd:
+      raw.cmdMetadata === false
+        ? ''
+        : holderCmd(
+            command,
+            connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? '']),
+          ),
   };
 }
 
@@ -220,7 +245,8 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   const validKey = validateKey(key);
   const keeper = raw.keeper !== false;
   const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
-  if (!keeper && watchPid !== undefined) throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
+  if (!keeper && watchPid !== undefined)
+    throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
   const lock = lockOptions(raw, env, connection.targets.length);
   const format = acquireFormat(raw);
   // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
@@ -249,7 +275,12 @@ function acquireFormat(raw: RawOptions): AcquireFormat {
 
 /** An owner token as dlock hands them out (128 bits, hex). */
 export function validateToken(option: string, token: string): string {
-  if (!/^[0-9a-f]{32}$/.test(token)) throw badOption(option, token.length > 40 ? `${token.slice(0, 40)}...` : token, 'not an owner token (32 hex digits, as DLOCK_TOKEN holds)');
+  if (!/^[0-9a-f]{32}$/.test(token))
+    throw badOption(
+      option,
+      token.length > 40 ? `${token.slice(0, 40)}...` : token,
+      'not an owner token (32 hex digits, as DLOCK_TOKEN holds)',
+    );
   return token;
 }
 
@@ -264,7 +295,14 @@ export function ownerToken(key: string, raw: RawOptions, env: Env): string | und
 }
 
 /** The lock options run and acquire share: lease, wait, conflict code, loss, replicas. */
-function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConfig, 'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'> {
+function lockOptions(
+  raw: RawOptions,
+  env: Env,
+  instances: number,
+): Pick<
+  RunConfig,
+  'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'
+> {
   const ttlMs = leaseTtl(raw, env);
 
   let waitMs: number | undefined;
@@ -281,7 +319,12 @@ function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConf
   return {
     ttlMs,
     waitMs,
-    conflictExitCode: integer('--conflict-exit-code', raw.conflictExitCode ?? String(DEFAULTS.conflictExitCode), 0, 255),
+    conflictExitCode: integer(
+      '--conflict-exit-code',
+      raw.conflictExitCode ?? String(DEFAULTS.conflictExitCode),
+      0,
+      255,
+    ),
     onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
     // The grace must fit inside the lease, or a lost lock would outlive its expiry.
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
@@ -298,14 +341,17 @@ function lockOptions(raw: RawOptions, env: Env, instances: number): Pick<RunConf
  */
 export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, instances: number): HoldMode {
   const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
-  if (raw.shared && raw.slots !== undefined) throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
+  if (raw.shared && raw.slots !== undefined)
+    throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
   if (raw.exclusive && raw.shared) throw new UsageError('--exclusive and --shared: choose one');
   if (raw.exclusive && slots > 1) {
     throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
   }
   const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
   if (mode.kind !== 'exclusive' && instances > 1) {
-    throw new UsageError(`${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`);
+    throw new UsageError(
+      `${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`,
+    );
   }
   return mode;
 }
@@ -320,7 +366,9 @@ export function oncePer(value: string | undefined, instances: number): number {
   const ms = positiveDuration('--once-per', value);
   if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
   if (instances > 1) {
-    throw new UsageError(`--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: the done mark is written by the release, which may reach only some instances`);
+    throw new UsageError(
+      `--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: the done mark is written by the release, which may reach only some instances`,
+    );
   }
   return ms;
 }

@@ -25,7 +25,10 @@ export class DlockError extends Error {
   event = 'error';
   fields: Record<string, unknown> = {};
 
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(maskSecrets(message));
     this.name = new.target.name;
   }

@@ -36,7 +36,17 @@ export interface EventFields extends Fields {
 }
 
 /** Lock events that are warnings (or say one no longer applies): a normal (not --verbose) text log still shows them. */
-const WARNINGS: ReadonlySet<LockEvent> = new Set(['renew-failed', 'lost', 'release-failed', 'degraded', 'outage', 'restored', 'retaken', 'stalled', 'poll-only']);
+const WARNINGS: ReadonlySet<LockEvent> = new Set([
+  'renew-failed',
+  'lost',
+  'release-failed',
+  'degraded',
+  'outage',
+  'restored',
+  'retaken',
+  'stalled',
+  'poll-only',
+]);
 
 /** How a lock event is logged unless its caller says otherwise. */
 export function eventLevel(event: LockEvent): Level {
@@ -69,7 +79,9 @@ export class Logger {
     if (this.format === 'json') {
       const ts = epochMs();
       const message = level === 'info' ? {} : { message: oneLine(text) };
-      this.out.write(`${toJson({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`);
+      this.out.write(
+        `${toJson({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`,
+      );
     } else if (level !== 'info' || this.verbosity === 'verbose') {
       this.out.write(`dlock: ${oneLine(text)}\n`);
     }

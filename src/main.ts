@@ -56,9 +56,15 @@ function report(error: unknown, log: Logger, verbose: boolean): number {
   const message = maskSecrets(error instanceof Error ? error.message : String(error));
   const stack = verbose && error instanceof Error && error.stack ? maskSecrets(error.stack) : undefined;
   if (log.format === 'json') {
-    log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it)`, { exit_code: EXIT.internal, ...(stack ? { stack } : {}) });
+    log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it)`, {
+      exit_code: EXIT.internal,
+      ...(stack ? { stack } : {}),
+    });
   } else {
-    log.error(`internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})`, { exit_code: EXIT.internal });
+    log.error(
+      `internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})`,
+      { exit_code: EXIT.internal },
+    );
     if (stack) stderr.write(`${stack.split('\n').map(printable).join('\n')}\n`);
   }
   return EXIT.internal;

@@ -43,7 +43,13 @@ export class Spinner {
       if (!this.ora) {
         const { default: ora } = await import('ora');
         // spinnerWanted decided already: ora's own check would take CI=false for CI.
-        this.ora = ora({ stream: process.stderr, discardStdin: false, hideCursor: false, isEnabled: true, color: colourWanted(this.env) ? 'cyan' : false }).start(text);
+        this.ora = ora({
+          stream: process.stderr,
+          discardStdin: false,
+          hideCursor: false,
+          isEnabled: true,
+          color: colourWanted(this.env) ? 'cyan' : false,
+        }).start(text);
       } else {
         this.ora.text = text;
       }

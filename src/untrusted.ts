@@ -35,7 +35,9 @@ export function joinLines(text: string): string {
  */
 export function toJson(value: unknown): string {
   // Outside strings JSON text is ASCII structure and space: every match is inside a string.
-  return JSON.stringify(value).replace(UNSAFE, (c) => Array.from({ length: c.length }, (_, i) => `\\u${hex(c.charCodeAt(i), 4)}`).join(''));
+  return JSON.stringify(value).replace(UNSAFE, (c) =>
+    Array.from({ length: c.length }, (_, i) => `\\u${hex(c.charCodeAt(i), 4)}`).join(''),
+  );
 }
 
 /** `text` cut to `max` code points, saying how many more there were: "abc…(5 more)". Costs O(max) plus a count of the rest. */

@@ -20,7 +20,10 @@ export interface RedisOptions {
 
 export class RedisServer {
   constructor(port: number, options?: RedisOptions);
-  static start<T extends RedisServer>(this: new (port: number, options?: RedisOptions) => T, options?: RedisOptions): Promise<T>;
+  static start<T extends RedisServer>(
+    this: new (port: number, options?: RedisOptions) => T,
+    options?: RedisOptions,
+  ): Promise<T>;
   readonly port: number;
   readonly dir: string;
   args: string[];

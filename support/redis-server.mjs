@@ -85,7 +85,16 @@ export class RedisServer {
 
   /** Start the process (again: same port and directory) and wait until it accepts connections. */
   async launch() {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, ...PERSISTENCE[this.persistence], ...this.args];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      ...PERSISTENCE[this.persistence],
+      ...this.args,
+    ];
     const child = spawn('redis-server', args, { stdio: 'ignore' });
     this.process = child;
     this.exited = new Promise((resolve) => child.once('exit', resolve));

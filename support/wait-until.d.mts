@@ -6,4 +6,8 @@ export interface WaitOptions {
 }
 
 /** Poll `check` until it returns a value (not undefined/false); a throw counts as "not yet". */
-export function waitUntil<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, options?: WaitOptions): Promise<T>;
+export function waitUntil<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  options?: WaitOptions,
+): Promise<T>;

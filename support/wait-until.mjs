@@ -16,7 +16,10 @@ export async function waitUntil(what, check, { timeoutMs = 10_000, everyMs = 10 
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs}ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }

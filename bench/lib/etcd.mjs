@@ -14,7 +14,22 @@ export async function startEtcd() {
   const peer = `http://127.0.0.1:${peerPort}`;
   const etcd = spawn(
     'etcd',
-    ['--name', 'bench', '--data-dir', dir, '--listen-client-urls', client, '--advertise-client-urls', client, '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `bench=${peer}`],
+    [
+      '--name',
+      'bench',
+      '--data-dir',
+      dir,
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `bench=${peer}`,
+    ],
     { stdio: 'ignore' },
   );
   const stop = () => {
@@ -24,7 +39,10 @@ export async function startEtcd() {
   try {
     await waitForPort(clientPort, 'etcd');
     const endpoint = `127.0.0.1:${clientPort}`;
-    const health = spawnSync('etcdctl', ['--endpoints', endpoint, 'endpoint', 'health'], { env: { ...process.env, ETCDCTL_API: '3' }, timeout: 10_000 });
+    const health = spawnSync('etcdctl', ['--endpoints', endpoint, 'endpoint', 'health'], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+      timeout: 10_000,
+    });
     if (health.status !== 0) throw new Error(`etcd is not healthy: ${String(health.stderr).trim()}`);
     return { endpoint, stop };
   } catch (error) {

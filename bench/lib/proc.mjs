@@ -19,7 +19,8 @@ export function killAllProcesses() {
 /** The caller's environment without DLOCK_* settings and CI, so every command sees the same defaults. */
 export function cleanEnv(extra = {}) {
   const env = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
   return { ...env, ...extra };
 }
 
@@ -36,7 +37,8 @@ export function timed(command, args, { env = cleanEnv(), allowCode = [0] } = {})
     child.on('exit', () => (exitedAt = performance.now()));
     child.on('close', (code, signal) => {
       live.delete(child);
-      if (!allowCode.includes(code)) reject(new Error(`${command} ${args.join(' ')} exited ${code ?? signal}: ${stderr.trim()}`));
+      if (!allowCode.includes(code))
+        reject(new Error(`${command} ${args.join(' ')} exited ${code ?? signal}: ${stderr.trim()}`));
       else resolve(exitedAt - startedAt);
     });
   });
@@ -90,7 +92,13 @@ export class Proc {
   /** Resolves with the first `name` event; rejects if the process ends first or after `timeoutMs`. */
   waitFor(name, timeoutMs = 60_000) {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`no "${name}" event within ${timeoutMs} ms from ${this.label}; stderr: ${this.stderr.trim()}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          finish(
+            new Error(`no "${name}" event within ${timeoutMs} ms from ${this.label}; stderr: ${this.stderr.trim()}`),
+          ),
+        timeoutMs,
+      );
       const finish = (error, value) => {
         clearTimeout(timer);
         this.listeners.delete(check);
@@ -111,10 +119,14 @@ export class Proc {
   async done(expected = 0, timeoutMs = 120_000) {
     let timer;
     const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${this.label} still running after ${timeoutMs} ms; stderr: ${this.stderr.trim()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`${this.label} still running after ${timeoutMs} ms; stderr: ${this.stderr.trim()}`)),
+        timeoutMs,
+      );
     });
     const { code, signal } = await Promise.race([this.exited, timeout]).finally(() => clearTimeout(timer));
-    if (code !== expected) throw new Error(`${this.label} exited ${code ?? signal}, expected ${expected}; stderr: ${this.stderr.trim()}`);
+    if (code !== expected)
+      throw new Error(`${this.label} exited ${code ?? signal}, expected ${expected}; stderr: ${this.stderr.trim()}`);
     return this;
   }
 

@@ -44,7 +44,10 @@ export class RedisServer extends SharedRedisServer {
 
   /** Resolves once `count` waiters are subscribed for `key` (see waitersOn); polls Redis, nothing else to await. */
   waitForWaiters(key, count, timeoutMs = 60_000) {
-    return waitUntil(`${count} waiters subscribed for ${key}`, async () => (await this.waitersOn(key)) >= count, { timeoutMs, everyMs: 5 });
+    return waitUntil(`${count} waiters subscribed for ${key}`, async () => (await this.waitersOn(key)) >= count, {
+      timeoutMs,
+      everyMs: 5,
+    });
   }
 
   /** Calls per command name from INFO commandstats (commands run inside Lua scripts included). */
@@ -59,7 +62,11 @@ export class RedisServer extends SharedRedisServer {
   async clientAddresses() {
     const self = /addr=(\S+)/.exec(await this.client().client('INFO'))?.[1];
     const list = await this.client().client('LIST');
-    return new Set([...list.matchAll(/addr=(\S+).*flags=(\S+)/g)].filter(([, addr, flags]) => addr !== self && !flags.includes('O')).map(([, addr]) => addr));
+    return new Set(
+      [...list.matchAll(/addr=(\S+).*flags=(\S+)/g)]
+        .filter(([, addr, flags]) => addr !== self && !flags.includes('O'))
+        .map(([, addr]) => addr),
+    );
   }
 
   /**

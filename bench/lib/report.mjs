@@ -34,7 +34,8 @@ function tryRun(command, args) {
   }
 }
 
-const fmt = (x, digits = 1) => (x === undefined || x === null || Number.isNaN(x) ? '' : typeof x === 'number' ? x.toFixed(digits) : String(x));
+const fmt = (x, digits = 1) =>
+  x === undefined || x === null || Number.isNaN(x) ? '' : typeof x === 'number' ? x.toFixed(digits) : String(x);
 
 export function formatTable(rows) {
   const header = ['section', 'measure', 'n', 'median', 'p99', 'unit', 'ratio', 'target', 'result'];
@@ -51,7 +52,11 @@ export function formatTable(rows) {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const numeric = new Set([2, 3, 4]);
-  const line = (cells) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  ')];
   let section;
   for (const [i, cells] of lines.entries()) {

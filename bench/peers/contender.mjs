@@ -52,7 +52,9 @@ async function locker(client) {
 
 const client = new Redis(url);
 client.on('error', () => {});
-await new Promise((resolve, reject) => (client.once('ready', resolve), client.once('end', () => reject(new Error('cannot connect')))));
+await new Promise(
+  (resolve, reject) => (client.once('ready', resolve), client.once('end', () => reject(new Error('cannot connect')))),
+);
 const acquire = await locker(client);
 event('ready');
 const release = await acquire();

@@ -33,9 +33,22 @@ function contenders({ dlock, binary }, url) {
   const dlockContender = (id, command) => ({
     id,
     start: (key, gate) =>
-      new Proc(command, ['run', '--redis', url, '--log-format', 'json', key, '--', ...(gate ? ['head', '-n', '1'] : ['sleep', String(HOLD_MS / 1000)])], {
-        stdin: gate ? 'pipe' : 'ignore',
-      }),
+      new Proc(
+        command,
+        [
+          'run',
+          '--redis',
+          url,
+          '--log-format',
+          'json',
+          key,
+          '--',
+          ...(gate ? ['head', '-n', '1'] : ['sleep', String(HOLD_MS / 1000)]),
+        ],
+        {
+          stdin: gate ? 'pipe' : 'ignore',
+        },
+      ),
     lockKey: (key) => `dlock:{${key}}`,
     // dlock says when it waits (its `waiting` event), and Redis shows it subscribed: no guessing.
     waiting: 'waiting',
@@ -47,7 +60,10 @@ function contenders({ dlock, binary }, url) {
     binary && dlockContender('dlock-binary', binary),
     ...['redis-semaphore', 'redlock'].map((library) => ({
       id: library,
-      start: (key, gate) => new Proc(process.execPath, [CONTENDER, library, url, key, gate ? 'gate' : String(HOLD_MS)], { stdin: gate ? 'pipe' : 'ignore' }),
+      start: (key, gate) =>
+        new Proc(process.execPath, [CONTENDER, library, url, key, gate ? 'gate' : String(HOLD_MS)], {
+          stdin: gate ? 'pipe' : 'ignore',
+        }),
       lockKey: (key) => (library === 'redis-semaphore' ? `mutex:${key}` : key),
       // The peers poll and do not say when they wait: after "ready" give every waiter time for a
       // first failed try and one retry delay (redlock: 200±100 ms).
@@ -59,7 +75,11 @@ function contenders({ dlock, binary }, url) {
 
 /** Handoff times (ms) in queue order, from every process's acquired/released events. */
 function eventHandoffs(contender, key, procs) {
-  const holds = procs.map((p) => ({ acquired: p.event('acquired').ts_ms, released: p.event('released').ts_ms, gate: p.gateOpenedAt }));
+  const holds = procs.map((p) => ({
+    acquired: p.event('acquired').ts_ms,
+    released: p.event('released').ts_ms,
+    gate: p.gateOpenedAt,
+  }));
   const order = [...holds].sort((a, b) => a.acquired - b.acquired);
   // Whoever follows a gated holder must have got in after the bench opened that gate; earlier
   // means the lock expired during the set-up, and the handoff would be meaningless.
@@ -145,14 +165,22 @@ export async function handoff({ plan, redis, dlock, binary }) {
       const key = `bench-handoff-${contender.id}-${waiters}`;
       const samples = { events: [], redis: [] };
       const rounds = [];
-      for (const [tap, counts] of [[false, contender.target ? plan.handoff : plan.peerHandoff], [true, plan.handoffRedis]]) {
+      for (const [tap, counts] of [
+        [false, contender.target ? plan.handoff : plan.peerHandoff],
+        [true, plan.handoffRedis],
+      ]) {
         const view = tap ? 'redis' : 'events';
         if (waiters === 1) rounds.push(await chain(redis, contender, `${key}-${view}`, counts[1], tap));
-        for (let r = 0; waiters > 1 && r < counts[waiters]; r++) rounds.push(await queue(redis, contender, `${key}-${view}-${r}`, waiters, tap));
+        for (let r = 0; waiters > 1 && r < counts[waiters]; r++)
+          rounds.push(await queue(redis, contender, `${key}-${view}-${r}`, waiters, tap));
       }
       for (const round of rounds) (samples.events.push(...round.events), samples.redis.push(...round.redis));
       const stats = { events: summarize(samples.events), redis: summarize(samples.redis) };
-      data[`${contender.id}/${waiters}`] = { stats, negativeEventHandoffs: samples.events.filter((x) => x < 0).length, samples };
+      data[`${contender.id}/${waiters}`] = {
+        stats,
+        negativeEventHandoffs: samples.events.filter((x) => x < 0).length,
+        samples,
+      };
 
       const label = `${contender.id === 'dlock-binary' ? 'dlock binary' : contender.id === 'dlock' ? 'dlock npm' : contender.id}, ${waiters} waiter${waiters > 1 ? 's' : ''}`;
       for (const view of ['events', 'redis']) {
@@ -160,7 +188,10 @@ export async function handoff({ plan, redis, dlock, binary }) {
         if (contender.id === 'dlock') dlockMedian[view] = stats[view].median;
         if (contender.target && view === 'events') {
           // Issue 15: p50 ≤ 2.5 ms and p99 ≤ 10 ms, from the release's event to the next acquisition's.
-          Object.assign(row, { target: `p50 ≤ ${P50_MS}, p99 ≤ ${P99_MS} ms`, pass: stats.events.median <= P50_MS && stats.events.p99 <= P99_MS });
+          Object.assign(row, {
+            target: `p50 ≤ ${P50_MS}, p99 ≤ ${P99_MS} ms`,
+            pass: stats.events.median <= P50_MS && stats.events.p99 <= P99_MS,
+          });
         } else if (!contender.target) {
           Object.assign(row, { ratio: ratio(stats[view].median, dlockMedian[view]), ratioOf: '÷ dlock npm p50' });
         }

@@ -46,7 +46,13 @@ export async function load({ plan, dlock }) {
   const started = [];
   const track = (p) => (started.push(p), p);
   const run = (command, stdin = 'ignore') =>
-    track(new Proc(dlock, ['run', '--redis', redis.url, '--ttl', TTL, '--log-format', 'json', 'bench-load', '--', ...command], { stdin }));
+    track(
+      new Proc(
+        dlock,
+        ['run', '--redis', redis.url, '--ttl', TTL, '--log-format', 'json', 'bench-load', '--', ...command],
+        { stdin },
+      ),
+    );
   try {
     const holder = run(['head', '-n', '1'], 'pipe');
     // After its first renewal: the one-off NOSCRIPT + EVAL of a fresh server is not steady load.
@@ -56,22 +62,47 @@ export async function load({ plan, dlock }) {
     const alone = await redis.monitor(plan.holderWindowMs);
     const holderStatsRate = callsPerSecond(statsAlone, await redis.commandCalls(), alone.seconds);
     const holderLoad = tally(alone, holderSources);
-    rows.push({ section: '5 load', measure: `holder alone (ttl ${TTL}, renews every 1 s)`, unit: 'cmd/s', median: holderLoad.perSecond, n: holderLoad.total });
+    rows.push({
+      section: '5 load',
+      measure: `holder alone (ttl ${TTL}, renews every 1 s)`,
+      unit: 'cmd/s',
+      median: holderLoad.perSecond,
+      n: holderLoad.total,
+    });
 
     const waiters = Array.from({ length: WAITERS }, () => run(['true']));
     await Promise.all(waiters.map((w) => w.waitFor('waiting')));
     const statsBusy = await redis.commandCalls();
     const busy = await redis.monitor(plan.waiterWindowMs);
-    const perWaiterStats = (callsPerSecond(statsBusy, await redis.commandCalls(), busy.seconds) - holderStatsRate) / WAITERS;
+    const perWaiterStats =
+      (callsPerSecond(statsBusy, await redis.commandCalls(), busy.seconds) - holderStatsRate) / WAITERS;
     const waiterLoad = tally(busy, holderSources, true);
     const perWaiter = waiterLoad.perSecond / WAITERS;
-    rows.push({ section: '5 load', measure: `each of ${WAITERS} waiters, nothing released (round trips, MONITOR)`, unit: 'cmd/s', median: perWaiter, n: waiterLoad.total, ...atMost(perWaiter, 1, ' cmd/s') });
-    rows.push({ section: '5 load', measure: `  the same, INFO commandstats Δ − holder's rate (script calls included)`, unit: 'cmd/s', median: perWaiterStats });
+    rows.push({
+      section: '5 load',
+      measure: `each of ${WAITERS} waiters, nothing released (round trips, MONITOR)`,
+      unit: 'cmd/s',
+      median: perWaiter,
+      n: waiterLoad.total,
+      ...atMost(perWaiter, 1, ' cmd/s'),
+    });
+    rows.push({
+      section: '5 load',
+      measure: `  the same, INFO commandstats Δ − holder's rate (script calls included)`,
+      unit: 'cmd/s',
+      median: perWaiterStats,
+    });
     data.dlock = {
       ttl: TTL,
       holder: { seconds: alone.seconds, ...holderLoad, inScripts: alone.inScripts },
       commandstats: { holderPerSecond: holderStatsRate, perWaiter: perWaiterStats },
-      waiters: { seconds: busy.seconds, ...waiterLoad, perWaiter, holderDuringWindow: tally(busy, holderSources), inScripts: busy.inScripts },
+      waiters: {
+        seconds: busy.seconds,
+        ...waiterLoad,
+        perWaiter,
+        holderDuringWindow: tally(busy, holderSources),
+        inScripts: busy.inScripts,
+      },
     };
     for (const w of waiters) w.kill('SIGTERM');
     await Promise.all(waiters.map((w) => w.exited));
@@ -80,7 +111,11 @@ export async function load({ plan, dlock }) {
 
     for (const library of plan.peerLoad ? ['redis-semaphore', 'redlock'] : []) {
       const peer = (gate) =>
-        track(new Proc(process.execPath, [CONTENDER, library, redis.url, `bench-load-${library}`, gate ? 'gate' : '0'], { stdin: gate ? 'pipe' : 'ignore' }));
+        track(
+          new Proc(process.execPath, [CONTENDER, library, redis.url, `bench-load-${library}`, gate ? 'gate' : '0'], {
+            stdin: gate ? 'pipe' : 'ignore',
+          }),
+        );
       const peerHolder = peer(true);
       await peerHolder.waitFor('acquired');
       const peerHolderSources = await redis.clientAddresses();
@@ -89,8 +124,21 @@ export async function load({ plan, dlock }) {
       await sleep(300);
       const window = await redis.monitor(plan.peerWindowMs);
       const peerLoad = tally(window, peerHolderSources, true);
-      rows.push({ section: '5 load', measure: `each of ${WAITERS} ${library} waiters`, unit: 'cmd/s', median: peerLoad.perSecond / WAITERS, n: peerLoad.total });
-      data[library] = { waiters: { seconds: window.seconds, ...peerLoad, perWaiter: peerLoad.perSecond / WAITERS, inScripts: window.inScripts } };
+      rows.push({
+        section: '5 load',
+        measure: `each of ${WAITERS} ${library} waiters`,
+        unit: 'cmd/s',
+        median: peerLoad.perSecond / WAITERS,
+        n: peerLoad.total,
+      });
+      data[library] = {
+        waiters: {
+          seconds: window.seconds,
+          ...peerLoad,
+          perWaiter: peerLoad.perSecond / WAITERS,
+          inScripts: window.inScripts,
+        },
+      };
       for (const p of [peerHolder, ...peerWaiters]) p.kill('SIGKILL');
       await Promise.all([peerHolder, ...peerWaiters].map((p) => p.exited));
     }

@@ -7,7 +7,8 @@ import { Proc } from '../lib/proc.mjs';
 import { atMost } from '../lib/report.mjs';
 import { ratio, summarize } from '../lib/stats.mjs';
 
-const SELF_HWM = "process.on('exit',()=>process.stderr.write(/VmHWM:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1]))";
+const SELF_HWM =
+  "process.on('exit',()=>process.stderr.write(/VmHWM:\\s+(\\d+)/.exec(require('fs').readFileSync('/proc/self/status','utf8'))[1]))";
 
 /** Peak RSS of `node -e 0` in kB. */
 function nodeBaselineKb(which) {
@@ -22,7 +23,11 @@ function nodeBaselineKb(which) {
 
 /** VmHWM (kB) of a holding dlock, after its first renewal. */
 async function holdingKb(command, url) {
-  const p = new Proc(command, ['run', '--redis', url, '--ttl', '600ms', '--log-format', 'json', 'bench-memory', '--', 'head', '-n', '1'], { stdin: 'pipe' });
+  const p = new Proc(
+    command,
+    ['run', '--redis', url, '--ttl', '600ms', '--log-format', 'json', 'bench-memory', '--', 'head', '-n', '1'],
+    { stdin: 'pipe' },
+  );
   try {
     await p.waitFor('renewed');
     const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
@@ -50,12 +55,42 @@ export async function memory({ plan, redis, dlock, binary, which }) {
   }
   const mb = (kb) => Math.round((kb / 1024) * 10) / 10;
   const stats = { node: summarize(node), dlock: summarize(held), ...(binary ? { binary: summarize(heldBinary) } : {}) };
-  const rows = [{ section: '6 memory', measure: `node -e 0 (${method})`, unit: 'MB', median: mb(stats.node.median), p99: mb(stats.node.p99), n: stats.node.n, ratio: 1, ratioOf: 'baseline' }];
+  const rows = [
+    {
+      section: '6 memory',
+      measure: `node -e 0 (${method})`,
+      unit: 'MB',
+      median: mb(stats.node.median),
+      p99: mb(stats.node.p99),
+      n: stats.node.n,
+      ratio: 1,
+      ratioOf: 'baseline',
+    },
+  ];
   const dlockRatio = ratio(stats.dlock.median, stats.node.median);
-  rows.push({ section: '6 memory', measure: 'dlock run, holding (VmHWM)', unit: 'MB', median: mb(stats.dlock.median), p99: mb(stats.dlock.p99), n: stats.dlock.n, ratio: dlockRatio, ratioOf: '÷ node -e 0', ...atMost(dlockRatio, 1.3) });
+  rows.push({
+    section: '6 memory',
+    measure: 'dlock run, holding (VmHWM)',
+    unit: 'MB',
+    median: mb(stats.dlock.median),
+    p99: mb(stats.dlock.p99),
+    n: stats.dlock.n,
+    ratio: dlockRatio,
+    ratioOf: '÷ node -e 0',
+    ...atMost(dlockRatio, 1.3),
+  });
   if (binary) {
     const binaryRatio = ratio(stats.binary.median, stats.node.median);
-    rows.push({ section: '6 memory', measure: 'dlock-linux-x64 run, holding (VmHWM)', unit: 'MB', median: mb(stats.binary.median), p99: mb(stats.binary.p99), n: stats.binary.n, ratio: binaryRatio, ratioOf: '÷ node -e 0' });
+    rows.push({
+      section: '6 memory',
+      measure: 'dlock-linux-x64 run, holding (VmHWM)',
+      unit: 'MB',
+      median: mb(stats.binary.median),
+      p99: mb(stats.binary.p99),
+      n: stats.binary.n,
+      ratio: binaryRatio,
+      ratioOf: '÷ node -e 0',
+    });
   }
   return { rows, data: { unit: 'kB', method, stats, samples: { node, dlock: held, binary: heldBinary } } };
 }

@@ -17,9 +17,8 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
   const started = etcdSkip ? undefined : await startEtcd();
   const etcd = started?.endpoint ? started : undefined;
   const etcdNote = etcdSkip ?? started?.failed;
-  const run = (command, ...args) => timed(command, [
-    'run', '--redis', redis.url, 'bench-overhead', '--', 'true', ...args,
-  ]);
+  const run = (command, ...args) =>
+    timed(command, ['run', '--redis', redis.url, 'bench-overhead', '--', 'true', ...args]);
   // Linux takes at most 128 kB in one argument (MAX_ARG_STRLEN): 1 MB is ten of 100 kB.
   const megabyte = Array.from({ length: 10 }, () => 'a'.repeat(100_000));
   const commands = [
@@ -29,8 +28,19 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     { id: 'longArgs', label: 'dlock run k -- true <1 MB of arguments> (npm)', run: () => run(dlock, ...megabyte) },
     binary && { id: 'binaryVersion', label: 'dlock-linux-x64 --version', run: () => timed(binary, ['--version']) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
-    which('flock') && { id: 'flock', label: 'flock /tmp/k true', run: () => timed('flock', [join(lockDir, 'k'), 'true']) },
-    etcd && { id: 'etcdctl', label: 'etcdctl lock k true', run: () => timed('etcdctl', ['--endpoints', etcd.endpoint, 'lock', 'bench-overhead', 'true'], { env: { ...process.env, ETCDCTL_API: '3' } }) },
+    which('flock') && {
+      id: 'flock',
+      label: 'flock /tmp/k true',
+      run: () => timed('flock', [join(lockDir, 'k'), 'true']),
+    },
+    etcd && {
+      id: 'etcdctl',
+      label: 'etcdctl lock k true',
+      run: () =>
+        timed('etcdctl', ['--endpoints', etcd.endpoint, 'lock', 'bench-overhead', 'true'], {
+          env: { ...process.env, ETCDCTL_API: '3' },
+        }),
+    },
   ].filter(Boolean);
 
   const samples = Object.fromEntries(commands.map((c) => [c.id, []]));
@@ -61,14 +71,28 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     ...(NODE_TARGETS[c.id] ? atMost(ratio(stats[c.id].median, node), NODE_TARGETS[c.id]) : {}),
   }));
   if (!binary) {
-    rows.push({ section: '1 overhead', measure: 'dlock-linux-x64 run k -- true', skipped: 'dist/dlock-linux-x64 missing (npm run build:binary)', target: '≤ 0.5× node' });
+    rows.push({
+      section: '1 overhead',
+      measure: 'dlock-linux-x64 run k -- true',
+      skipped: 'dist/dlock-linux-x64 missing (npm run build:binary)',
+      target: '≤ 0.5× node',
+    });
   }
-  if (!which('flock')) rows.push({ section: '1 overhead', measure: 'flock /tmp/k true', skipped: 'flock not installed' });
-  if (!etcd) rows.push({ section: '1 overhead', measure: 'etcdctl lock k true', skipped: `not available (${etcdNote})` });
+  if (!which('flock'))
+    rows.push({ section: '1 overhead', measure: 'flock /tmp/k true', skipped: 'flock not installed' });
+  if (!etcd)
+    rows.push({ section: '1 overhead', measure: 'etcdctl lock k true', skipped: `not available (${etcdNote})` });
   // The 1 MB row against the same run without them: start-up may grow with the bytes, never with their square.
   const longArgs = ratio(stats.longArgs.median, stats.dlock.median);
   const longMeasure = 'dlock run with 1 MB of arguments ÷ without';
-  rows.push({ section: '1 overhead', measure: longMeasure, unit: '×', ratio: longArgs, ratioOf: 'medians', ...atMost(longArgs, 2) });
+  rows.push({
+    section: '1 overhead',
+    measure: longMeasure,
+    unit: '×',
+    ratio: longArgs,
+    ratioOf: 'medians',
+    ...atMost(longArgs, 2),
+  });
   const builds = [
     { id: 'dlock', label: 'dlock run (npm)' },
     binary && { id: 'binary', label: 'dlock-linux-x64 run', limit: { etcdctl: 3 } },
@@ -79,11 +103,24 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
       const limit = build.limit?.[peer];
       const measure = `${build.label} ÷ ${peerLabel}`;
       if (!stats[peer]) {
-        if (limit) rows.push({ section: '1 overhead', measure, skipped: `not available (${peer === 'etcdctl' ? etcdNote : 'flock not installed'})`, target: `≤ ${limit}×` });
+        if (limit)
+          rows.push({
+            section: '1 overhead',
+            measure,
+            skipped: `not available (${peer === 'etcdctl' ? etcdNote : 'flock not installed'})`,
+            target: `≤ ${limit}×`,
+          });
         continue;
       }
       const value = ratio(stats[build.id].median, stats[peer].median);
-      rows.push({ section: '1 overhead', measure, unit: '×', ratio: value, ratioOf: 'medians', ...(limit ? atMost(value, limit) : {}) });
+      rows.push({
+        section: '1 overhead',
+        measure,
+        unit: '×',
+        ratio: value,
+        ratioOf: 'medians',
+        ...(limit ? atMost(value, limit) : {}),
+      });
     }
   }
   return { rows, data: { rounds: plan.overheadRounds, warmup: plan.warmup, stats, samples } };

@@ -15,14 +15,31 @@ export async function redlock({ plan, servers, dlock }) {
     for (let i = 0; i < SIZES.length; i++) {
       const n = SIZES[(round + i) % SIZES.length];
       const redis = servers.slice(0, n).flatMap((s) => ['--redis', s.url]);
-      const p = await new Proc(dlock, ['run', ...redis, '--log-format', 'json', `bench-redlock-${n}`, '--', 'true']).done();
+      const p = await new Proc(dlock, [
+        'run',
+        ...redis,
+        '--log-format',
+        'json',
+        `bench-redlock-${n}`,
+        '--',
+        'true',
+      ]).done();
       if (round < plan.warmup) continue;
       samples[n].total.push(p.exitedAt - p.spawnedAt);
       samples[n].acquire.push(p.event('acquired').ts_ms - p.spawnedAt);
       samples[n].child.push(p.event('released').ts_ms - p.event('acquired').ts_ms);
     }
   }
-  const stats = Object.fromEntries(SIZES.map((n) => [n, { total: summarize(samples[n].total), acquire: summarize(samples[n].acquire), child: summarize(samples[n].child) }]));
+  const stats = Object.fromEntries(
+    SIZES.map((n) => [
+      n,
+      {
+        total: summarize(samples[n].total),
+        acquire: summarize(samples[n].acquire),
+        child: summarize(samples[n].child),
+      },
+    ]),
+  );
   const rows = [];
   for (const n of SIZES) {
     const total = ratio(stats[n].total.median, stats[1].total.median);
@@ -37,7 +54,14 @@ export async function redlock({ plan, servers, dlock }) {
     });
   }
   for (const n of SIZES) {
-    rows.push({ section: '4 redlock', measure: `N=${n}: spawn → acquired`, unit: 'ms', ...pick(stats[n].acquire), ratio: ratio(stats[n].acquire.median, stats[1].acquire.median), ratioOf: '÷ N=1' });
+    rows.push({
+      section: '4 redlock',
+      measure: `N=${n}: spawn → acquired`,
+      unit: 'ms',
+      ...pick(stats[n].acquire),
+      ratio: ratio(stats[n].acquire.median, stats[1].acquire.median),
+      ratioOf: '÷ N=1',
+    });
   }
   return { rows, data: { rounds: plan.redlockRounds, stats, samples } };
 }

@@ -29,7 +29,19 @@ function breakdown(measure, values) {
  * `ts_ms` and the bench's exit times use the same clock).
  */
 async function gatedRound({ command, redis, key, contenders = CONTENDERS, holders = 1, extra = [] }) {
-  const args = (child) => ['run', '--redis', redis.url, '--wait', '5m', ...extra, '--log-format', 'json', key, '--', ...child];
+  const args = (child) => [
+    'run',
+    '--redis',
+    redis.url,
+    '--wait',
+    '5m',
+    ...extra,
+    '--log-format',
+    'json',
+    key,
+    '--',
+    ...child,
+  ];
   const gates = Array.from({ length: holders }, () => new Proc(command, args(['head', '-n', '1']), { stdin: 'pipe' }));
   const procs = [];
   try {
@@ -43,8 +55,11 @@ async function gatedRound({ command, redis, key, contenders = CONTENDERS, holder
     for (const p of [...gates, ...procs]) p.kill('SIGKILL');
   }
   const lastExit = Math.max(...procs.map((p) => p.exitedAt));
-  const holds = procs.map((p) => ({ acquired: p.event('acquired').ts_ms, released: p.event('released').ts_ms })).sort((a, b) => a.acquired - b.acquired);
-  if (holds[0].acquired < Math.min(...gates.map((g) => g.gateOpenedAt))) throw new Error(`serialisation: a waiter acquired ${key} before its holder's gate opened`);
+  const holds = procs
+    .map((p) => ({ acquired: p.event('acquired').ts_ms, released: p.event('released').ts_ms }))
+    .sort((a, b) => a.acquired - b.acquired);
+  if (holds[0].acquired < Math.min(...gates.map((g) => g.gateOpenedAt)))
+    throw new Error(`serialisation: a waiter acquired ${key} before its holder's gate opened`);
   // The release, as logged by the holder; a loaded machine can delay that line past the first
   // waiter's "acquired" (Redis ran the release first), so the earlier of the two.
   const releasedAt = Math.min(...gates.map((g) => g.event('released').ts_ms), holds[0].acquired);
@@ -71,18 +86,43 @@ export async function serial({ plan, redis, dlock, binary }) {
   for (const build of builds) {
     const measure = `${CONTENDERS} × run -- sleep ${HOLD_MS / 1000} queued, gate → last exit (${build.label})`;
     if (!build.command) {
-      rows.push({ section: SECTION, measure, skipped: 'dist/dlock-linux-x64 missing (npm run build:binary)', target: `≤ ${build.limit}× ideal` });
+      rows.push({
+        section: SECTION,
+        measure,
+        skipped: 'dist/dlock-linux-x64 missing (npm run build:binary)',
+        target: `≤ ${build.limit}× ideal`,
+      });
       continue;
     }
     const rounds = [];
-    for (let r = 0; r < plan.serialRounds; r++) rounds.push(await gatedRound({ command: build.command, redis, key: `bench-serial-${build.id}-${r}` }));
+    for (let r = 0; r < plan.serialRounds; r++)
+      rounds.push(await gatedRound({ command: build.command, redis, key: `bench-serial-${build.id}-${r}` }));
     const wall = summarize(rounds.map((r) => r.wallMs));
     const efficiency = ratio(wall.median, CONTENDERS * HOLD_MS);
     rows.push(
-      { section: SECTION, measure, unit: 'ms', median: wall.median, p99: wall.p99, n: wall.n, ratio: efficiency, ratioOf: `÷ ${CONTENDERS * HOLD_MS} ms`, ...atMost(efficiency, build.limit) },
-      breakdown('held − 50 ms, per holder (child spawn, exit, release)', rounds.map((r) => r.overheadPerHoldMs)),
-      breakdown('sum of the 19 handoffs (events view)', rounds.map((r) => r.handoffsMs)),
-      breakdown('gate → first acquired + last released → last exit', rounds.map((r) => r.firstHandoffMs + r.tailMs)),
+      {
+        section: SECTION,
+        measure,
+        unit: 'ms',
+        median: wall.median,
+        p99: wall.p99,
+        n: wall.n,
+        ratio: efficiency,
+        ratioOf: `÷ ${CONTENDERS * HOLD_MS} ms`,
+        ...atMost(efficiency, build.limit),
+      },
+      breakdown(
+        'held − 50 ms, per holder (child spawn, exit, release)',
+        rounds.map((r) => r.overheadPerHoldMs),
+      ),
+      breakdown(
+        'sum of the 19 handoffs (events view)',
+        rounds.map((r) => r.handoffsMs),
+      ),
+      breakdown(
+        'gate → first acquired + last released → last exit',
+        rounds.map((r) => r.firstHandoffMs + r.tailMs),
+      ),
     );
     data[build.id] = { wall, rounds };
   }
@@ -101,15 +141,35 @@ async function slotsThroughput({ plan, redis, dlock }) {
   const SLOTS = 4;
   const measure = `${CONTENDERS} × run --slots ${SLOTS} -- sleep ${HOLD_MS / 1000} queued (npm)`;
   const help = spawnSync(dlock, ['run', '--help'], { encoding: 'utf8' });
-  if (!/--slots\b/.test(help.stdout ?? '')) return { rows: [{ section: SECTION, measure, skipped: 'dlock run has no --slots yet' }], data: { skipped: true } };
+  if (!/--slots\b/.test(help.stdout ?? ''))
+    return { rows: [{ section: SECTION, measure, skipped: 'dlock run has no --slots yet' }], data: { skipped: true } };
   const idealMs = (CONTENDERS * HOLD_MS) / SLOTS;
   const rounds = [];
   for (let r = 0; r < plan.serialRounds; r++) {
-    rounds.push(await gatedRound({ command: dlock, redis, key: `bench-slots-${r}`, holders: SLOTS, extra: ['--slots', String(SLOTS)] }));
+    rounds.push(
+      await gatedRound({
+        command: dlock,
+        redis,
+        key: `bench-slots-${r}`,
+        holders: SLOTS,
+        extra: ['--slots', String(SLOTS)],
+      }),
+    );
   }
   const wall = summarize(rounds.map((r) => r.wallMs));
   return {
-    rows: [{ section: SECTION, measure, unit: 'ms', median: wall.median, p99: wall.p99, n: wall.n, ratio: ratio(wall.median, idealMs), ratioOf: `÷ ${idealMs} ms` }],
+    rows: [
+      {
+        section: SECTION,
+        measure,
+        unit: 'ms',
+        median: wall.median,
+        p99: wall.p99,
+        n: wall.n,
+        ratio: ratio(wall.median, idealMs),
+        ratioOf: `÷ ${idealMs} ms`,
+      },
+    ],
     data: { slots: SLOTS, idealMs, wall, rounds },
   };
 }

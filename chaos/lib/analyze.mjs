@@ -75,17 +75,33 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
   const overlaps = [];
   for (let i = 0; i < perSection.length; i++) {
     for (let j = i + 1; j < perSection.length && perSection[j].begin < perSection[i].last; j++) {
-      overlaps.push({ runs: [perSection[i].run, perSection[j].run], fences: [perSection[i].fence, perSection[j].fence], ms: Math.min(perSection[i].last, perSection[j].last) - perSection[j].begin });
+      overlaps.push({
+        runs: [perSection[i].run, perSection[j].run],
+        fences: [perSection[i].fence, perSection[j].fence],
+        ms: Math.min(perSection[i].last, perSection[j].last) - perSection[j].begin,
+      });
     }
   }
 
-  const acquisitions = [...runs.values()].filter((r) => r.acquired && !r.acquired.reentrant).map((r) => ({ run: r.id, fence: BigInt(r.acquired.fence), at: r.acquired.received_ms, spawnedAt: r.spawnedAt }));
+  const acquisitions = [...runs.values()]
+    .filter((r) => r.acquired && !r.acquired.reentrant)
+    .map((r) => ({ run: r.id, fence: BigInt(r.acquired.fence), at: r.acquired.received_ms, spawnedAt: r.spawnedAt }));
   const regressions = acquisitions
-    .filter((b) => acquisitions.some((a) => a !== b && ((a.fence === b.fence && a.at < b.at) || (a.at < b.spawnedAt && a.fence > b.fence))))
+    .filter((b) =>
+      acquisitions.some(
+        (a) => a !== b && ((a.fence === b.fence && a.at < b.at) || (a.at < b.spawnedAt && a.fence > b.fence)),
+      ),
+    )
     .map((b) => ({ run: b.run, fence: String(b.fence) }));
 
   const writes = resource.writes;
-  const staleAccepted = writes.filter((w) => w.accepted && w.highestBefore !== undefined && w.highestRunBefore !== w.run && BigInt(w.token) <= BigInt(w.highestBefore));
+  const staleAccepted = writes.filter(
+    (w) =>
+      w.accepted &&
+      w.highestBefore !== undefined &&
+      w.highestRunBefore !== w.run &&
+      BigInt(w.token) <= BigInt(w.highestBefore),
+  );
   const staleRejected = writes.filter((w) => !w.accepted);
 
   const exitCodes = {};
@@ -109,13 +125,21 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
     // dlock woke up past its kill deadline (a stall): it SIGKILLed at once and said so.
     stalls_reported: [...runs.values()].filter((r) => r.events.some((e) => e.event === 'stalled')).length,
     // A child past its lock whose dlock did not say it had been stalled.
-    unreported_overruns: perSection.filter((s) => s.pastExpiryMs > 0 && !runs.get(s.run)?.events.some((e) => e.event === 'stalled')).length,
+    unreported_overruns: perSection.filter(
+      (s) => s.pastExpiryMs > 0 && !runs.get(s.run)?.events.some((e) => e.event === 'stalled'),
+    ).length,
   };
   const clockSkews = [...runs.values()].flatMap((r) => r.events.map((e) => e.ts_ms - e.received_ms));
   const skew = Math.max(0, ...clockSkews);
-  if (skew > 2) notes.push(`dlock's ts_ms ran up to ${round(skew)} ms ahead of the wall clock (performance.timeOrigin): received_ms used instead`);
+  if (skew > 2)
+    notes.push(
+      `dlock's ts_ms ran up to ${round(skew)} ms ahead of the wall clock (performance.timeOrigin): received_ms used instead`,
+    );
   const starved = perSection.filter((s) => s.pastExpiryMs > 0 && s.stallMs >= ttlMs / 3);
-  if (starved.length) notes.push(`${starved.length} past-expiry case(s) coincide with the runner itself frozen for >= ttl/3: the machine is overloaded (load ${loadavg()[0].toFixed(1)}), a promise dlock can only keep when it gets the CPU`);
+  if (starved.length)
+    notes.push(
+      `${starved.length} past-expiry case(s) coincide with the runner itself frozen for >= ttl/3: the machine is overloaded (load ${loadavg()[0].toFixed(1)}), a promise dlock can only keep when it gets the CPU`,
+    );
 
   const { tokens, expiry } = kind.promises;
   const checks = [
@@ -124,14 +148,22 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
     { property: 'past_expiry', promised: expiry, value: metrics.past_expiry },
     { property: 'orphans', promised: orphansPromised, value: metrics.orphans },
     // Where expiry is not promised because dlock itself is stalled, every overrun is reported.
-    ...(kind.reportsOverruns ? [{ property: 'unreported_overruns', promised: true, value: metrics.unreported_overruns }] : []),
+    ...(kind.reportsOverruns
+      ? [{ property: 'unreported_overruns', promised: true, value: metrics.unreported_overruns }]
+      : []),
     // Follows from the two promises: the lock is exclusive on the server and no child outlives it.
     { property: 'overlaps', promised: tokens && expiry, value: metrics.overlaps },
   ].map((c) => ({ ...c, pass: !c.promised || c.value === 0 }));
   // A row that injected nothing, or saw no work, proves nothing: that is a harness failure.
-  if (kind.inject) checks.push({ property: 'faults_injected', promised: true, value: metrics.faults, pass: metrics.faults > 0 });
+  if (kind.inject)
+    checks.push({ property: 'faults_injected', promised: true, value: metrics.faults, pass: metrics.faults > 0 });
   checks.push({ property: 'runs', promised: true, value: metrics.runs, pass: metrics.runs > 0 });
-  checks.push({ property: 'harness_errors', promised: true, value: resource.protocolErrors.length, pass: resource.protocolErrors.length === 0 });
+  checks.push({
+    property: 'harness_errors',
+    promised: true,
+    value: resource.protocolErrors.length,
+    pass: resource.protocolErrors.length === 0,
+  });
 
   return {
     metrics,
@@ -142,12 +174,38 @@ export function analyze({ kind, resource, runs, faults, ttlMs, orphansPromised, 
       token_regressions: regressions,
       stale_accepted: staleAccepted,
       stale_rejected: staleRejected.map(({ run, token, highestBefore }) => ({ run, token, highest: highestBefore })),
-      past_expiry: perSection.filter((s) => s.pastExpiryMs > 0).map(({ run, fence, pastExpiryMs, stallMs, dlockExit }) => ({ run, fence, ms: round(pastExpiryMs), runner_stall_ms: round(stallMs), dlock_exit: dlockExit })),
-      orphans: perSection.filter((s) => s.orphanMs > 0).map(({ run, fence, orphanMs }) => ({ run, fence, ms: round(orphanMs) })),
-      victims: perSection.filter((s) => s.victim).map(({ run, fence, slackMs, dlockExit, story }) => ({ run, fence, slack_ms: slackMs === undefined ? null : round(slackMs), dlock_exit: dlockExit, story })),
+      past_expiry: perSection
+        .filter((s) => s.pastExpiryMs > 0)
+        .map(({ run, fence, pastExpiryMs, stallMs, dlockExit }) => ({
+          run,
+          fence,
+          ms: round(pastExpiryMs),
+          runner_stall_ms: round(stallMs),
+          dlock_exit: dlockExit,
+        })),
+      orphans: perSection
+        .filter((s) => s.orphanMs > 0)
+        .map(({ run, fence, orphanMs }) => ({ run, fence, ms: round(orphanMs) })),
+      victims: perSection
+        .filter((s) => s.victim)
+        .map(({ run, fence, slackMs, dlockExit, story }) => ({
+          run,
+          fence,
+          slack_ms: slackMs === undefined ? null : round(slackMs),
+          dlock_exit: dlockExit,
+          story,
+        })),
       // Every section named above that is not a victim, with its story too (at most 20).
       others: perSection
-        .filter((s) => !s.victim && (s.pastExpiryMs > 0 || s.orphanMs > 0 || overlaps.some((o) => o.runs.includes(s.run)) || regressions.some((r) => r.run === s.run) || writes.some((w) => w.run === s.run && (!w.accepted || staleAccepted.includes(w)))))
+        .filter(
+          (s) =>
+            !s.victim &&
+            (s.pastExpiryMs > 0 ||
+              s.orphanMs > 0 ||
+              overlaps.some((o) => o.runs.includes(s.run)) ||
+              regressions.some((r) => r.run === s.run) ||
+              writes.some((w) => w.run === s.run && (!w.accepted || staleAccepted.includes(w)))),
+        )
         .slice(0, 20)
         .map(({ run, fence, dlockExit, story }) => ({ run, fence, dlock_exit: dlockExit, story })),
     },
@@ -160,7 +218,11 @@ function story(run, section, from, lockEnd) {
   return [
     `spawned +${at(run.spawnedAt)}`,
     `child began +${at(section.begin)}`,
-    ...run.events.filter((e) => e.event !== 'acquired').map((e) => `${e.event}${e.reason ? ` (${e.reason})` : ''}${e.error ? ` (${e.error})` : ''} +${at(e.received_ms)}`),
+    ...run.events
+      .filter((e) => e.event !== 'acquired')
+      .map(
+        (e) => `${e.event}${e.reason ? ` (${e.reason})` : ''}${e.error ? ` (${e.error})` : ''} +${at(e.received_ms)}`,
+      ),
     section.toldAt !== undefined ? `child told to write +${at(section.toldAt)}` : undefined,
     ...section.writes.map((w) => `child wrote ${w.accepted ? '(accepted)' : '(rejected as stale)'} +${at(w.at)}`),
     `child's last sign of life +${at(Math.max(...section.witnesses))}`,

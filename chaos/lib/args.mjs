@@ -37,10 +37,13 @@ export function parseArgs(argv) {
     } else throw new UsageError(`unknown argument: ${arg}`);
   }
   const mode = raw.smoke ? 'smoke' : 'full';
-  const seed = raw.seed === undefined ? 1 + Math.floor(Math.random() * 2 ** 31) : /^\d+$/.test(raw.seed) ? Number(raw.seed) : NaN;
-  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32) throw new UsageError(`--seed: not an integer in 0..2^32-1: "${raw.seed}"`);
+  const seed =
+    raw.seed === undefined ? 1 + Math.floor(Math.random() * 2 ** 31) : /^\d+$/.test(raw.seed) ? Number(raw.seed) : NaN;
+  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32)
+    throw new UsageError(`--seed: not an integer in 0..2^32-1: "${raw.seed}"`);
   const workers = Number(raw.workers ?? 3);
-  if (!Number.isInteger(workers) || workers < 2 || workers > 16) throw new UsageError(`--workers: an integer 2..16, not "${raw.workers}"`);
+  if (!Number.isInteger(workers) || workers < 2 || workers > 16)
+    throw new UsageError(`--workers: an integer 2..16, not "${raw.workers}"`);
   const redlockInstances = Number(raw.redlock ?? 3);
   if (![3, 5].includes(redlockInstances)) throw new UsageError(`--redlock: 3 or 5, not "${raw.redlock}"`);
   return {

@@ -22,7 +22,18 @@
 //   available()        undefined, or why the kind cannot run here (the row says "skipped")
 
 import { existsSync } from 'node:fs';
-import { flushall, proxyDelay, proxyDropReplies, proxyStall, restartInstances, restartRedis, sigkillDlock, sigstopDlock, sigstopRedis, stallDlockAtDeadline } from './inject.mjs';
+import {
+  flushall,
+  proxyDelay,
+  proxyDropReplies,
+  proxyStall,
+  restartInstances,
+  restartRedis,
+  sigkillDlock,
+  sigstopDlock,
+  sigstopRedis,
+  stallDlockAtDeadline,
+} from './inject.mjs';
 import { TcpProxy } from '../../support/tcp-proxy.mjs';
 import { startServers } from './redis.mjs';
 import { SentinelTopology, sentinelFailover } from './sentinel.mjs';

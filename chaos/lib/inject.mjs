@@ -28,7 +28,9 @@ export async function sigstopDlock({ victim, section, random, ttlMs }) {
   try {
     await sleep(pauseMs);
     const wrote = () => section.writes.length > 0 || section.closedAt !== undefined;
-    await waitUntil("the paused holder's child to write", wrote, { timeoutMs: 16 * ttlMs, everyMs: 10 }).catch(() => {});
+    await waitUntil("the paused holder's child to write", wrote, { timeoutMs: 16 * ttlMs, everyMs: 10 }).catch(
+      () => {},
+    );
   } finally {
     victim.signalWith('SIGCONT');
     stop.to = wallMs();
@@ -70,7 +72,10 @@ async function restart(victims, downMs, wipes, quorum) {
 }
 
 /** Restart the single server; `wipes` when it has no persistence (the lock and the counter are gone). */
-export const restartRedis = (wipes) => ({ servers, random, ttlMs }) => restart(servers, random.between(0, 0.5) * ttlMs, wipes, 1);
+export const restartRedis =
+  (wipes) =>
+  ({ servers, random, ttlMs }) =>
+    restart(servers, random.between(0, 0.5) * ttlMs, wipes, 1);
 
 /** FLUSHALL: the lock and its fence counter deleted under a holder. */
 export async function flushall({ servers }) {
@@ -80,8 +85,10 @@ export async function flushall({ servers }) {
 }
 
 /** Stop 1..quorum random instances (a majority down makes renewal fail), then restart them. */
-export const restartInstances = (wipes) => ({ servers, random, ttlMs, quorum }) =>
-  restart(random.sample(servers, random.int(1, quorum)), random.between(0.3, 1.5) * ttlMs, wipes, quorum);
+export const restartInstances =
+  (wipes) =>
+  ({ servers, random, ttlMs, quorum }) =>
+    restart(random.sample(servers, random.int(1, quorum)), random.between(0.3, 1.5) * ttlMs, wipes, quorum);
 
 /** Every reply 0.1 TTL late for 2-3 TTLs: renewals take longer, and must still succeed in time. */
 export async function proxyDelay({ topology, random, ttlMs }) {
@@ -136,7 +143,11 @@ const STALL_MS = 120;
 export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {
   const { proxy } = topology;
   const seen = victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired').length;
-  const renewed = await waitUntil('a renewal', () => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen], { timeoutMs: 2 * ttlMs, everyMs: 5 }).catch(() => undefined);
+  const renewed = await waitUntil(
+    'a renewal',
+    () => victim.events.filter((e) => e.event === 'renewed' || e.event === 'acquired')[seen],
+    { timeoutMs: 2 * ttlMs, everyMs: 5 },
+  ).catch(() => undefined);
   if (!renewed || victim.done) return { at: wallMs(), skipped: 'the victim did not renew' };
   proxy.stall();
   const killAt = renewed.received_ms + ttlMs - (Math.ceil(ttlMs / 100) + 2) - Math.min(200, Math.floor(ttlMs / 10));

@@ -26,7 +26,14 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
   const stalls = new StallMonitor();
   try {
     resource = await FencedResource.start(() => holds.between(...HOLD_TTLS) * ttlMs);
-    workers = new Workers({ count, urls: topology.urls, key: `chaos-${kind.name}`, ttlMs, resourcePort: resource.port, extraArgs: kind.dlockArgs });
+    workers = new Workers({
+      count,
+      urls: topology.urls,
+      key: `chaos-${kind.name}`,
+      ttlMs,
+      resourcePort: resource.port,
+      extraArgs: kind.dlockArgs,
+    });
     workers.start();
     if (!kind.inject) {
       await sleep(phaseMs);
@@ -36,14 +43,26 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
       // At least one fault per phase, more while the phase's share of --duration lasts.
       do {
         await sleep(random.between(0.5, 1.5) * ttlMs);
-        const section = await resource.nextVictim(holdMs, 6 * ttlMs + 5_000, { writeAfterNewer: kind.victimWritesAfterNewer, capMs: 4 * holdMs });
+        const section = await resource.nextVictim(holdMs, 6 * ttlMs + 5_000, {
+          writeAfterNewer: kind.victimWritesAfterNewer,
+          capMs: 4 * holdMs,
+        });
         if (!section) {
           faults.push({ skipped: 'no critical section began in time' });
           continue;
         }
         const victim = workers.runs.get(section.run);
         await sleep(random.between(...kind.injectAfterTtls) * ttlMs);
-        const fault = await kind.inject({ servers: topology.servers, topology, resource, victim, section, random, ttlMs, quorum });
+        const fault = await kind.inject({
+          servers: topology.servers,
+          topology,
+          resource,
+          victim,
+          section,
+          random,
+          ttlMs,
+          quorum,
+        });
         faults.push({ victim_run: section.run, victim_fence: section.token, ...fault });
         await Promise.race([victim.exited, timeLimit(holdMs + 4 * ttlMs)]);
       } while (wallMs() - began + cycleMs < phaseMs);
@@ -53,7 +72,9 @@ export async function runPhase(kind, { seed, ttlMs, workers: count, phaseMs, orp
       await sleep(phaseMs - (wallMs() - began));
       const healed = Math.max(0, ...faults.map((f) => f.healedAt ?? f.at ?? 0));
       const sectionAfter = () => [...resource.sections.values()].some((s) => s.begin > healed);
-      await waitUntil('a critical section after the last fault', sectionAfter, { timeoutMs: 6 * ttlMs + 2_000 }).catch(() => {});
+      await waitUntil('a critical section after the last fault', sectionAfter, { timeoutMs: 6 * ttlMs + 2_000 }).catch(
+        () => {},
+      );
     }
   } finally {
     for (const server of topology.servers) server.resume();

@@ -56,7 +56,11 @@ export function liveCount() {
 /** Clean up on exit and on SIGINT/SIGTERM/SIGHUP (exit 128+N after cleaning up). */
 export function installCleanup() {
   process.on('exit', killAll);
-  for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]]) {
+  for (const [signal, number] of [
+    ['SIGINT', 2],
+    ['SIGTERM', 15],
+    ['SIGHUP', 1],
+  ]) {
     process.on(signal, () => {
       console.error(`chaos: ${signal}: stopping every process it started`);
       killAll();

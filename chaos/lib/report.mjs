@@ -12,7 +12,7 @@ const COLUMNS = [
   ['token regressions', (r) => checked(r, 'token_regressions')],
   ['past expiry', (r) => checked(r, 'past_expiry')],
   ['orphans', (r) => checked(r, 'orphans')],
-  ['min slack ms', (r) => (r.metrics?.min_slack_ms ?? '') === '' ? '' : String(Math.round(r.metrics.min_slack_ms))],
+  ['min slack ms', (r) => ((r.metrics?.min_slack_ms ?? '') === '' ? '' : String(Math.round(r.metrics.min_slack_ms)))],
   ['result', (r) => resultText(r)],
 ];
 const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -41,8 +41,16 @@ function resultText(row) {
 export function formatTable(rows) {
   const cells = rows.map((row) => COLUMNS.map(([, cell]) => cell(row)));
   const header = COLUMNS.map(([title]) => title);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.filter((_, n) => !rows[n].skipped).map((c) => c[i].length)));
-  const line = (c) => c.map((text, i) => (i === c.length - 1 ? text : NUMERIC.has(i) ? text.padStart(widths[i]) : text.padEnd(widths[i]))).join('  ').trimEnd();
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...cells.filter((_, n) => !rows[n].skipped).map((c) => c[i].length)),
+  );
+  const line = (c) =>
+    c
+      .map((text, i) =>
+        i === c.length - 1 ? text : NUMERIC.has(i) ? text.padStart(widths[i]) : text.padEnd(widths[i]),
+      )
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
@@ -50,5 +58,9 @@ export function formatTable(rows) {
 export function formatMarkdown(rows) {
   const header = COLUMNS.map(([title]) => title);
   const cells = rows.map((row) => COLUMNS.map(([, cell]) => cell(row).replaceAll('|', '\\|')));
-  return [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (NUMERIC.has(i) ? '---:' : '---')).join('|')}|`, ...cells.map((c) => `| ${c.join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((_, i) => (NUMERIC.has(i) ? '---:' : '---')).join('|')}|`,
+    ...cells.map((c) => `| ${c.join(' | ')} |`),
+  ].join('\n');
 }

@@ -73,7 +73,18 @@ export class FencedResource {
         const [run, token, pid, at] = args;
         const request = this.victimRequest;
         const holdMs = request ? request.holdMs : this.chooseHoldMs();
-        section = { run, token, pid: Number(pid), begin: usToMs(at), witnesses: [usToMs(at)], writes: [], end: undefined, closedAt: undefined, holdMs, victim: Boolean(request) };
+        section = {
+          run,
+          token,
+          pid: Number(pid),
+          begin: usToMs(at),
+          witnesses: [usToMs(at)],
+          writes: [],
+          end: undefined,
+          closedAt: undefined,
+          holdMs,
+          victim: Boolean(request),
+        };
         this.sections.set(run, section);
         if (request?.writeAfterNewer) {
           this.awaitNewer(section, socket, holdMs);
@@ -130,10 +141,19 @@ export class FencedResource {
   decide(run, token, at) {
     const value = BigInt(token);
     const accepted = this.highest === undefined || value >= this.highest.value;
-    const write = { run, token, at, receivedAt: wallMs(), accepted, highestBefore: this.highest?.token, highestRunBefore: this.highest?.run };
+    const write = {
+      run,
+      token,
+      at,
+      receivedAt: wallMs(),
+      accepted,
+      highestBefore: this.highest?.token,
+      highestRunBefore: this.highest?.run,
+    };
     if (accepted) this.highest = { value, token, run };
     this.writes.push(write);
-    if (accepted) for (const waiting of [...this.awaiting]) if (BigInt(waiting.section.token) < value) waiting.sawNewer();
+    if (accepted)
+      for (const waiting of [...this.awaiting]) if (BigInt(waiting.section.token) < value) waiting.sawNewer();
     return write;
   }
 

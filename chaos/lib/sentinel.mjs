@@ -27,11 +27,22 @@ function fields(flat) {
 /** An INFO section as an object. */
 async function info(client, section) {
   const text = await client.info(section);
-  return Object.fromEntries(text.split('\r\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]));
+  return Object.fromEntries(
+    text
+      .split('\r\n')
+      .filter((l) => l.includes(':'))
+      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1)]),
+  );
 }
 
 function connectTo(port) {
-  return new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, lazyConnect: false, retryStrategy: () => 50 }).on('error', () => {});
+  return new Redis({
+    host: '127.0.0.1',
+    port,
+    maxRetriesPerRequest: 1,
+    lazyConnect: false,
+    retryStrategy: () => 50,
+  }).on('error', () => {});
 }
 
 /** `redis-server <conf> --sentinel` with its own (rewritable) config file. */
@@ -126,12 +137,21 @@ export class SentinelTopology {
   waitForLink() {
     const primary = this.client(this.primary.port);
     const replica = this.client(this.replica.port);
-    return waitUntil(`replica ${this.replica.port} to sync with ${this.primary.port}`, async () => {
-      const own = await info(replica, 'replication');
-      if (own.master_link_status !== 'up' || own.master_sync_in_progress !== '0' || Number(own.master_port) !== this.primary.port) return false;
-      await primary.publish('chaos:ack', '');
-      return Number(await primary.call('WAIT', 1, 100)) >= 1;
-    }, { timeoutMs: 15_000, everyMs: 20 });
+    return waitUntil(
+      `replica ${this.replica.port} to sync with ${this.primary.port}`,
+      async () => {
+        const own = await info(replica, 'replication');
+        if (
+          own.master_link_status !== 'up' ||
+          own.master_sync_in_progress !== '0' ||
+          Number(own.master_port) !== this.primary.port
+        )
+          return false;
+        await primary.publish('chaos:ack', '');
+        return Number(await primary.call('WAIT', 1, 100)) >= 1;
+      },
+      { timeoutMs: 15_000, everyMs: 20 },
+    );
   }
 
   /**
@@ -142,12 +162,21 @@ export class SentinelTopology {
    */
   waitUntilWatched(linkReported = true) {
     const sentinel = this.client(this.sentinel.port);
-    return waitUntil(`sentinel ${this.sentinel.port} to watch ${this.primary.port} and its replica ${this.replica.port}`, async () => {
-      const master = fields(await sentinel.call('SENTINEL', 'MASTER', MASTER));
-      if (master.flags !== 'master' || Number(master.port) !== this.primary.port) return false;
-      const replicas = (await sentinel.call('SENTINEL', 'REPLICAS', MASTER)).map(fields);
-      return replicas.some((r) => Number(r.port) === this.replica.port && r.flags === 'slave' && (!linkReported || r['master-link-status'] === 'ok'));
-    }, { timeoutMs: 15_000, everyMs: 20 });
+    return waitUntil(
+      `sentinel ${this.sentinel.port} to watch ${this.primary.port} and its replica ${this.replica.port}`,
+      async () => {
+        const master = fields(await sentinel.call('SENTINEL', 'MASTER', MASTER));
+        if (master.flags !== 'master' || Number(master.port) !== this.primary.port) return false;
+        const replicas = (await sentinel.call('SENTINEL', 'REPLICAS', MASTER)).map(fields);
+        return replicas.some(
+          (r) =>
+            Number(r.port) === this.replica.port &&
+            r.flags === 'slave' &&
+            (!linkReported || r['master-link-status'] === 'ok'),
+        );
+      },
+      { timeoutMs: 15_000, everyMs: 20 },
+    );
   }
 
   /** Subscribe to +switch-master first, then SENTINEL FAILOVER until accepted; resolves with the new primary's port. */
@@ -206,7 +235,13 @@ export async function sentinelFailover({ topology, resource, victim, random, ttl
   await topology.client(primary.port).call('CLIENT', 'KILL', 'TYPE', 'replica');
   // Wait for a critical section (not the victim's) to begin while the replica lags, for at
   // most the victim's remaining hold plus a TTL; then a little more, so that it may write.
-  const other = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.run !== victim.id && s.begin > at) ?? (wallMs() - at > 4 * ttlMs ? 'none' : false), { timeoutMs: 60_000, everyMs: 20 });
+  const other = await waitUntil(
+    'a section',
+    async () =>
+      [...resource.sections.values()].find((s) => s.run !== victim.id && s.begin > at) ??
+      (wallMs() - at > 4 * ttlMs ? 'none' : false),
+    { timeoutMs: 60_000, everyMs: 20 },
+  );
   await sleep(random.between(0, 0.5) * ttlMs);
   const goneAt = await killServer(primary);
   replica.resume();
@@ -221,7 +256,13 @@ export async function sentinelFailover({ topology, resource, victim, random, ttl
   await topology.waitUntilWatched(false);
   const readyAt = wallMs();
   // dlock follows +switch-master: a critical section begins through the new primary.
-  const after = await waitUntil('a section', async () => [...resource.sections.values()].find((s) => s.begin > healedAt) ?? (wallMs() - readyAt > 6 * ttlMs ? 'none' : false), { timeoutMs: 60_000, everyMs: 20 });
+  const after = await waitUntil(
+    'a section',
+    async () =>
+      [...resource.sections.values()].find((s) => s.begin > healedAt) ??
+      (wallMs() - readyAt > 6 * ttlMs ? 'none' : false),
+    { timeoutMs: 60_000, everyMs: 20 },
+  );
   return {
     at,
     healedAt,

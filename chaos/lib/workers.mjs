@@ -17,7 +17,8 @@ const BACK_OFF = new Set([69, 70]);
 /** The caller's environment without DLOCK_* settings and CI; C locale for $EPOCHREALTIME's decimal point. */
 function workerEnv() {
   const env = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
   return { ...env, LC_ALL: 'C' };
 }
 
@@ -107,7 +108,23 @@ export class Workers {
     const redis = this.urls.flatMap((url) => ['--redis', url]);
     // connect-timeout = ttl: a Redis hung at the start makes dlock exit 69 within one TTL, not 5 s
     // (a dlock already waiting rides the outage out: no --wait means forever).
-    return ['run', '--log-format', 'json', '--ttl', `${this.ttlMs}ms`, '--connect-timeout', `${this.ttlMs}ms`, ...redis, ...this.extraArgs, this.key, '--', 'bash', CLIENT, String(this.resourcePort), runId];
+    return [
+      'run',
+      '--log-format',
+      'json',
+      '--ttl',
+      `${this.ttlMs}ms`,
+      '--connect-timeout',
+      `${this.ttlMs}ms`,
+      ...redis,
+      ...this.extraArgs,
+      this.key,
+      '--',
+      'bash',
+      CLIENT,
+      String(this.resourcePort),
+      runId,
+    ];
   }
 
   start() {
@@ -127,7 +144,8 @@ export class Workers {
   /** Stop starting runs; interrupt the ones still waiting; let holders finish within `graceMs`, then SIGKILL. */
   async stop(graceMs) {
     this.stopping = true;
-    for (const run of this.runs.values()) if (!run.done && !run.acquired && !run.stops.some((s) => s.to === undefined)) run.signalWith('SIGTERM');
+    for (const run of this.runs.values())
+      if (!run.done && !run.acquired && !run.stops.some((s) => s.to === undefined)) run.signalWith('SIGTERM');
     const all = Promise.all(this.loops);
     const timer = timeLimit(graceMs).then(() => 'late');
     if ((await Promise.race([all, timer])) === 'late') {

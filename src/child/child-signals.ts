@@ -22,7 +22,12 @@ export class ChildSignals {
   /** Signal the child first, then log it: a slow stderr never delays a kill. */
   send(signal: NodeJS.Signals, reason: SignalReason): void {
     this.child.kill(signal);
-    const why = reason === 'lost' ? 'the lock was lost' : reason === 'forwarded' ? 'dlock received it' : 'it was still running after its grace';
+    const why =
+      reason === 'lost'
+        ? 'the lock was lost'
+        : reason === 'forwarded'
+          ? 'dlock received it'
+          : 'it was still running after its grace';
     this.log.event(
       'signal',
       { ...this.lock, signal, reason, pid: this.child.pid },
@@ -44,7 +49,11 @@ export class ChildSignals {
       this.send('SIGKILL', 'kill-after');
       const lateMs = Math.round(now() - at);
       if (lateMs > stallNoticeMs) {
-        this.log.event('stalled', { ...this.lock, late_ms: lateMs }, `dlock itself was stalled: its SIGKILL timer fired ${lateMs}ms late, past the moment the command had to be gone; it may have run past the lease`);
+        this.log.event(
+          'stalled',
+          { ...this.lock, late_ms: lateMs },
+          `dlock itself was stalled: its SIGKILL timer fired ${lateMs}ms late, past the moment the command had to be gone; it may have run past the lease`,
+        );
       }
     }, at - now());
   }

@@ -70,12 +70,15 @@ function checkInterpreter(shown: string, file: string, path: string | undefined,
   // As the kernel splits it: the interpreter up to a space or tab, the rest as one argument.
   const [, interpreter, argument] = /^[ \t]*([^ \t]*)[ \t]*(.*?)[ \t]*$/.exec(line)!;
   if (interpreter === '') return;
-  const bad = (what: string, reason: string, code: number) => new CommandError(`${shown}: ${printable(what)}: bad interpreter: ${reason}`, code);
+  const bad = (what: string, reason: string, code: number) =>
+    new CommandError(`${shown}: ${printable(what)}: bad interpreter: ${reason}`, code);
   try {
     checkExecutable(interpreter, interpreter);
   } catch (error) {
     if (!(error instanceof CommandError)) throw error;
-    throw error.exitCode === EXIT.notFound ? bad(interpreter, 'no such file or directory', EXIT.notFound) : bad(interpreter, 'permission denied', EXIT.notExecutable);
+    throw error.exitCode === EXIT.notFound
+      ? bad(interpreter, 'no such file or directory', EXIT.notFound)
+      : bad(interpreter, 'permission denied', EXIT.notExecutable);
   }
   if (depth >= MAX_INTERPRETER_DEPTH) return;
   const target = basename(interpreter) === 'env' ? envCommand(argument) : undefined;
@@ -117,4 +120,3 @@ function envCommand(argument: string): string | undefined {
   if (!split) return undefined;
   return split[1].split(/[ \t]+/).find((word) => word !== '' && !word.startsWith('-') && !word.includes('='));
 }
-

@@ -22,7 +22,12 @@ export interface Supervision {
 }
 
 /** Resolves to the child's exit status once it is gone. */
-export async function superviseChild(child: ChildHandle, signals: SignalRelay, lost: AbortSignal, options: Supervision): Promise<number> {
+export async function superviseChild(
+  child: ChildHandle,
+  signals: SignalRelay,
+  lost: AbortSignal,
+  options: Supervision,
+): Promise<number> {
   const { log, lock, killAfterMs } = options;
   const toChild = new ChildSignals(child, log, lock, killAfterMs);
   const forward = (signal: NodeJS.Signals, terminating: boolean) => {
@@ -46,7 +51,11 @@ function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLo
   // time is left for a SIGTERM grace.
   const stalled = reason.kind === 'expiring' && reason.deadline - now() <= 0 && onLost !== 'ignore';
   const late = reason.lateMs === undefined ? {} : { late_ms: Math.round(reason.lateMs) };
-  log.event('lost', { key, fence, reason: reason.kind, ...late }, `lost ${key} (fence ${fence}): ${reason.message}; ${stalled ? 'killing the child' : onLostText(onLost)}`);
+  log.event(
+    'lost',
+    { key, fence, reason: reason.kind, ...late },
+    `lost ${key} (fence ${fence}): ${reason.message}; ${stalled ? 'killing the child' : onLostText(onLost)}`,
+  );
   if (stalled) {
     toChild.send('SIGKILL', 'lost');
     log.event(
@@ -63,5 +72,9 @@ function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLo
 }
 
 function onLostText(onLost: OnLost): string {
-  return onLost === 'ignore' ? 'the child keeps running unprotected (--on-lost ignore)' : onLost === 'kill' ? 'killing the child' : 'terminating the child';
+  return onLost === 'ignore'
+    ? 'the child keeps running unprotected (--on-lost ignore)'
+    : onLost === 'kill'
+      ? 'killing the child'
+      : 'terminating the child';
 }

@@ -16,7 +16,15 @@ import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet } from '../lockset/open.js';
 import { disconnectAll } from '../redis/client.js';
 import { formatVariables } from '../hold/variables.js';
-import { ACK, errorFromReport, KEEPER_COMMAND, KEEPER_ENV, REPORT_FD, type KeeperReport, type KeeperRequest } from '../keeper/protocol.js';
+import {
+  ACK,
+  errorFromReport,
+  KEEPER_COMMAND,
+  KEEPER_ENV,
+  REPORT_FD,
+  type KeeperReport,
+  type KeeperRequest,
+} from '../keeper/protocol.js';
 import { isRunning } from '../keeper/runtime.js';
 import { isHeldBy } from '../hold/reentrant.js';
 import { selfCommand } from '../keeper/self.js';
@@ -44,9 +52,21 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
     const report = await readReport(keeper.stdio[REPORT_FD] as NodeJS.ReadableStream);
     if (report?.kind === 'held') {
       const slot = report.slot === undefined ? {} : { DLOCK_SLOT: String(report.slot) };
-      const written = writeStdout(formatVariables({ DLOCK_KEY: report.key, DLOCK_TOKEN: report.token, DLOCK_FENCING_TOKEN: report.fence, DLOCK_TTL_MS: String(report.ttl_ms), ...slot }, config.format));
+      const written = writeStdout(
+        formatVariables(
+          {
+            DLOCK_KEY: report.key,
+            DLOCK_TOKEN: report.token,
+            DLOCK_FENCING_TOKEN: report.fence,
+            DLOCK_TTL_MS: String(report.ttl_ms),
+            ...slot,
+          },
+          config.format,
+        ),
+      );
       // Unacknowledged, the keeper releases the lock: nobody could have.
-      if (!written) throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
+      if (!written)
+        throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
       keeper.stdin!.end(ACK);
       keeper.unref();
       return 0;
@@ -55,7 +75,8 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
     keeper.stdin!.end();
     await exited;
     if (report?.kind === 'failed') throw errorFromReport(report);
-    if (report?.kind === 'interrupted') return 128 + (os.signals[(signals.interrupted.reason ?? report.signal ?? 'SIGTERM') as NodeJS.Signals] ?? 0);
+    if (report?.kind === 'interrupted')
+      return 128 + (os.signals[(signals.interrupted.reason ?? report.signal ?? 'SIGTERM') as NodeJS.Signals] ?? 0);
     throw new Error('the keeper process exited before it reported');
   } finally {
     signals.dispose();
@@ -75,7 +96,20 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
     await hold.detach();
     const granted = hold.slotVariable(config.slotted);
     const slot = granted === undefined ? {} : { DLOCK_SLOT: String(granted) };
-    if (!writeStdout(formatVariables({ DLOCK_KEY: config.key, DLOCK_TOKEN: hold.owner, DLOCK_FENCING_TOKEN: hold.fence, DLOCK_TTL_MS: String(hold.ttlMs), ...slot }, config.format))) {
+    if (
+      !writeStdout(
+        formatVariables(
+          {
+            DLOCK_KEY: config.key,
+            DLOCK_TOKEN: hold.owner,
+            DLOCK_FENCING_TOKEN: hold.fence,
+            DLOCK_TTL_MS: String(hold.ttlMs),
+            ...slot,
+          },
+          config.format,
+        ),
+      )
+    ) {
       await hold.release();
       throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
     }
@@ -105,7 +139,7 @@ function readReport(stream: NodeJS.ReadableStream): Promise<KeeperReport | undef
 function writeStdout(text: string): boolean {
   const bytes = Buffer.from(text);
   try {
-    for (let done = 0; done < bytes.length; ) done += writeSync(1, bytes, done);
+    for (let done = 0; done < bytes.length;) done += writeSync(1, bytes, done);
     return true;
   } catch {
     return false;
@@ -137,10 +171,27 @@ async function heldByCaller(config: AcquireConfig): Promise<boolean> {
     disconnectAll(set.instances);
   }
   const log = new Logger(config.verbosity, config.logFormat);
-  log.event('acquired', { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true }, `${config.key} is already held by the caller; printing its variables`);
+  log.event(
+    'acquired',
+    { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true },
+    `${config.key} is already held by the caller; printing its variables`,
+  );
   const slot = env.DLOCK_SLOT ? { DLOCK_SLOT: env.DLOCK_SLOT } : {};
   const ttl = env.DLOCK_TTL_MS ?? String(config.ttlMs);
-  if (!writeStdout(formatVariables({ DLOCK_KEY: config.key, DLOCK_TOKEN: env.DLOCK_TOKEN, DLOCK_FENCING_TOKEN: env.DLOCK_FENCING_TOKEN, DLOCK_TTL_MS: ttl, ...slot }, config.format))) {
+  if (
+    !writeStdout(
+      formatVariables(
+        {
+          DLOCK_KEY: config.key,
+          DLOCK_TOKEN: env.DLOCK_TOKEN,
+          DLOCK_FENCING_TOKEN: env.DLOCK_FENCING_TOKEN,
+          DLOCK_TTL_MS: ttl,
+          ...slot,
+        },
+        config.format,
+      ),
+    )
+  ) {
     throw new DlockError('could not write the variables to stdout', EXIT.internal);
   }
   return true;

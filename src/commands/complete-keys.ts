@@ -30,11 +30,15 @@ export async function completeKeys(config: ConnectionConfig, typed: string): Pro
   const instances: Instance[] = [];
   try {
     // connect's own bound is later: the deadline below decides.
-    const found = await withinBound(Promise.any(config.targets.map(async (target) => {
-      const instance = await connect(target, 2 * COMPLETE_KEYS_BOUND_MS);
-      instances.push(instance);
-      return scanNames(instance, config.prefix, typed);
-    })));
+    const found = await withinBound(
+      Promise.any(
+        config.targets.map(async (target) => {
+          const instance = await connect(target, 2 * COMPLETE_KEYS_BOUND_MS);
+          instances.push(instance);
+          return scanNames(instance, config.prefix, typed);
+        }),
+      ),
+    );
     const keys = [...new Set(found)].sort().filter(isShellSafe);
     if (keys.length === 0) return 1;
     stdout.write(`${keys.join('\n')}\n`);

@@ -38,34 +38,70 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
   for (const failure of failures) {
     // A server that answered (a replica, a wrong password) says what to change in its reason.
     const message = failure.reached ? failure.reason : `cannot reach it: ${failure.reason}`;
-    results.push({ redis: failure.label, reachable: false, checks: [{ name: 'connect', status: 'FAIL', message, fix: failure.reached ? '' : 'check the URL, the network and the server' }] });
+    results.push({
+      redis: failure.label,
+      reachable: false,
+      checks: [
+        {
+          name: 'connect',
+          status: 'FAIL',
+          message,
+          fix: failure.reached ? '' : 'check the URL, the network and the server',
+        },
+      ],
+    });
   }
   const order = config.targets.map((target) => target.label);
   results.sort((a, b) => order.indexOf(a.redis.split(' ')[0]) - order.indexOf(b.redis.split(' ')[0]));
 
   const clocks = results.flatMap((r) => (r.clock ? [{ label: r.redis, ...r.clock }] : []));
-  const overall: Check[] = config.targets.length > 1 && clocks.length > 1 ? [clockSpreadCheck(clocks, options.ttlMs)] : [];
+  const overall: Check[] =
+    config.targets.length > 1 && clocks.length > 1 ? [clockSpreadCheck(clocks, options.ttlMs)] : [];
   const all = [...results.flatMap((r) => r.checks), ...overall];
-  const worst: Status = all.some((c) => c.status === 'FAIL') ? 'FAIL' : all.some((c) => c.status === 'WARN') ? 'WARN' : 'OK';
+  const worst: Status = all.some((c) => c.status === 'FAIL')
+    ? 'FAIL'
+    : all.some((c) => c.status === 'WARN')
+      ? 'WARN'
+      : 'OK';
 
   if (options.json) {
-    out.write(`${toJson({ status: worst, ttl_ms: options.ttlMs, instances: results.map(({ redis, reachable, checks }) => ({ redis, reachable, checks })), checks: overall })}\n`);
+    out.write(
+      `${toJson({ status: worst, ttl_ms: options.ttlMs, instances: results.map(({ redis, reachable, checks }) => ({ redis, reachable, checks })), checks: overall })}\n`,
+    );
   } else {
     out.write(report(results, overall, all));
   }
   if (failures.length > 0) {
-    throw new UnavailableError(`doctor could not check ${failures.length} of ${config.targets.length} instances (${failures.map(failureText).join('; ')})`);
+    throw new UnavailableError(
+      `doctor could not check ${failures.length} of ${config.targets.length} instances (${failures.map(failureText).join('; ')})`,
+    );
   }
   return worst === 'FAIL' ? 1 : 0;
 }
 
 /** One result per data node of the instance: the server, the master the sentinels name, or each master of a Cluster. */
-async function checkInstance(instance: Instance, config: ConnectionConfig, options: DoctorOptions): Promise<InstanceResult[]> {
+async function checkInstance(
+  instance: Instance,
+  config: ConnectionConfig,
+  options: DoctorOptions,
+): Promise<InstanceResult[]> {
   const { target, client } = instance;
   const nodes: { node: Redis; label: string; host: string }[] = isCluster(client)
-    ? client.nodes('master').map((node) => ({ node, label: `${target.label} node ${node.options.host}:${node.options.port}`, host: node.options.host ?? target.host }))
+    ? client
+        .nodes('master')
+        .map((node) => ({
+          node,
+          label: `${target.label} node ${node.options.host}:${node.options.port}`,
+          host: node.options.host ?? target.host,
+        }))
     : target.kind === 'sentinel'
-      ? [{ node: client, label: `${target.label} master ${client.stream?.remoteAddress}:${client.stream?.remotePort}`, host: client.stream?.remoteAddress ?? target.host }]
+      ? [
+          {
+            node: client,
+            label: `${target.label} master ${client.stream?.remoteAddress}:${client.stream?.remotePort}`,
+            host: client.stream?.remoteAddress ?? target.host,
+          },
+        ]
       : [{ node: client, label: target.label, host: target.host }];
   const context = {
     prefix: config.prefix,
@@ -90,7 +126,10 @@ const MARK: Record<Status, string> = { OK: 'OK  ', WARN: 'WARN', FAIL: 'FAIL' };
 function report(results: InstanceResult[], overall: Check[], all: Check[]): string {
   const width = Math.max(...all.map((c) => c.name.length));
   const lines = (checks: Check[]) =>
-    checks.flatMap((c) => [`  ${MARK[c.status]}  ${c.name.padEnd(width)}  ${printable(c.message)}`, ...(c.fix ? [`        ${' '.repeat(width)}  fix: ${printable(c.fix)}`] : [])]);
+    checks.flatMap((c) => [
+      `  ${MARK[c.status]}  ${c.name.padEnd(width)}  ${printable(c.message)}`,
+      ...(c.fix ? [`        ${' '.repeat(width)}  fix: ${printable(c.fix)}`] : []),
+    ]);
   const blocks = results.map((r) => [r.redis, ...lines(r.checks)].join('\n'));
   if (overall.length > 0) blocks.push(['between the Redlock instances', ...lines(overall)].join('\n'));
   const count = (status: Status) => all.filter((c) => c.status === status).length;

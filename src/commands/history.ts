@@ -14,7 +14,12 @@ export interface HistoryOptions {
   json: boolean;
 }
 
-export async function history(config: ConnectionConfig, key: string, options: HistoryOptions, out: Output = stdout): Promise<number> {
+export async function history(
+  config: ConnectionConfig,
+  key: string,
+  options: HistoryOptions,
+  out: Output = stdout,
+): Promise<number> {
   const set = await openLockSet(config, key);
   try {
     const instance = set.instances[0];

@@ -19,35 +19,69 @@ import { releaseAsOwner } from '../keeper/owner.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
-export async function release(config: ConnectionConfig, key: string, options: { force: boolean; now?: boolean; token?: string; slot?: number }, out: Output = stdout): Promise<number> {
+export async function release(
+  config: ConnectionConfig,
+  key: string,
+  options: { force: boolean; now?: boolean; token?: string; slot?: number },
+  out: Output = stdout,
+): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
-    if (options.token === undefined) throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
+    if (options.token === undefined)
+      throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
     return releaseAsOwner(config, key, options.token, log);
   }
   const set = await openLockSet(config, key);
   try {
-    const results = await Promise.allSettled(set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now), options.slot)));
-    const removed = results.flatMap((r) => (r.status === 'fulfilled' ? r.value.holders.map((holder) => ({ ...holder, closedForMs: r.value.closedForMs })) : []));
+    const results = await Promise.allSettled(
+      set.instances.map((instance) =>
+        forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now), options.slot),
+      ),
+    );
+    const removed = results.flatMap((r) =>
+      r.status === 'fulfilled'
+        ? r.value.holders.map((holder) => ({ ...holder, closedForMs: r.value.closedForMs }))
+        : [],
+    );
     const failed = [
-      ...results.flatMap((r, i) => (r.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, r.reason)] : [])),
+      ...results.flatMap((r, i) =>
+        r.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, r.reason)] : [],
+      ),
       ...set.unreachable,
     ];
     // Nothing removed: the error alone says why. Else an instance we could not reach may still
     // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
-    for (const failure of failed.map(failureText)) log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
+    for (const failure of failed.map(failureText))
+      log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
-      out.write(`${key}: ${options.slot === undefined ? 'not held' : `slot ${options.slot} not held`}; nothing released\n`);
+      out.write(
+        `${key}: ${options.slot === undefined ? 'not held' : `slot ${options.slot} not held`}; nothing released\n`,
+      );
       return 1;
     }
-    const identity = (holder: (typeof removed)[number]) => (holder.owner && holder.owner !== REMOVED ? holder.owner : `${holder.owner}:${holder.host}:${holder.pid}:${holder.fence}:${holder.slot}`);
+    const identity = (holder: (typeof removed)[number]) =>
+      holder.owner && holder.owner !== REMOVED
+        ? holder.owner
+        : `${holder.owner}:${holder.host}:${holder.pid}:${holder.fence}:${holder.slot}`;
     const owners = new Map(removed.map((holder) => [identity(holder), holder]));
     for (const holder of owners.values()) {
-      const what = holder.owner === '' ? describeHolder(holder) : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
+      const what =
+        holder.owner === ''
+          ? describeHolder(holder)
+          : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
       out.write(`${text}\n`);
-      log.event('force-released', { key, fence: holder.fence, holder: publicHolder(holder, undefined), closed_for_ms: options.now ? 0 : holder.closedForMs }, text);
+      log.event(
+        'force-released',
+        {
+          key,
+          fence: holder.fence,
+          holder: publicHolder(holder, undefined),
+          closed_for_ms: options.now ? 0 : holder.closedForMs,
+        },
+        text,
+      );
     }
     return 0;
   } finally {

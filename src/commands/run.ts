@@ -41,12 +41,22 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     let exitStatus = '';
     try {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
-      if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
+      if (hold.lost.aborted)
+        throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
       const slot = hold.slotVariable(config.slotted);
-      const child = prepared?.start(hold.fence, slot) ?? (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
-      const status = await superviseChild(child, signals, hold.lost, { log, lock: { key: config.key, fence: hold.fence }, onLost: config.onLost, killAfterMs: config.killAfterMs, ttlMs: hold.ttlMs });
+      const child =
+        prepared?.start(hold.fence, slot) ??
+        (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
+      const status = await superviseChild(child, signals, hold.lost, {
+        log,
+        lock: { key: config.key, fence: hold.fence },
+        onLost: config.onLost,
+        killAfterMs: config.killAfterMs,
+        ttlMs: hold.ttlMs,
+      });
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
-      if (hold.lost.aborted) throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
+      if (hold.lost.aborted)
+        throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
       return status;
     } finally {
       await hold.release(exitStatus);
@@ -63,17 +73,41 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
  * made ready while waiting) DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots, are left out: the
  * grant brings them (launcher.ts).
  */
-function commandEnv(config: RunConfig, owner: string, grant?: { fence: string; slot: number | undefined }): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DLOCK_KEY: config.key, DLOCK_TOKEN: owner, DLOCK_TTL_MS: String(config.ttlMs) };
+function commandEnv(
+  config: RunConfig,
+  owner: string,
+  grant?: { fence: string; slot: number | undefined },
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DLOCK_KEY: config.key,
+    DLOCK_TOKEN: owner,
+    DLOCK_TTL_MS: String(config.ttlMs),
+  };
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
-  return { ...env, DLOCK_FENCING_TOKEN: grant.fence, ...(grant.slot === undefined ? {} : { DLOCK_SLOT: String(grant.slot) }) };
+  return {
+    ...env,
+    DLOCK_FENCING_TOKEN: grant.fence,
+    ...(grant.slot === undefined ? {} : { DLOCK_SLOT: String(grant.slot) }),
+  };
 }
 
 /** A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock. */
-async function runUnderParent(config: RunConfig, env: Env, file: string, args: string[], signals: SignalRelay, log: Logger): Promise<number> {
-  log.event('acquired', { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true }, `${config.key} is already held by the calling dlock; running under it`);
+async function runUnderParent(
+  config: RunConfig,
+  env: Env,
+  file: string,
+  args: string[],
+  signals: SignalRelay,
+  log: Logger,
+): Promise<number> {
+  log.event(
+    'acquired',
+    { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true },
+    `${config.key} is already held by the calling dlock; running under it`,
+  );
   const child = await spawnChild(file, args, process.env);
   const toChild = new ChildSignals(child, log, { key: config.key, fence: env.DLOCK_FENCING_TOKEN }, config.killAfterMs);
   signals.forwardTo((signal) => toChild.send(signal, 'forwarded'));

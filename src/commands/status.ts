@@ -17,7 +17,15 @@ import { stdout, type Output } from '../output.js';
 import { now, TimeoutError, withTimeout } from '../clock.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { deadPidText } from '../views/dead-pid.js';
-import { inspectAll, majority, publicHolder, publicView, publicWaiter, type InstanceView, type Verdict } from '../views/instance-views.js';
+import {
+  inspectAll,
+  majority,
+  publicHolder,
+  publicView,
+  publicWaiter,
+  type InstanceView,
+  type Verdict,
+} from '../views/instance-views.js';
 import type { LockState } from '../lock/inspect.js';
 
 export interface StatusOptions {
@@ -25,17 +33,34 @@ export interface StatusOptions {
 }
 
 /** The report goes to `out` (stdout); errors and warnings are thrown or logged to stderr. */
-export async function status(config: ConnectionConfig, key: string | undefined, options: StatusOptions, out: Output = stdout): Promise<number> {
+export async function status(
+  config: ConnectionConfig,
+  key: string | undefined,
+  options: StatusOptions,
+  out: Output = stdout,
+): Promise<number> {
   const set = await openLockSet(config, key ?? '');
   try {
-    return key === undefined ? await listHeld(set, config, options, out) : await showKey(set, config, key, options, out);
+    return key === undefined
+      ? await listHeld(set, config, options, out)
+      : await showKey(set, config, key, options, out);
   } finally {
     disconnectAll(set.instances);
   }
 }
 
-async function showKey(set: LockSet, config: ConnectionConfig, key: string, options: StatusOptions, out: Output): Promise<number> {
-  const views = await inspectAll(set, set.keys, config.targets.map((target) => target.label));
+async function showKey(
+  set: LockSet,
+  config: ConnectionConfig,
+  key: string,
+  options: StatusOptions,
+  out: Output,
+): Promise<number> {
+  const views = await inspectAll(
+    set,
+    set.keys,
+    config.targets.map((target) => target.label),
+  );
   const { verdict, agreed } = majority(views, set.total);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
   if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
@@ -66,14 +91,19 @@ async function showKey(set: LockSet, config: ConnectionConfig, key: string, opti
     if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
   }
   if (verdict === 'unknown') {
-    throw new UnavailableError(`cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.map(failureText).join('; ')})`);
+    throw new UnavailableError(
+      `cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.map(failureText).join('; ')})`,
+    );
   }
   return verdict === 'held' ? 0 : 1;
 }
 
 /** The holder as status shows it; every field from the hash is escaped (it may be forged). */
 export function describe(key: string, holder: Holder, pttlMs: number, nowMs: number = Date.now()): string {
-  const since = holder.sinceMs === undefined ? 'unknown' : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
+  const since =
+    holder.sinceMs === undefined
+      ? 'unknown'
+      : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
   const lines = [
     `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${printable(holder.host)}`,
@@ -89,14 +119,21 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
 /** Every holder of --slots/--shared, one row each; fields escaped (they may be forged). */
 export function describeHolders(key: string, state: LockState, nowMs: number = Date.now()): string {
   const { mode, holders } = state;
-  const title = mode.kind === 'slots' ? `${printable(key)}: held, ${holders.length} of ${mode.slots} slots taken (--slots ${mode.slots})` : `${printable(key)}: held by ${holders.length} shared holder${holders.length === 1 ? '' : 's'} (--shared)`;
-  const cells = [[mode.kind === 'slots' ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
+  const title =
+    mode.kind === 'slots'
+      ? `${printable(key)}: held, ${holders.length} of ${mode.slots} slots taken (--slots ${mode.slots})`
+      : `${printable(key)}: held by ${holders.length} shared holder${holders.length === 1 ? '' : 's'} (--shared)`;
+  const cells = [
+    [mode.kind === 'slots' ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND'],
+  ].concat(
     holders.map((holder) => [
       holder.slot !== undefined ? String(holder.slot) : 'shared',
       printable(holder.host),
       `${printable(holder.pid)}${deadPidText(holder, holder.ttlLeftMs ?? -1) ? ' (not running)' : ''}`,
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
-      holder.ttlLeftMs === undefined ? 'unknown' : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
+      holder.ttlLeftMs === undefined
+        ? 'unknown'
+        : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
       printable(holder.fence),
       printable(holder.cmd),
     ]),
@@ -131,8 +168,12 @@ function pidNote(holder: Holder, pttlMs: number): string {
 }
 
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
-  const lines = views.map((v) => `  ${v.redis}  ${v.error ? `error: ${printable(v.error)}` : v.holder ? `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})` : 'free'}`);
-  const summary = verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
+  const lines = views.map(
+    (v) =>
+      `  ${v.redis}  ${v.error ? `error: ${printable(v.error)}` : v.holder ? `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})` : 'free'}`,
+  );
+  const summary =
+    verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
   return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
 }
 
@@ -144,12 +185,21 @@ function describeInstances(views: InstanceView[], total: number, verdict: Verdic
  */
 async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: Output): Promise<number> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
-  const failures = [...scans.flatMap((s, i) => (s.status === 'rejected' ? [failureText(instanceFailure(set.instances[i].target.label, s.reason))] : [])), ...set.unreachable.map(failureText)];
+  const failures = [
+    ...scans.flatMap((s, i) =>
+      s.status === 'rejected' ? [failureText(instanceFailure(set.instances[i].target.label, s.reason))] : [],
+    ),
+    ...set.unreachable.map(failureText),
+  ];
   if (failures.length >= quorumSize(set.total)) {
-    throw new UnavailableError(`cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`);
+    throw new UnavailableError(
+      `cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`,
+    );
   }
   const names = new Set(scans.flatMap((s) => (s.status === 'fulfilled' ? s.value : [])));
-  const keys = [...names].flatMap((name) => keyFromLockName(config.prefix, name) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const keys = [...names]
+    .flatMap((name) => keyFromLockName(config.prefix, name) ?? [])
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const order = config.targets.map((target) => target.label);
   const rows: [string, { holder: Holder; ttlMs: number; all?: Holder[]; waiting?: number }][] = [];
   // A lock that could not be read is listed as such, never left out (exit 69 after the list).
@@ -158,8 +208,20 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
     const views = await inspectAll(set, lockKeys(config.prefix, key), order);
     const { verdict, agreed } = majority(views, set.total);
     const state = set.total === 1 ? views[0]?.state : undefined;
-    if (agreed) rows.push([key, { holder: agreed.holder!, ttlMs: agreed.ttl_ms ?? -1, ...(state ? { all: state.holders, waiting: state.lineLength } : {}) }]);
-    else if (verdict === 'unknown') unreadable.push({ key, error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; ') });
+    if (agreed)
+      rows.push([
+        key,
+        {
+          holder: agreed.holder!,
+          ttlMs: agreed.ttl_ms ?? -1,
+          ...(state ? { all: state.holders, waiting: state.lineLength } : {}),
+        },
+      ]);
+    else if (verdict === 'unknown')
+      unreadable.push({
+        key,
+        error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; '),
+      });
   }
   // A name SCAN found can be anything (a forged hash): it is cut for showing, looked up whole.
   if (options.json) {
@@ -178,22 +240,41 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
   } else {
     // A --slots/--shared lock: one row per holder, its slot (or "shared") after the key.
     const perHolder = rows.flatMap(([key, { holder, ttlMs, all }]) =>
-      all && all.length > 0 && (all[0].slot !== undefined || all[0].shared) ? all.map((h) => ({ key, holder: h, ttlMs: h.ttlLeftMs ?? ttlMs, tag: h.slot !== undefined ? `slot ${h.slot}` : 'shared' })) : [{ key, holder, ttlMs }],
+      all && all.length > 0 && (all[0].slot !== undefined || all[0].shared)
+        ? all.map((h) => ({
+            key,
+            holder: h,
+            ttlMs: h.ttlLeftMs ?? ttlMs,
+            tag: h.slot !== undefined ? `slot ${h.slot}` : 'shared',
+          }))
+        : [{ key, holder, ttlMs }],
     );
     const shown = rows.length > 0 ? table(perHolder) : '';
     out.write(shown);
-    const width = Math.max(3, ...shown.split('\n').map((line) => line.indexOf('  ')).filter((i) => i > 0));
-    for (const { key, error } of unreadable) out.write(`${printable(cut(key)).padEnd(width)}  unreadable: ${printable(error)}\n`);
+    const width = Math.max(
+      3,
+      ...shown
+        .split('\n')
+        .map((line) => line.indexOf('  '))
+        .filter((i) => i > 0),
+    );
+    for (const { key, error } of unreadable)
+      out.write(`${printable(cut(key)).padEnd(width)}  unreadable: ${printable(error)}\n`);
   }
   if (unreadable.length > 0) {
     const which = unreadable.map(({ key, error }) => `${cut(key)}: ${error}`).join('; ');
-    throw new UnavailableError(`could not read ${unreadable.length} of the ${keys.length} locks under ${config.prefix} (${which})`);
+    throw new UnavailableError(
+      `could not read ${unreadable.length} of the ${keys.length} locks under ${config.prefix} (${which})`,
+    );
   }
   return rows.length > 0 ? 0 : 1;
 }
 
 /** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
-export function table(rows: { key: string; holder: Holder; ttlMs: number; tag?: string }[], nowMs: number = Date.now()): string {
+export function table(
+  rows: { key: string; holder: Holder; ttlMs: number; tag?: string }[],
+  nowMs: number = Date.now(),
+): string {
   const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
     rows.map(({ key, holder, ttlMs, tag }) => [
       `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
@@ -211,9 +292,12 @@ export function table(rows: { key: string; holder: Holder; ttlMs: number; tag?: 
 /** Rows of cells as aligned columns (the last one unpadded). */
 function columns(cells: string[][]): string {
   const widths = cells[0].map((_, c) => Math.max(...cells.map((row) => row[c].length)));
-  return cells.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n') + '\n';
+  return (
+    cells
+      .map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+      .join('\n') + '\n'
+  );
 }
-
 
 /**
  * Every lock hash name on one instance. The whole listing gets --connect-timeout: a server
@@ -223,7 +307,10 @@ async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<
   const names: string[] = [];
   const deadline = now() + config.connectTimeoutMs;
   let pages = 0;
-  const unfinished = () => new AnsweredError(`SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one lists more keys)`);
+  const unfinished = () =>
+    new AnsweredError(
+      `SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one lists more keys)`,
+    );
   for (const node of masterNodes(instance.client)) {
     let cursor = '0';
     do {

@@ -34,25 +34,39 @@ export function renderBash(spec: ProgramSpec, install: InstallLines): string {
   const values = new Map<string, string[]>();
   const operands = new Map<string, string[]>();
   const data = [
-    variable('_dlock_commands', spec.commands.map((command) => command.name)),
+    variable(
+      '_dlock_commands',
+      spec.commands.map((command) => command.name),
+    ),
     variable('_dlock_global_opts', spec.options.flatMap(spellings)),
-    variable('_dlock_runs_command', spec.commands.filter((command) => command.runsCommand).map(({ name }) => name)),
-    '# Each command\'s options, and those of them that take the next word as their value.',
+    variable(
+      '_dlock_runs_command',
+      spec.commands.filter((command) => command.runsCommand).map(({ name }) => name),
+    ),
+    "# Each command's options, and those of them that take the next word as their value.",
   ];
   for (const command of spec.commands) {
     const name = command.name.replace(/-/g, '_');
     data.push(variable(`_dlock_opts_${name}`, command.options.flatMap(spellings)));
     data.push(variable(`_dlock_value_opts_${name}`, valueOptions(command.options)));
     for (const option of command.options) {
-      const action = option.choices ? words(option.choices)
-        : option.kind === 'file' ? '_dlock_files'
-        : option.kind === 'pid' ? '_dlock_pids' : undefined;
+      const action = option.choices
+        ? words(option.choices)
+        : option.kind === 'file'
+          ? '_dlock_files'
+          : option.kind === 'pid'
+            ? '_dlock_pids'
+            : undefined;
       if (action) for (const flag of spellings(option)) add(values, action, `'${command.name} ${flag}'`);
     }
     command.arguments.forEach((argument, index) => {
-      const action = argument.choices ? words(argument.choices)
-        : argument.kind === 'key' ? '_dlock_keys'
-        : argument.kind === 'command' ? 'COMPREPLY=($(compgen -W "$_dlock_commands" -- "$cur"))' : undefined;
+      const action = argument.choices
+        ? words(argument.choices)
+        : argument.kind === 'key'
+          ? '_dlock_keys'
+          : argument.kind === 'command'
+            ? 'COMPREPLY=($(compgen -W "$_dlock_commands" -- "$cur"))'
+            : undefined;
       if (action) add(operands, action, argument.variadic ? `'${command.name} '*` : `'${command.name} ${index}'`);
     });
   }

@@ -53,7 +53,10 @@ const help = new Help();
 
 /** The first clause of a help text, without parentheses: short enough for a completion menu. */
 export function summarize(text: string): string {
-  return text.replace(/\s*\([^()]*\)/g, '').split(/[:;] /)[0]!.trim();
+  return text
+    .replace(/\s*\([^()]*\)/g, '')
+    .split(/[:;] /)[0]!
+    .trim();
 }
 
 /** A placeholder names a kind the shells can complete: <file>, <pid>, <key>. */

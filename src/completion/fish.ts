@@ -10,11 +10,15 @@ import { continued, fill, quote } from './text.js';
 /** The arguments of `complete` for one option, after its condition. */
 function optionArguments(option: OptionSpec): string {
   const names = [option.short ? `-s ${option.short.slice(1)}` : '', `-l ${option.long.replace(/^--?/, '')}`];
-  const value = !option.value ? ''
-    : option.choices ? `-x -a ${quote(option.choices.join(' '))}`
-    : option.kind === 'file' ? '-r -F'
-    : option.kind === 'pid' ? "-x -a '(__fish_complete_pids)'"
-    : '-x';
+  const value = !option.value
+    ? ''
+    : option.choices
+      ? `-x -a ${quote(option.choices.join(' '))}`
+      : option.kind === 'file'
+        ? '-r -F'
+        : option.kind === 'pid'
+          ? "-x -a '(__fish_complete_pids)'"
+          : '-x';
   return [...names, value, `-d ${quote(option.summary)}`].filter(Boolean).join(' ');
 }
 
@@ -54,7 +58,8 @@ export function renderFish(spec: ProgramSpec, install: InstallLines): string {
     '',
     '# The options of each command',
     ...[...options].map(([line, commands]) =>
-      continued(`complete -c dlock -n ${quote(`__dlock_using ${commands.join(' ')}`)}`, [line], '  ')),
+      continued(`complete -c dlock -n ${quote(`__dlock_using ${commands.join(' ')}`)}`, [line], '  '),
+    ),
     '',
     '# Operands: lock names, shells, commands',
     ...operands,

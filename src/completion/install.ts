@@ -17,8 +17,5 @@ export const INSTALL_LINES: InstallLines = {
     'dlock completion zsh > ~/.zfunc/_dlock',
     "echo 'fpath=(~/.zfunc $fpath); autoload -Uz compinit && compinit' >> ~/.zshrc",
   ],
-  fish: [
-    'mkdir -p ~/.config/fish/completions',
-    'dlock completion fish > ~/.config/fish/completions/dlock.fish',
-  ],
+  fish: ['mkdir -p ~/.config/fish/completions', 'dlock completion fish > ~/.config/fish/completions/dlock.fish'],
 };

@@ -68,8 +68,11 @@ export function renderZsh(spec: ProgramSpec, install: InstallLines): string {
   const globals = [
     array('local -a global_options', spec.options.map(optionSpec)),
     `  local -a global_flags=(${flags.flatMap(spellings).join(' ')})`,
-    '  # Not `commands`: that name is zsh\'s hash of the commands on $PATH, which _normal needs.',
-    array('local -a dlock_commands', spec.commands.map(({ name, summary }) => quote(`${name}:${field(summary)}`))),
+    "  # Not `commands`: that name is zsh's hash of the commands on $PATH, which _normal needs.",
+    array(
+      'local -a dlock_commands',
+      spec.commands.map(({ name, summary }) => quote(`${name}:${field(summary)}`)),
+    ),
   ];
   return fill(template, {
     INSTALL: install.zsh.map((line) => `#   ${line}`).join('\n'),

@@ -28,11 +28,25 @@ export function maxmemoryCheck(policy: string, maxmemoryBytes: number | undefine
   const fix = 'CONFIG SET maxmemory-policy noeviction (and set it in redis.conf)';
   if (policy === 'noeviction') return ok(name, 'noeviction: nothing dlock stores is ever evicted');
   if (policy.startsWith('allkeys-')) {
-    return { name, status: 'FAIL', message: `${policy}: once memory reaches maxmemory, Redis may evict a fence counter and the next holder's fencing token goes back (4 -> 1)`, fix };
+    return {
+      name,
+      status: 'FAIL',
+      message: `${policy}: once memory reaches maxmemory, Redis may evict a fence counter and the next holder's fencing token goes back (4 -> 1)`,
+      fix,
+    };
   }
   if (policy.startsWith('volatile-')) {
-    if (!maxmemoryBytes) return ok(name, `${policy} without a maxmemory limit: nothing is evicted (fence counters have no TTL, so are never candidates)`);
-    return { name, status: 'WARN', message: `${policy} with maxmemory ${maxmemoryBytes} bytes: fence counters are safe (no TTL), but a held lock (it has a TTL) can be evicted when memory fills; its holder notices at the next renewal, and only fencing protects the resource until then`, fix };
+    if (!maxmemoryBytes)
+      return ok(
+        name,
+        `${policy} without a maxmemory limit: nothing is evicted (fence counters have no TTL, so are never candidates)`,
+      );
+    return {
+      name,
+      status: 'WARN',
+      message: `${policy} with maxmemory ${maxmemoryBytes} bytes: fence counters are safe (no TTL), but a held lock (it has a TTL) can be evicted when memory fills; its holder notices at the next renewal, and only fencing protects the resource until then`,
+      fix,
+    };
   }
   return { name, status: 'WARN', message: `unknown policy "${policy}"`, fix };
 }
@@ -41,19 +55,44 @@ export function maxmemoryCheck(policy: string, maxmemoryBytes: number | undefine
 export function persistenceCheck(aof: boolean, appendfsync: string | undefined, whyUnknown = ''): Check {
   const name = 'persistence';
   if (!aof) {
-    return { name, status: 'WARN', message: 'no AOF: a restart loses held locks and rolls the fence counters back to the last RDB snapshot (or to nothing), so fencing tokens go back', fix: 'CONFIG SET appendonly yes and CONFIG SET appendfsync always (and in redis.conf)' };
+    return {
+      name,
+      status: 'WARN',
+      message:
+        'no AOF: a restart loses held locks and rolls the fence counters back to the last RDB snapshot (or to nothing), so fencing tokens go back',
+      fix: 'CONFIG SET appendonly yes and CONFIG SET appendfsync always (and in redis.conf)',
+    };
   }
-  if (appendfsync === 'always') return ok(name, 'AOF with appendfsync always: every acknowledged lock and fence survives a crash');
-  if (appendfsync === undefined) return unknown(name, 'AOF is on, appendfsync', `CONFIG GET: ${whyUnknown}`, 'grant +config|get, or run doctor as an admin user too');
-  const loses = appendfsync === 'everysec' ? 'up to a second of writes' : 'the writes the OS had not flushed (up to ~30s)';
-  return { name, status: 'WARN', message: `AOF with appendfsync ${appendfsync}: a crash of the Redis process survives, but a crash of its host loses ${loses}, and a fence counter raised then goes back`, fix: 'CONFIG SET appendfsync always (and in redis.conf): each write waits for fsync' };
+  if (appendfsync === 'always')
+    return ok(name, 'AOF with appendfsync always: every acknowledged lock and fence survives a crash');
+  if (appendfsync === undefined)
+    return unknown(
+      name,
+      'AOF is on, appendfsync',
+      `CONFIG GET: ${whyUnknown}`,
+      'grant +config|get, or run doctor as an admin user too',
+    );
+  const loses =
+    appendfsync === 'everysec' ? 'up to a second of writes' : 'the writes the OS had not flushed (up to ~30s)';
+  return {
+    name,
+    status: 'WARN',
+    message: `AOF with appendfsync ${appendfsync}: a crash of the Redis process survives, but a crash of its host loses ${loses}, and a fence counter raised then goes back`,
+    fix: 'CONFIG SET appendfsync always (and in redis.conf): each write waits for fsync',
+  };
 }
 
 /** A failover can promote a replica that never got the lock or the latest fence. */
 export function replicasCheck(replicas: number, minReplicasToWrite: number | undefined, whyUnknown = ''): Check {
   const name = 'replicas';
   if (replicas === 0) return ok(name, 'no replicas');
-  if (minReplicasToWrite === undefined) return unknown(name, `${replicas} replica(s), min-replicas-to-write`, `CONFIG GET: ${whyUnknown}`, 'grant +config|get, or run doctor as an admin user too');
+  if (minReplicasToWrite === undefined)
+    return unknown(
+      name,
+      `${replicas} replica(s), min-replicas-to-write`,
+      `CONFIG GET: ${whyUnknown}`,
+      'grant +config|get, or run doctor as an admin user too',
+    );
   if (minReplicasToWrite > 0) return ok(name, `${replicas} replica(s), min-replicas-to-write ${minReplicasToWrite}`);
   return {
     name,
@@ -66,11 +105,29 @@ export function replicasCheck(replicas: number, minReplicasToWrite: number | und
 /** The lock scripts set several hash fields in one HSET (4.0); status lists with SCAN ... TYPE (6.0). */
 export function versionCheck(version: string | undefined): Check {
   const name = 'version';
-  if (version === undefined) return unknown(name, 'the server version', 'neither INFO nor HELLO answered it', 'run doctor with a user that may run INFO');
+  if (version === undefined)
+    return unknown(
+      name,
+      'the server version',
+      'neither INFO nor HELLO answered it',
+      'run doctor with a user that may run INFO',
+    );
   const major = Number(version.split('.')[0]);
   const fix = 'upgrade Redis (6.0 or later; 7 for the ACL check)';
-  if (!(major >= 4)) return { name, status: 'FAIL', message: `Redis ${version}: dlock's lock scripts need 4.0 or later (HSET with several fields)`, fix };
-  if (major < 6) return { name, status: 'WARN', message: `Redis ${version}: locks work, but \`dlock status\` without a key needs 6.0 (SCAN ... TYPE), and there are no ACLs or TLS before 6.0`, fix };
+  if (!(major >= 4))
+    return {
+      name,
+      status: 'FAIL',
+      message: `Redis ${version}: dlock's lock scripts need 4.0 or later (HSET with several fields)`,
+      fix,
+    };
+  if (major < 6)
+    return {
+      name,
+      status: 'WARN',
+      message: `Redis ${version}: locks work, but \`dlock status\` without a key needs 6.0 (SCAN ... TYPE), and there are no ACLs or TLS before 6.0`,
+      fix,
+    };
   return ok(name, `Redis ${version}`);
 }
 
@@ -81,7 +138,12 @@ export function tlsCheck(tls: boolean, host: string): Check {
   const name = 'tls';
   if (tls) return ok(name, 'TLS (rediss://), certificate verified');
   if (LOOPBACK.test(host)) return ok(name, `plain TCP to ${host} (loopback: it does not leave this host)`);
-  return { name, status: 'WARN', message: `plain TCP to ${host}: the password and the owner tokens cross the network in clear`, fix: 'enable TLS on the server (tls-port) and use rediss:// URLs' };
+  return {
+    name,
+    status: 'WARN',
+    message: `plain TCP to ${host}: the password and the owner tokens cross the network in clear`,
+    fix: 'enable TLS on the server (tls-port) and use rediss:// URLs',
+  };
 }
 
 /**
@@ -105,13 +167,28 @@ export function clockCheck(offsetMs: number, uncertaintyMs: number, ttlMs: numbe
   const side = offsetMs >= 0 ? 'ahead of' : 'behind';
   const measured = `the server's clock is ${formatDuration(Math.abs(offsetMs))} ${side} this host's (±${formatDuration(Math.ceil(uncertaintyMs))})`;
   const fix = 'synchronise both clocks (chrony or ntpd, slewing rather than stepping)';
-  if (surely > failMs) return { name, status: 'FAIL', message: `${measured}, more than ${formatDuration(failMs)} (2/3 of a ${formatDuration(ttlMs)} TTL): the step that corrects it expires leases before their next renewal`, fix };
-  if (surely > warnMs) return { name, status: 'WARN', message: `${measured}, more than ${formatDuration(warnMs)} (dlock's margin at a ${formatDuration(ttlMs)} TTL): the step that corrects it can end a lease before dlock's own deadline`, fix };
+  if (surely > failMs)
+    return {
+      name,
+      status: 'FAIL',
+      message: `${measured}, more than ${formatDuration(failMs)} (2/3 of a ${formatDuration(ttlMs)} TTL): the step that corrects it expires leases before their next renewal`,
+      fix,
+    };
+  if (surely > warnMs)
+    return {
+      name,
+      status: 'WARN',
+      message: `${measured}, more than ${formatDuration(warnMs)} (dlock's margin at a ${formatDuration(ttlMs)} TTL): the step that corrects it can end a lease before dlock's own deadline`,
+      fix,
+    };
   return ok(name, `${measured}; within ${formatDuration(warnMs)}`);
 }
 
 /** Redlock: instances' clocks against each other, from their offsets to this host. */
-export function clockSpreadCheck(offsets: { label: string; offsetMs: number; uncertaintyMs: number }[], ttlMs: number): Check {
+export function clockSpreadCheck(
+  offsets: { label: string; offsetMs: number; uncertaintyMs: number }[],
+  ttlMs: number,
+): Check {
   const name = 'clock spread';
   let worst = { gap: 0, a: offsets[0], b: offsets[0] };
   for (const a of offsets) {
@@ -121,13 +198,14 @@ export function clockSpreadCheck(offsets: { label: string; offsetMs: number; unc
     }
   }
   const { warnMs } = clockLimits(ttlMs);
-  if (worst.gap <= warnMs) return ok(name, `the ${offsets.length} instances' clocks agree within ${formatDuration(warnMs)}`);
+  if (worst.gap <= warnMs)
+    return ok(name, `the ${offsets.length} instances' clocks agree within ${formatDuration(warnMs)}`);
   const between = Math.abs(worst.a.offsetMs - worst.b.offsetMs);
   return {
     name,
     status: 'WARN',
     message: `${worst.a.label} and ${worst.b.label} differ by ${formatDuration(between)}: at least one of them is not synchronised, and the step that corrects it shortens the leases on it`,
-    fix: 'synchronise the Redis hosts\' clocks (chrony or ntpd, slewing rather than stepping)',
+    fix: "synchronise the Redis hosts' clocks (chrony or ntpd, slewing rather than stepping)",
   };
 }
 
@@ -139,7 +217,19 @@ export function clockSpreadCheck(offsets: { label: string; offsetMs: number; unc
 export function rttCheck(rttMs: number, timeoutMs: number, ttlMs: number): Check {
   const name = 'round trip';
   const measured = `${rttMs < 10 ? `${rttMs.toFixed(1)}ms` : formatDuration(rttMs)} (median of 5)`;
-  if (rttMs >= timeoutMs) return { name, status: 'FAIL', message: `${measured}: at least the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL, so taking and renewing locks times out`, fix: 'run dlock closer to Redis, or use a longer --ttl and --connect-timeout' };
-  if (rttMs > timeoutMs / 10) return { name, status: 'WARN', message: `${measured}: more than a tenth of the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL; one slow answer fails a renewal`, fix: 'run dlock closer to Redis, or use a longer --ttl' };
+  if (rttMs >= timeoutMs)
+    return {
+      name,
+      status: 'FAIL',
+      message: `${measured}: at least the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL, so taking and renewing locks times out`,
+      fix: 'run dlock closer to Redis, or use a longer --ttl and --connect-timeout',
+    };
+  if (rttMs > timeoutMs / 10)
+    return {
+      name,
+      status: 'WARN',
+      message: `${measured}: more than a tenth of the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL; one slow answer fails a renewal`,
+      fix: 'run dlock closer to Redis, or use a longer --ttl',
+    };
   return ok(name, `${measured}, against ${formatDuration(timeoutMs)} per request at a ${formatDuration(ttlMs)} TTL`);
 }

@@ -46,19 +46,72 @@ const GRANTS: Grant[] = [
   { argv: (k) => ['zadd', k.line, '1', 'x'], grant: '+zadd ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
   { argv: (k) => ['zrem', k.line, 'x'], grant: '+zrem ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
   { argv: (k) => ['zrange', k.line, '0', '0'], grant: '+zrange ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zrangebyscore', k.lineExpiry, '-inf', '0'], grant: '+zrangebyscore ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  {
+    argv: (k) => ['zrangebyscore', k.lineExpiry, '-inf', '0'],
+    grant: '+zrangebyscore ~PREFIX*',
+    feature: LOCKS,
+    missing: 'FAIL',
+  },
   { argv: (k) => ['zscore', k.line, 'x'], grant: '+zscore ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
   { argv: (k) => ['zrank', k.line, 'x'], grant: '+zrank ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
   { argv: (k) => ['zcard', k.line], grant: '+zcard ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['hgetall', k.lock], grant: '+hgetall ~PREFIX*', feature: 'dlock status, release --force and the holder shown while waiting', missing: 'FAIL' },
-  { argv: () => ['scan', '0'], grant: '+scan', feature: 'dlock status without a key (the list of held locks)', missing: 'FAIL' },
-  { argv: (k) => ['set', k.fence, '1'], grant: '+set ~PREFIX*', feature: 'Redlock (raising the fence counters to the largest)', missing: 'FAIL', when: (c) => c.redlock },
-  { argv: (k) => ['set', `${k.lock}:done`, '1'], grant: '+set ~PREFIX*', feature: '--once-per (marking a key done after a run that succeeded)', missing: 'WARN', when: (c) => !c.redlock },
-  { argv: (k) => ['xadd', `${k.lock}:history`, '*', 'event', 'x'], grant: '+xadd ~PREFIX*', feature: 'the history of each lock (without it nothing is recorded; locking works)', missing: 'WARN' },
-  { argv: (k) => ['xrevrange', `${k.lock}:history`, '+', '-'], grant: '+xrevrange ~PREFIX*', feature: 'dlock history and the waiting spinner\'s estimate', missing: 'WARN' },
-  { argv: () => ['select', '1'], grant: '+select', feature: 'a database number other than 0 in the URL', missing: 'FAIL', when: (c) => c.db !== 0 },
-  { argv: (k) => ['subscribe', `${k.wakePrefix}x`], grant: '+subscribe &PREFIX*', feature: 'waiting: hearing a release at once (without it waiters poll, a release is noticed up to 5s later)', missing: 'WARN' },
-  { argv: (k) => ['publish', `${k.wakePrefix}x`, 'x'], grant: '+publish &PREFIX*', feature: 'release: telling waiters at once (without it they notice by polling, up to 5s later)', missing: 'WARN' },
+  {
+    argv: (k) => ['hgetall', k.lock],
+    grant: '+hgetall ~PREFIX*',
+    feature: 'dlock status, release --force and the holder shown while waiting',
+    missing: 'FAIL',
+  },
+  {
+    argv: () => ['scan', '0'],
+    grant: '+scan',
+    feature: 'dlock status without a key (the list of held locks)',
+    missing: 'FAIL',
+  },
+  {
+    argv: (k) => ['set', k.fence, '1'],
+    grant: '+set ~PREFIX*',
+    feature: 'Redlock (raising the fence counters to the largest)',
+    missing: 'FAIL',
+    when: (c) => c.redlock,
+  },
+  {
+    argv: (k) => ['set', `${k.lock}:done`, '1'],
+    grant: '+set ~PREFIX*',
+    feature: '--once-per (marking a key done after a run that succeeded)',
+    missing: 'WARN',
+    when: (c) => !c.redlock,
+  },
+  {
+    argv: (k) => ['xadd', `${k.lock}:history`, '*', 'event', 'x'],
+    grant: '+xadd ~PREFIX*',
+    feature: 'the history of each lock (without it nothing is recorded; locking works)',
+    missing: 'WARN',
+  },
+  {
+    argv: (k) => ['xrevrange', `${k.lock}:history`, '+', '-'],
+    grant: '+xrevrange ~PREFIX*',
+    feature: "dlock history and the waiting spinner's estimate",
+    missing: 'WARN',
+  },
+  {
+    argv: () => ['select', '1'],
+    grant: '+select',
+    feature: 'a database number other than 0 in the URL',
+    missing: 'FAIL',
+    when: (c) => c.db !== 0,
+  },
+  {
+    argv: (k) => ['subscribe', `${k.wakePrefix}x`],
+    grant: '+subscribe &PREFIX*',
+    feature: 'waiting: hearing a release at once (without it waiters poll, a release is noticed up to 5s later)',
+    missing: 'WARN',
+  },
+  {
+    argv: (k) => ['publish', `${k.wakePrefix}x`, 'x'],
+    grant: '+publish &PREFIX*',
+    feature: 'release: telling waiters at once (without it they notice by polling, up to 5s later)',
+    missing: 'WARN',
+  },
   { argv: () => ['wait', '0', '0'], grant: '+wait', feature: '--sync-replicas', missing: 'WARN' },
 ];
 
@@ -85,9 +138,18 @@ export async function grantChecks(node: Redis, context: GrantContext, user: stri
     return [String(words.length), ...words];
   });
   const reply = (await node.eval(ACL_CHECK, 0, ...argv)) as unknown;
-  if (!Array.isArray(reply) || reply.length !== asked.length) throw new Error('the ACL check script answered something else than one flag per command');
+  if (!Array.isArray(reply) || reply.length !== asked.length)
+    throw new Error('the ACL check script answered something else than one flag per command');
   const missing = asked.filter((_, i) => reply[i] !== 1);
-  if (missing.length === 0) return [{ name: 'acl', status: 'OK', message: `user ${user} may run everything dlock does${context.redlock ? ' (Redlock included)' : ''}`, fix: '' }];
+  if (missing.length === 0)
+    return [
+      {
+        name: 'acl',
+        status: 'OK',
+        message: `user ${user} may run everything dlock does${context.redlock ? ' (Redlock included)' : ''}`,
+        fix: '',
+      },
+    ];
   const pattern = context.prefix.replace(/[*?[\]\\]/g, '\\$&');
   return missing.map((grant) => {
     const add = grant.grant.replace(/PREFIX/g, pattern);
@@ -106,8 +168,10 @@ export function grantsUncheckable(version: string | undefined): string | undefin
   const major = Number(version.split('.')[0]);
   if (!(major >= 6)) return 'no ACLs before Redis 6';
   if (major < 7) {
-    return 'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): ' +
-      'compare the user with docs/operations/tls-and-acl.md';
+    return (
+      'Redis 6 cannot check grants without running the commands (7 has redis.acl_check_cmd): ' +
+      'compare the user with docs/operations/tls-and-acl.md'
+    );
   }
   return undefined;
 }

@@ -7,7 +7,17 @@ import { describeError, MalformedReplyError } from '../redis/client.js';
 import { formatDuration } from '../duration.js';
 import { now, TimeoutError, withTimeout } from '../clock.js';
 import { cut, parseCount } from '../untrusted.js';
-import { clockCheck, maxmemoryCheck, persistenceCheck, replicasCheck, rttCheck, tlsCheck, unknown, versionCheck, type Check } from './checks.js';
+import {
+  clockCheck,
+  maxmemoryCheck,
+  persistenceCheck,
+  replicasCheck,
+  rttCheck,
+  tlsCheck,
+  unknown,
+  versionCheck,
+  type Check,
+} from './checks.js';
 import { grantChecks, grantsUncheckable, type GrantContext } from './grants.js';
 
 export interface NodeContext extends GrantContext {
@@ -43,7 +53,9 @@ async function ask<T>(context: NodeContext, node: Redis, request: () => Promise<
     return { value: await withTimeout(request(), context.commandTimeoutMs) };
   } catch (error) {
     noteBroken(context, node, error);
-    return { error: /^NOPERM/.test(String((error as Error)?.message)) ? 'not allowed by the ACL' : describeError(error) };
+    return {
+      error: /^NOPERM/.test(String((error as Error)?.message)) ? 'not allowed by the ACL' : describeError(error),
+    };
   }
 }
 
@@ -70,7 +82,11 @@ async function configGet(node: Redis, context: NodeContext, name: string): Promi
   return { value: Array.isArray(reply) && reply.length >= 2 ? String(reply[1]) : undefined };
 }
 
-async function version(node: Redis, context: NodeContext, info: Map<string, string> | undefined): Promise<string | undefined> {
+async function version(
+  node: Redis,
+  context: NodeContext,
+  info: Map<string, string> | undefined,
+): Promise<string | undefined> {
   if (info?.has('redis_version')) return info.get('redis_version');
   const hello = await ask(context, node, () => node.call('HELLO', '2') as Promise<unknown>);
   if (!Array.isArray(hello.value)) return undefined;
@@ -79,7 +95,10 @@ async function version(node: Redis, context: NodeContext, info: Map<string, stri
 }
 
 /** TIME several times; the sample with the shortest round trip bounds the offset best. */
-async function sampleClock(node: Redis, context: NodeContext): Promise<Answer<{ rtts: number[]; offsetMs: number; uncertaintyMs: number }>> {
+async function sampleClock(
+  node: Redis,
+  context: NodeContext,
+): Promise<Answer<{ rtts: number[]; offsetMs: number; uncertaintyMs: number }>> {
   const rtts: number[] = [];
   let best: { rtt: number; offsetMs: number } | undefined;
   for (let i = 0; i < SAMPLES; i++) {
@@ -106,7 +125,11 @@ async function sampleRtt(node: Redis, context: NodeContext): Promise<number[]> {
   let ping = false;
   for (let i = 0; i < SAMPLES; i++) {
     const started = now();
-    const answer = await ask(context, node, ping ? () => node.ping() : () => node.call('HELLO', '2') as Promise<unknown>);
+    const answer = await ask(
+      context,
+      node,
+      ping ? () => node.ping() : () => node.call('HELLO', '2') as Promise<unknown>,
+    );
     if (answer.error === undefined) rtts.push(now() - started);
     else if (ping) return rtts;
     else ping = true;
@@ -125,21 +148,42 @@ export async function checkNode(node: Redis, context: NodeContext): Promise<Node
   checks.push(versionCheck(serverVersion));
   const admin = 'grant +info and +config|get, or run doctor as an admin user too';
 
-  const fromInfo = (field: string): Answer<string | undefined> | undefined => (info?.has(field) ? { value: info.get(field) } : undefined);
+  const fromInfo = (field: string): Answer<string | undefined> | undefined =>
+    info?.has(field) ? { value: info.get(field) } : undefined;
   const policy = fromInfo('maxmemory_policy') ?? (await configGet(node, context, 'maxmemory-policy'));
   const maxmemory = (fromInfo('maxmemory') ?? (await configGet(node, context, 'maxmemory'))).value;
-  checks.push(policy.value === undefined ? unknown('maxmemory-policy', 'maxmemory-policy', `${noInfo}; CONFIG GET: ${policy.error ?? 'no such setting'}`, admin) : maxmemoryCheck(policy.value, maxmemory === undefined ? undefined : Number(maxmemory)));
+  checks.push(
+    policy.value === undefined
+      ? unknown(
+          'maxmemory-policy',
+          'maxmemory-policy',
+          `${noInfo}; CONFIG GET: ${policy.error ?? 'no such setting'}`,
+          admin,
+        )
+      : maxmemoryCheck(policy.value, maxmemory === undefined ? undefined : Number(maxmemory)),
+  );
 
   const aof = info?.get('aof_enabled');
-  const appendonly = aof !== undefined ? { value: aof === '1' ? 'yes' : 'no' } : await configGet(node, context, 'appendonly');
+  const appendonly =
+    aof !== undefined ? { value: aof === '1' ? 'yes' : 'no' } : await configGet(node, context, 'appendonly');
   const appendfsync = await configGet(node, context, 'appendfsync');
-  checks.push(appendonly.value === undefined ? unknown('persistence', 'AOF', `${noInfo}; CONFIG GET: ${appendonly.error ?? 'no such setting'}`, admin) : persistenceCheck(appendonly.value === 'yes', appendfsync.value, appendfsync.error ?? 'no such setting'));
+  checks.push(
+    appendonly.value === undefined
+      ? unknown('persistence', 'AOF', `${noInfo}; CONFIG GET: ${appendonly.error ?? 'no such setting'}`, admin)
+      : persistenceCheck(appendonly.value === 'yes', appendfsync.value, appendfsync.error ?? 'no such setting'),
+  );
 
   checks.push(await replicas(node, context, info?.get('connected_slaves'), noInfo, admin));
 
   const uncheckable = grantsUncheckable(serverVersion);
   if (uncheckable === undefined) checks.push(...(await aclChecks(node, context)));
-  else checks.push({ name: 'acl', status: serverVersion && Number(serverVersion.split('.')[0]) < 6 ? 'OK' : 'WARN', message: uncheckable, fix: '' });
+  else
+    checks.push({
+      name: 'acl',
+      status: serverVersion && Number(serverVersion.split('.')[0]) < 6 ? 'OK' : 'WARN',
+      message: uncheckable,
+      fix: '',
+    });
 
   checks.push(tlsCheck(context.tls, context.host));
 
@@ -149,11 +193,19 @@ export async function checkNode(node: Redis, context: NodeContext): Promise<Node
     report = { offsetMs: clock.value.offsetMs, uncertaintyMs: clock.value.uncertaintyMs };
     checks.push(clockCheck(clock.value.offsetMs, clock.value.uncertaintyMs, context.ttlMs));
   } else {
-    checks.push(unknown('clock', 'the clock offset', `TIME: ${clock.error}`, 'grant +time, or run doctor as an admin user too'));
+    checks.push(
+      unknown('clock', 'the clock offset', `TIME: ${clock.error}`, 'grant +time, or run doctor as an admin user too'),
+    );
   }
   const rtts = clock.value?.rtts ?? (await sampleRtt(node, context));
   if (rtts.length > 0) checks.push(rttCheck(median(rtts), context.requestTimeoutMs, context.ttlMs));
-  if (context.stalled) checks.push({ name: 'answers', status: 'FAIL', message: `the server stopped answering (${context.stalled}); the checks after that were not made`, fix: 'check the server (a hang, a paused VM, a proxy, something that is not Redis)' });
+  if (context.stalled)
+    checks.push({
+      name: 'answers',
+      status: 'FAIL',
+      message: `the server stopped answering (${context.stalled}); the checks after that were not made`,
+      fix: 'check the server (a hang, a paused VM, a proxy, something that is not Redis)',
+    });
   return { checks, clock: report };
 }
 
@@ -164,7 +216,14 @@ async function aclChecks(node: Redis, context: NodeContext): Promise<Check[]> {
   } catch (error) {
     noteBroken(context, node, error);
     if (/^NOPERM/.test(String((error as Error)?.message))) {
-      return [{ name: 'acl +eval', status: 'FAIL', message: `user ${context.user} may not run EVAL, needed for dlock run, acquire, renew and release (the lock scripts); the other grants were not checked`, fix: `ACL SETUSER ${context.user} +eval` }];
+      return [
+        {
+          name: 'acl +eval',
+          status: 'FAIL',
+          message: `user ${context.user} may not run EVAL, needed for dlock run, acquire, renew and release (the lock scripts); the other grants were not checked`,
+          fix: `ACL SETUSER ${context.user} +eval`,
+        },
+      ];
     }
     return [unknown('acl', 'the ACL grants', describeError(error), '')];
   }

@@ -36,7 +36,16 @@ import {
 /** What holding a lock needs from the command's options. */
 export type HoldConfig = Pick<
   RunConfig,
-  'key' | 'ttlMs' | 'waitMs' | 'killAfterMs' | 'syncReplicas' | 'connectTimeoutMs' | 'holderCmd' | 'conflictExitCode' | 'verbosity' | 'logFormat'
+  | 'key'
+  | 'ttlMs'
+  | 'waitMs'
+  | 'killAfterMs'
+  | 'syncReplicas'
+  | 'connectTimeoutMs'
+  | 'holderCmd'
+  | 'conflictExitCode'
+  | 'verbosity'
+  | 'logFormat'
 > &
   Partial<Pick<RunConfig, 'oncePerMs'>>;
 
@@ -60,7 +69,13 @@ export class Hold {
    * before the hold was ready. `whileWaiting` is called each time a wait for the lock goes on
    * (dlock run makes its command ready then).
    */
-  static async acquire(set: LockSet, config: HoldConfig, log: Logger, interrupted: AbortSignal, whileWaiting?: () => void): Promise<Hold | undefined> {
+  static async acquire(
+    set: LockSet,
+    config: HoldConfig,
+    log: Logger,
+    interrupted: AbortSignal,
+    whileWaiting?: () => void,
+  ): Promise<Hold | undefined> {
     const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
     warnTwoInstances(log, config.key, set.total);
     const display = new WaitDisplay(config, set, log);
@@ -95,18 +110,39 @@ export class Hold {
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
-      log.event('acquired', { key: config.key, fence, waited_ms: result.waitedMs, ...(slot === undefined ? {} : { slot }), ...(set.mode.kind === 'shared' ? { shared: true } : {}) }, `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`);
+      log.event(
+        'acquired',
+        {
+          key: config.key,
+          fence,
+          waited_ms: result.waitedMs,
+          ...(slot === undefined ? {} : { slot }),
+          ...(set.mode.kind === 'shared' ? { shared: true } : {}),
+        },
+        `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`,
+      );
       const redundancy = new RedundancyWatch();
       logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
       // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
-      hold.lease = new Lease(set, result.startedAt, config.killAfterMs, {
-        renewed: (failures, retaken) => {
-          log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
-          if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
-          logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
+      hold.lease = new Lease(
+        set,
+        result.startedAt,
+        config.killAfterMs,
+        {
+          renewed: (failures, retaken) => {
+            log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
+            if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
+            logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
+          },
+          renewFailed: (errors) =>
+            log.event(
+              'renew-failed',
+              { key: config.key, fence, error: errors.join('; ') },
+              `renewing ${config.key} failed: ${errors.join('; ')}`,
+            ),
         },
-        renewFailed: (errors) => log.event('renew-failed', { key: config.key, fence, error: errors.join('; ') }, `renewing ${config.key} failed: ${errors.join('; ')}`),
-      }, { fence, meta, sinceMs: Date.now() - (now() - result.startedAt) });
+        { fence, meta, sinceMs: Date.now() - (now() - result.startedAt) },
+      );
       if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
       // A signal during the WAIT for replicas aborted nothing yet: the hold is not used at all.
       if (interrupted.aborted) return await hold.releasedFor(undefined);
@@ -185,18 +221,38 @@ const RELEASE_FLOOR_MS = 10;
 const NEVER = new AbortController().signal;
 
 /** 64: the key is in use in the other mode, or with another number of slots. */
-function inUseOtherwise(key: string, mode: HoldMode, used: { usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number }): UsageError {
-  const how = used.usedAs === 'slots' ? `with --slots ${used.slots}` : used.usedAs === 'shared' ? 'as a lock (--shared holders)' : 'as a lock (one holder at a time)';
+function inUseOtherwise(
+  key: string,
+  mode: HoldMode,
+  used: { usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number },
+): UsageError {
+  const how =
+    used.usedAs === 'slots'
+      ? `with --slots ${used.slots}`
+      : used.usedAs === 'shared'
+        ? 'as a lock (--shared holders)'
+        : 'as a lock (one holder at a time)';
   const who = used.holders > 0 ? `${used.holders} holding` : `${used.waiters} waiting`;
   const asked = mode.kind === 'slots' ? `--slots ${mode.slots}` : 'a lock without --slots';
-  return new UsageError(`${key} is in use ${how} (${who}); this run asked for ${asked}: use the same --slots on every dlock of one key`);
+  return new UsageError(
+    `${key} is in use ${how} (${who}); this run asked for ${asked}: use the same --slots on every dlock of one key`,
+  );
 }
 
 /** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
-function notAcquiredInOutage(config: HoldConfig, set: LockSet, result: NotObtained & { kind: 'unavailable' }): UnavailableError {
+function notAcquiredInOutage(
+  config: HoldConfig,
+  set: LockSet,
+  result: NotObtained & { kind: 'unavailable' },
+): UnavailableError {
   const { message } = unavailable(set.total, result.errors);
   // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
-  const undone = result.unreleased.length > 0 ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})` : '';
+  const undone =
+    result.unreleased.length > 0
+      ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`
+      : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
-  return new UnavailableError(`${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`);
+  return new UnavailableError(
+    `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`,
+  );
 }

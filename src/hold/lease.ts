@@ -89,10 +89,13 @@ export class Lease {
 
   private scheduleRenewal(delayMs: number): void {
     if (this.stopped) return;
-    this.renewTimer = setTimeout(() => {
-      this.renewingSince = now();
-      this.inFlight = this.renew().finally(() => (this.renewingSince = undefined));
-    }, Math.max(0, delayMs));
+    this.renewTimer = setTimeout(
+      () => {
+        this.renewingSince = now();
+        this.inFlight = this.renew().finally(() => (this.renewingSince = undefined));
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   private async renew(): Promise<void> {
@@ -116,14 +119,20 @@ export class Lease {
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
     const due = this.givesUpAt;
-    this.deadlineTimer = setTimeout(() => {
-      // A timer that fires well after it was due means dlock itself was stalled (a loaded
-      // machine, a pause): the run says so, and kills at once when the deadline has passed.
-      const lateMs = now() - due;
-      // A renewal that hangs is still waiting here: it was given a few ms past now (renewTimeoutMs).
-      const waiting = this.renewingSince === undefined ? '' : ` (no quorum answered the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
-      this.lose('expiring', `renewal failed until the lease was about to expire${waiting}`, lateMs);
-    }, Math.max(0, due - now()));
+    this.deadlineTimer = setTimeout(
+      () => {
+        // A timer that fires well after it was due means dlock itself was stalled (a loaded
+        // machine, a pause): the run says so, and kills at once when the deadline has passed.
+        const lateMs = now() - due;
+        // A renewal that hangs is still waiting here: it was given a few ms past now (renewTimeoutMs).
+        const waiting =
+          this.renewingSince === undefined
+            ? ''
+            : ` (no quorum answered the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
+        this.lose('expiring', `renewal failed until the lease was about to expire${waiting}`, lateMs);
+      },
+      Math.max(0, due - now()),
+    );
   }
 
   private lose(kind: LossReason['kind'], message: string, lateMs?: number): void {
@@ -131,7 +140,12 @@ export class Lease {
     this.stopped = true;
     clearTimeout(this.renewTimer);
     clearTimeout(this.deadlineTimer);
-    const reason: LossReason = { kind, deadline: kind === 'refused' ? now() + this.graceMs : this.deadline, message, ...(lateMs !== undefined ? { lateMs } : {}) };
+    const reason: LossReason = {
+      kind,
+      deadline: kind === 'refused' ? now() + this.graceMs : this.deadline,
+      message,
+      ...(lateMs !== undefined ? { lateMs } : {}),
+    };
     this.controller.abort(reason);
   }
 }

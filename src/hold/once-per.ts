@@ -16,15 +16,19 @@ export function doneThisWindow(
   waitedMs: number,
   doneKey: string,
 ): NotObtainedError {
-  const where = done.host ? `on ${done.host}${done.pid ? ` (pid ${done.pid})` : ''}` : 'somewhere (the mark names no host)';
+  const where = done.host
+    ? `on ${done.host}${done.pid ? ` (pid ${done.pid})` : ''}`
+    : 'somewhere (the mark names no host)';
   const started = done.startedMs === undefined ? '' : `, started ${serverTime(done.startedMs)}`;
-  const took = done.startedMs !== undefined && done.finishedMs !== undefined ? `, took ${formatDuration(done.finishedMs - done.startedMs)}` : '';
+  const took =
+    done.startedMs !== undefined && done.finishedMs !== undefined
+      ? `, took ${formatDuration(done.finishedMs - done.startedMs)}`
+      : '';
   const finished = done.finishedMs === undefined ? 'at an unknown time' : `at ${serverTime(done.finishedMs)}`;
   const window = config.oncePerMs ? ` (--once-per ${formatDuration(config.oncePerMs)})` : '';
   // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
-  const until = done.untilMs === undefined
-    ? `a time past any date (delete ${doneKey} to run again)`
-    : serverTime(done.untilMs);
+  const until =
+    done.untilMs === undefined ? `a time past any date (delete ${doneKey} to run again)` : serverTime(done.untilMs);
   const error = new NotObtainedError(
     `${config.key} is done until ${until}${window}: it last succeeded ${finished} ${where}${started}${took}; ` +
       'not run (server time)',
@@ -36,7 +40,14 @@ export function doneThisWindow(
     key: config.key,
     waited_ms: waitedMs,
     until: isoOrNull(done.untilMs),
-    last: { host: done.host, pid: done.pid, cmd: done.cmd, fence: done.fence, started: isoOrNull(done.startedMs), finished: isoOrNull(done.finishedMs) },
+    last: {
+      host: done.host,
+      pid: done.pid,
+      cmd: done.cmd,
+      fence: done.fence,
+      started: isoOrNull(done.startedMs),
+      finished: isoOrNull(done.finishedMs),
+    },
   };
   return error;
 }

@@ -34,7 +34,12 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
   const covered = (hold: ParentHold) => gives(hold.mode, set.mode) && sameSlot(hold, nested.slot);
   if (tally(outcomes(covered), set.total) === 'won') return true;
-  if (tally(outcomes(() => true), set.total) !== 'won') {
+  if (
+    tally(
+      outcomes(() => true),
+      set.total,
+    ) !== 'won'
+  ) {
     // Unread for good (a grant missing, such as +hgetall), the nested run would wait for its own parent: 69.
     const failures = states.flatMap((s, i) => {
       return s.status === 'rejected' ? [instanceFailure(set.instances[i]!.target.label, s.reason)] : [];

@@ -24,14 +24,22 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
   const failed = releaseFailures(releases);
   if (failed.length > 0) logReleaseFailed(log, releases, context);
   logUnannounced(log, releases, key, fence);
-  const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired');
+  const released = releases.filter(
+    ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
+  );
   const notOurs = releases.filter(({ outcome }) => outcome.kind === 'not-ours').length;
-  const unsure = released.flatMap(({ label, outcome }) => (outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : []));
+  const unsure = released.flatMap(({ label, outcome }) =>
+    outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : [],
+  );
   if (notOurs >= quorumSize(context.total) && !context.lost) {
     const text = `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may have run unprotected`;
     log.event('released', { key, fence, released: false, reason: 'not-ours' }, text, 'warn');
   } else if (released.length === 0) {
-    log.event('released', { key, fence, released: false }, failed.length > 0 ? `${key} was not released` : `${key} was no longer ours to release`);
+    log.event(
+      'released',
+      { key, fence, released: false },
+      failed.length > 0 ? `${key} was not released` : `${key} was no longer ours to release`,
+    );
   } else if (unsure.length > 0) {
     // The first attempt may have deleted it (its reply was lost), or the lock expired before it.
     const text = `released ${key} (fence ${fence}), or it had expired just before: the first release's reply was lost (${unsure.join('; ')}) and the retry found it no longer ours`;
@@ -53,11 +61,19 @@ export function logUnannounced(log: Logger, releases: InstanceRelease[], key: st
 
 /** One line naming every instance where the release failed, and when the lock frees by itself. */
 function logReleaseFailed(log: Logger, releases: InstanceRelease[], { key, fence, expiresInMs }: ReleaseContext): void {
-  const failed = releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : []));
+  const failed = releases.flatMap(({ label, outcome }) =>
+    outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
+  );
   const where = failed.map(({ label, reason }) => `${label}: ${reason}`).join('; ');
   log.event(
     'release-failed',
-    { key, fence, instance: failed.map(({ label }) => label).join(' '), error: where, expires_in_ms: Math.max(0, Math.round(expiresInMs)) },
+    {
+      key,
+      fence,
+      instance: failed.map(({ label }) => label).join(' '),
+      error: where,
+      expires_in_ms: Math.max(0, Math.round(expiresInMs)),
+    },
     `could not release ${key} on ${where} (it expires by itself ${expiresText(expiresInMs)})`,
   );
 }

@@ -14,13 +14,24 @@ import { withTimeout } from '../clock.js';
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {
   const acks = await fanOut(
     set,
-    async (i) => withTimeout(nodeForKey(i.client, set.keys.lock).call('WAIT', replicas, timeoutMs) as Promise<number>, timeoutMs + set.timeoutMs),
+    async (i) =>
+      withTimeout(
+        nodeForKey(i.client, set.keys.lock).call('WAIT', replicas, timeoutMs) as Promise<number>,
+        timeoutMs + set.timeoutMs,
+      ),
     (count) => count >= replicas,
   );
   if (tally(acks.outcomes, set.total) === 'won') return;
   // WAIT refused (an ACL without +wait): that, not a count of replicas, is the news.
   const refused = acks.failures.filter(({ permanent }) => permanent);
-  if (refused.length > 0) throw new UnavailableError(`--sync-replicas ${replicas}: WAIT refused on ${refused.map(failureText).join('; ')}; released the lock without running the command`);
-  const short = set.instances.map((i, n) => `${i.target.label}: ${acks.values[n] ?? 'no answer'} of ${replicas}`).join('; ');
-  throw new UnavailableError(`--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); released it without running the command`);
+  if (refused.length > 0)
+    throw new UnavailableError(
+      `--sync-replicas ${replicas}: WAIT refused on ${refused.map(failureText).join('; ')}; released the lock without running the command`,
+    );
+  const short = set.instances
+    .map((i, n) => `${i.target.label}: ${acks.values[n] ?? 'no answer'} of ${replicas}`)
+    .join('; ');
+  throw new UnavailableError(
+    `--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); released it without running the command`,
+  );
 }

@@ -29,7 +29,12 @@ export async function recentHoldTimes(set: LockSet): Promise<number[]> {
  * hold ahead lasts the median of `heldMs`; the current one has run `holderSoFarMs`. Undefined
  * without hold times or a place.
  */
-export function turnEstimateMs(heldMs: number[], place: number | undefined, slots: number, holderSoFarMs: number | undefined): number | undefined {
+export function turnEstimateMs(
+  heldMs: number[],
+  place: number | undefined,
+  slots: number,
+  holderSoFarMs: number | undefined,
+): number | undefined {
   if (heldMs.length === 0 || !place) return undefined;
   const sorted = [...heldMs].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);

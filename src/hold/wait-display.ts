@@ -47,7 +47,11 @@ export class WaitDisplay {
     if (!this.announced) {
       this.announced = true;
       const inLine = place ? ` (${ordinal(place)} in line)` : '';
-      this.log.event('waiting', { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}) }, `waiting for ${this.config.key}${inLine}`);
+      this.log.event(
+        'waiting',
+        { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}) },
+        `waiting for ${this.config.key}${inLine}`,
+      );
     }
     this.place = place;
     this.waitStartedAt ??= Date.now() - waitedMs;
@@ -73,7 +77,9 @@ export class WaitDisplay {
   /** "waiting for k (2nd in line; turn in about 40s; held by …; waited 1m of 10m)". */
   private statusText(what: string, now: number): string {
     // In line, our place says more than how many wait (ourselves included).
-    const holder = this.snapshot ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now) : 'held';
+    const holder = this.snapshot
+      ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now)
+      : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
     const turnMs = this.turnMs(now);
@@ -135,10 +141,17 @@ export class WaitDisplay {
     if (refused.length > 0) return unreadable(this.config.key, refused);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
-    const error = new NotObtainedError(`${this.config.key} is busy (${holder}); not acquired${when}`, this.config.conflictExitCode);
+    const error = new NotObtainedError(
+      `${this.config.key} is busy (${holder}); not acquired${when}`,
+      this.config.conflictExitCode,
+    );
     error.silent = silent;
     error.event = 'busy';
-    error.fields = { key: this.config.key, waited_ms: waitedMs, holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null };
+    error.fields = {
+      key: this.config.key,
+      waited_ms: waitedMs,
+      holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null,
+    };
     return error;
   }
 }

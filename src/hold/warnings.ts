@@ -14,12 +14,19 @@ import type { RedundancyChange } from '../lockset/redundancy.js';
 /** Two Redis URLs make a Redlock quorum of 2: both must answer, so either one failing stops the lock. */
 export function warnTwoInstances(log: Logger, key: string, total: number): void {
   if (total !== 2) return;
-  const text = `${key}: 2 Redis instances make a Redlock quorum that needs both of them (no fault tolerance: either one`
-    + ' down makes dlock fail); use one URL, or three or more';
+  const text =
+    `${key}: 2 Redis instances make a Redlock quorum that needs both of them (no fault tolerance: either one` +
+    ' down makes dlock fail); use one URL, or three or more';
   log.warn(text, { event: 'warning', key, instances: 2 });
 }
 
-export function logRedundancy(log: Logger, key: string, fence: string, total: number, change: RedundancyChange | undefined): void {
+export function logRedundancy(
+  log: Logger,
+  key: string,
+  fence: string,
+  total: number,
+  change: RedundancyChange | undefined,
+): void {
   if (!change) return;
   if (change.kind === 'restored') {
     log.event('restored', { key, fence, instances: total }, `${key} is held on all ${total} Redis instances again`);
@@ -32,15 +39,28 @@ export function logRedundancy(log: Logger, key: string, fence: string, total: nu
   const errors = failing.map(failureText).join('; ');
   log.event(
     'degraded',
-    { key, fence, instances: total, answered, quorum, failing: failing.map(({ label }) => label).join(' '), error: errors },
+    {
+      key,
+      fence,
+      instances: total,
+      answered,
+      quorum,
+      failing: failing.map(({ label }) => label).join(' '),
+      error: errors,
+    },
     `${key} is held on ${answered} of ${total} Redis instances (${quorum} needed; ${slack === 0 ? 'one more failure loses the lock' : `${slack} more may fail`}); failing: ${errors}`,
   );
 }
 
 export function logOutage(log: Logger, key: string, waitMs: number | undefined, failures: InstanceFailure[]): void {
-  const until = waitMs === undefined ? 'as long as it takes (no --wait)' : `until --wait ${formatDuration(waitMs)} runs out`;
+  const until =
+    waitMs === undefined ? 'as long as it takes (no --wait)' : `until --wait ${formatDuration(waitMs)} runs out`;
   const errors = failures.map(failureText).join('; ');
-  log.event('outage', { key, error: errors }, `Redis is unreachable while waiting for ${key} (${errors}); retrying ${until}`);
+  log.event(
+    'outage',
+    { key, error: errors },
+    `Redis is unreachable while waiting for ${key} (${errors}); retrying ${until}`,
+  );
 }
 
 export function logOutageOver(log: Logger, key: string): void {
@@ -48,11 +68,20 @@ export function logOutageOver(log: Logger, key: string): void {
 }
 
 /** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line. */
-export function logNotUndone(log: Logger, config: { key: string; ttlMs: number }, unreleased: Pick<InstanceFailure, 'label' | 'reason'>[]): void {
+export function logNotUndone(
+  log: Logger,
+  config: { key: string; ttlMs: number },
+  unreleased: Pick<InstanceFailure, 'label' | 'reason'>[],
+): void {
   const errors = unreleased.map(failureText).join('; ');
   log.event(
     'release-failed',
-    { key: config.key, instance: unreleased.map(({ label }) => label).join(' '), error: errors, expires_in_ms: config.ttlMs },
+    {
+      key: config.key,
+      instance: unreleased.map(({ label }) => label).join(' '),
+      error: errors,
+      expires_in_ms: config.ttlMs,
+    },
     `could not undo the attempt on ${config.key} on ${errors} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
   );
 }
@@ -67,7 +96,11 @@ export function logNotLeft(log: Logger, key: string, failure: InstanceFailure): 
 /** Waiting without the release channel: one warning, then polling alone. */
 export function logPollOnly(log: Logger, key: string, failures: InstanceFailure[]): void {
   const errors = failures.map(failureText).join('; ');
-  log.event('poll-only', { key, error: errors }, `cannot subscribe to ${key}'s release channel (${errors}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`);
+  log.event(
+    'poll-only',
+    { key, error: errors },
+    `cannot subscribe to ${key}'s release channel (${errors}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`,
+  );
 }
 
 export function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {

@@ -33,7 +33,10 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   const end = (reason: Ending) => ending.abort(reason);
   const watch = watchProcess(request.watchPid);
   watch.gone.addEventListener('abort', () => end({ why: 'watched-exited' }));
-  const handlers = new Map<NodeJS.Signals, () => void>([...RELEASING.map((signal) => [signal, () => end({ why: 'signal', signal })] as const), [STOP_SIGNAL, () => end({ why: 'stop' })]]);
+  const handlers = new Map<NodeJS.Signals, () => void>([
+    ...RELEASING.map((signal) => [signal, () => end({ why: 'signal', signal })] as const),
+    [STOP_SIGNAL, () => end({ why: 'stop' })],
+  ]);
   for (const [signal, handler] of handlers) process.on(signal, handler);
   const ack = readAck();
   void ack.then((ok) => !ok && end({ why: 'foreground-gone' }));
@@ -57,7 +60,14 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     reported = true;
     const granted = hold.slotVariable(config.slotted);
     const slot = granted === undefined ? {} : { slot: granted };
-    const delivered = sendReport({ kind: 'held', key: config.key, token: hold.owner, fence: hold.fence, ttl_ms: hold.ttlMs, ...slot });
+    const delivered = sendReport({
+      kind: 'held',
+      key: config.key,
+      token: hold.owner,
+      fence: hold.fence,
+      ttl_ms: hold.ttlMs,
+      ...slot,
+    });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
       await hold.release();
@@ -77,7 +87,13 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   } catch (error) {
     crashed = reported;
     if (reported) throw error;
-    const failure = error instanceof DlockError ? error : new DlockError(`internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: please report it)`, EXIT.internal);
+    const failure =
+      error instanceof DlockError
+        ? error
+        : new DlockError(
+            `internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: please report it)`,
+            EXIT.internal,
+          );
     sendReport(failedReport(failure));
     return failure.exitCode;
   } finally {
@@ -95,7 +111,11 @@ function signalWatched(config: AcquireConfig, pid: number, hold: Hold, log: Keep
   const reason = hold.lossReason as LossReason;
   const signal = config.onLost === 'kill' ? 'SIGKILL' : config.onLost === 'term' ? 'SIGTERM' : undefined;
   const what = signal ? `sending ${signal} to pid ${pid}` : `pid ${pid} keeps running unprotected (--on-lost ignore)`;
-  log.event('lost', { key: config.key, fence: hold.fence, reason: reason.kind, pid, ...(signal ? { signal } : {}) }, `lost ${config.key} (fence ${hold.fence}): ${reason.message}; ${what}`);
+  log.event(
+    'lost',
+    { key: config.key, fence: hold.fence, reason: reason.kind, pid, ...(signal ? { signal } : {}) },
+    `lost ${config.key} (fence ${hold.fence}): ${reason.message}; ${what}`,
+  );
   if (!signal) return;
   try {
     process.kill(pid, signal);
@@ -124,5 +144,7 @@ function readAck(): Promise<boolean> {
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  return new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }

@@ -18,22 +18,39 @@ import { now, sleep } from '../clock.js';
 import { STOP_SIGNAL } from './protocol.js';
 import { findKeeper, isRunning } from './runtime.js';
 
-export async function releaseAsOwner(config: ConnectionConfig, key: string, token: string, log: Logger): Promise<number> {
+export async function releaseAsOwner(
+  config: ConnectionConfig,
+  key: string,
+  token: string,
+  log: Logger,
+): Promise<number> {
   const set = await openLockSet(config, key, undefined, token);
   try {
     await stopKeeper(token, config.connectTimeoutMs + 1_000);
     // One instance records the release in the key's history (no command: no exit status).
     const releases = await releaseAll(set, set.total === 1 ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
-    const released = releases.filter(({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired').length;
+    const released = releases.filter(
+      ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
+    ).length;
     const failures = [...releaseFailures(releases), ...set.unreachable];
-    for (const failure of failures) log.warn(`${key} not released on ${failureText(failure)}`, { event: 'release-failed', key, instance: failure.label, error: failure.reason });
+    for (const failure of failures)
+      log.warn(`${key} not released on ${failureText(failure)}`, {
+        event: 'release-failed',
+        key,
+        instance: failure.label,
+        error: failure.reason,
+      });
     // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
     logUnannounced(log, releases, key);
     if (released >= quorumSize(set.total)) {
       log.event('released', { key, released: true }, `released ${key}`);
       return 0;
     }
-    if (released + failures.length >= quorumSize(set.total)) throw unavailable(set.total, failures.map((f) => retryableFailure(f.label, f.reason)));
+    if (released + failures.length >= quorumSize(set.total))
+      throw unavailable(
+        set.total,
+        failures.map((f) => retryableFailure(f.label, f.reason)),
+      );
     throw notOurs(key);
   } finally {
     disconnectAll(set.instances);
@@ -61,20 +78,30 @@ export async function renewAsOwner(config: ConnectionConfig, key: string, token:
  * and how it holds (one holder of --slots/--shared renews its own lease).
  */
 async function ownHold(set: LockSet, key: string, token: string): Promise<{ ttlMs: number; mode: HoldMode }> {
-  const states = await Promise.allSettled(set.instances.map((instance) => inspectOn(instance, set.keys, set.timeoutMs)));
+  const states = await Promise.allSettled(
+    set.instances.map((instance) => inspectOn(instance, set.keys, set.timeoutMs)),
+  );
   const ours = states.flatMap((s) => {
     const holder = s.status === 'fulfilled' ? s.value.holders.find((h) => h.owner === token) : undefined;
     return holder?.ttlMs && s.status === 'fulfilled' ? [{ ttlMs: holder.ttlMs, mode: s.value.mode }] : [];
   });
   const ttls = ours.map(({ ttlMs }) => ttlMs);
-  const failures = [...states.flatMap((s, i) => (s.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, s.reason)] : [])), ...set.unreachable];
-  if (ttls.length >= quorumSize(set.total)) return { ttlMs: Math.max(...ttls), mode: ours[0].mode.kind === 'exclusive' ? { kind: 'exclusive' } : ours[0].mode };
+  const failures = [
+    ...states.flatMap((s, i) =>
+      s.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, s.reason)] : [],
+    ),
+    ...set.unreachable,
+  ];
+  if (ttls.length >= quorumSize(set.total))
+    return { ttlMs: Math.max(...ttls), mode: ours[0].mode.kind === 'exclusive' ? { kind: 'exclusive' } : ours[0].mode };
   if (ttls.length + failures.length >= quorumSize(set.total)) throw unavailable(set.total, failures);
   throw notOurs(key);
 }
 
 function notOurs(key: string): LockLostError {
-  const error = new LockLostError(`${key} was no longer this owner's (it expired or was taken): the section ran unprotected at some point`);
+  const error = new LockLostError(
+    `${key} was no longer this owner's (it expired or was taken): the section ran unprotected at some point`,
+  );
   error.event = 'not-ours';
   error.fields = { key };
   return error;

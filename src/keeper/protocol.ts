@@ -23,13 +23,21 @@ export interface KeeperRequest {
 
 export type KeeperReport =
   | { kind: 'held'; key: string; token: string; fence: string; ttl_ms: number; slot?: number }
-  | { kind: 'failed'; exit_code: number; message: string; event: string; fields: Record<string, unknown>; silent: boolean }
+  | {
+      kind: 'failed';
+      exit_code: number;
+      message: string;
+      event: string;
+      fields: Record<string, unknown>;
+      silent: boolean;
+    }
   | { kind: 'interrupted'; signal: string | undefined };
 
 export function keeperRequest(env: Env): KeeperRequest {
   const text = env[KEEPER_ENV];
   const request = text ? (JSON.parse(text) as KeeperRequest) : undefined;
-  if (!request || !Array.isArray(request.argv) || !Number.isInteger(request.watchPid)) throw new Error(`${KEEPER_COMMAND} is started by dlock acquire only`);
+  if (!request || !Array.isArray(request.argv) || !Number.isInteger(request.watchPid))
+    throw new Error(`${KEEPER_COMMAND} is started by dlock acquire only`);
   return request;
 }
 
@@ -51,7 +59,14 @@ export function sendReport(report: KeeperReport): boolean {
 
 /** A DlockError as the foreground rethrows it, with its message, code and JSON event intact. */
 export function failedReport(error: DlockError): KeeperReport {
-  return { kind: 'failed', exit_code: error.exitCode, message: error.message, event: error.event, fields: error.fields, silent: error.silent };
+  return {
+    kind: 'failed',
+    exit_code: error.exitCode,
+    message: error.message,
+    event: error.event,
+    fields: error.fields,
+    silent: error.silent,
+  };
 }
 
 export function errorFromReport(report: KeeperReport & { kind: 'failed' }): DlockError {

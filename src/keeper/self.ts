@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 
 export function selfCommand(): { file: string; args: string[] } {
   const script = process.argv[1];
-  if (!script || script.startsWith('/$bunfs/') || script.startsWith('B:/~BUN/')) return { file: process.execPath, args: [] };
+  if (!script || script.startsWith('/$bunfs/') || script.startsWith('B:/~BUN/'))
+    return { file: process.execPath, args: [] };
   return { file: process.execPath, args: [...process.execArgv, resolve(script)] };
 }

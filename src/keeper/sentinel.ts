@@ -18,7 +18,7 @@ const SH = '/bin/sh';
 const SCRIPT = [
   'read -r _word',
   'if [ -n "$J" ]; then',
-  '  set -- $(date -u \'+%Y-%m-%dT%H:%M:%S.%3NZ %s%3N\')',
+  "  set -- $(date -u '+%Y-%m-%dT%H:%M:%S.%3NZ %s%3N')",
   '  printf \'{"ts":"%s","ts_ms":%s,%s\\n\' "$1" "$2" "$J" >&2',
   'elif [ -n "$T" ]; then printf \'%s\\n\' "$T" >&2; fi',
   'if [ -n "$S" ]; then kill -s "$S" "$P" 2>/dev/null; fi',

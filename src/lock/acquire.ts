@@ -25,5 +25,7 @@ export async function acquireOn(
   timeoutMs: number,
 ): Promise<AcquireReply> {
   const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now()];
-  return parseAcquireReply(await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs));
+  return parseAcquireReply(
+    await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs),
+  );
 }

@@ -9,6 +9,19 @@ import { runScript } from './script.js';
 import { EXTEND } from './scripts.js';
 
 /** true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on errors. */
-export async function extendOn(instance: Instance, keys: LockKeys, owner: string, ttlMs: number, timeoutMs: number, record?: LossRecord): Promise<boolean> {
-  return parseFlagReply('extend', await withTimeout(runScript(instance.client, EXTEND, [keys.lock, keys.history], [owner, ttlMs, ...lossArgs(record)], true), timeoutMs));
+export async function extendOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  timeoutMs: number,
+  record?: LossRecord,
+): Promise<boolean> {
+  return parseFlagReply(
+    'extend',
+    await withTimeout(
+      runScript(instance.client, EXTEND, [keys.lock, keys.history], [owner, ttlMs, ...lossArgs(record)], true),
+      timeoutMs,
+    ),
+  );
 }

@@ -7,10 +7,19 @@ import { isFence, parseFlagReply } from './replies.js';
 import { runScript } from './script.js';
 import { RAISE_FENCE } from './scripts.js';
 
-export async function raiseFenceOn(instance: Instance, keys: LockKeys, owner: string, fence: string, timeoutMs: number): Promise<boolean> {
+export async function raiseFenceOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  fence: string,
+  timeoutMs: number,
+): Promise<boolean> {
   // Never write what is not a token to a counter (every reply's fence was checked already).
   if (!isFence(fence)) throw new Error(`refusing to raise the fence counter to ${JSON.stringify(fence)}`);
-  return parseFlagReply('raise-fence', await withTimeout(runScript(instance.client, RAISE_FENCE, [keys.lock, keys.fence], [owner, fence]), timeoutMs));
+  return parseFlagReply(
+    'raise-fence',
+    await withTimeout(runScript(instance.client, RAISE_FENCE, [keys.lock, keys.fence], [owner, fence]), timeoutMs),
+  );
 }
 
 /** The larger of two tokens (checked by isFence: digits without leading zeros; exact past 2^53). */

@@ -10,7 +10,12 @@ import { parseHistoryReply, type HistoryEntry } from './replies.js';
 export type { HistoryEntry } from './replies.js';
 
 /** The newest `count` entries, newest first (XREVRANGE … COUNT). */
-export async function readHistory(instance: Instance, keys: LockKeys, count: number, timeoutMs: number): Promise<HistoryEntry[]> {
+export async function readHistory(
+  instance: Instance,
+  keys: LockKeys,
+  count: number,
+  timeoutMs: number,
+): Promise<HistoryEntry[]> {
   const newest = instance.client.call('XREVRANGE', keys.history, '+', '-', 'COUNT', String(count));
   const read = newest.catch(async (error: unknown) => {
     // A key of another type where the history belongs: name it (foreign.ts), as the scripts do.

@@ -95,11 +95,19 @@ export function detailsOf(raw: unknown): Record<string, string | undefined> {
  * from `ends` (owner → server ms) at server time `nowMs`. Holders renamed "!<owner>" were
  * closed by `release --force` (owner "").
  */
-export function holdersFromReply(flat: unknown, ends: Map<string, number>, nowMs: number): { mode: HeldMode; holders: Holder[] } {
+export function holdersFromReply(
+  flat: unknown,
+  ends: Map<string, number>,
+  nowMs: number,
+): { mode: HeldMode; holders: Holder[] } {
   const fields = fieldsOf(flat);
   if (!fields) return { mode: { kind: 'exclusive' }, holders: [] };
-  if (fields.mode !== 'shared' && fields.mode !== 'slots') return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
-  const mode: HeldMode = fields.mode === 'shared' ? { kind: 'shared' } : { kind: 'slots', slots: parseCount(fields.slots, 1, MAX_SLOTS) ?? 0 };
+  if (fields.mode !== 'shared' && fields.mode !== 'slots')
+    return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
+  const mode: HeldMode =
+    fields.mode === 'shared'
+      ? { kind: 'shared' }
+      : { kind: 'slots', slots: parseCount(fields.slots, 1, MAX_SLOTS) ?? 0 };
   const holders: Holder[] = [];
   for (const [name, raw] of Object.entries(fields)) {
     if (!name.startsWith('h:')) continue;
@@ -132,7 +140,14 @@ export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
   const details = detailsOf(raw);
   const mode = details.mode === 'shared' || details.mode === 'slots' ? details.mode : 'exclusive';
   const sinceMs = parseCount(details.since_ms, 1, MAX_DATE_MS);
-  return { mode, host: cut(details.host ?? ''), pid: cut(details.pid ?? ''), cmd: cut(details.cmd ?? ''), sinceMs, waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs) };
+  return {
+    mode,
+    host: cut(details.host ?? ''),
+    pid: cut(details.pid ?? ''),
+    cmd: cut(details.cmd ?? ''),
+    sinceMs,
+    waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs),
+  };
 }
 
 /** The pid as a number, or undefined when the hash holds something else. */

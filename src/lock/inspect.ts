@@ -14,7 +14,9 @@ import { FORCE_RELEASE, INSPECT } from './scripts.js';
 export type LockState = InspectReply;
 
 export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  return parseInspectReply(await withTimeout(runScript(instance.client, INSPECT, lineKeys(keys, keys.fence), []), timeoutMs));
+  return parseInspectReply(
+    await withTimeout(runScript(instance.client, INSPECT, lineKeys(keys, keys.fence), []), timeoutMs),
+  );
 }
 
 /**
@@ -22,9 +24,20 @@ export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: n
  * it removed. `now`: delete; else keep each removed hold closed until its lease runs out (see
  * FORCE_RELEASE).
  */
-export async function forceReleaseOn(instance: Instance, keys: LockKeys, timeoutMs: number, now: boolean, slot?: number): Promise<{ holders: Holder[]; closedForMs: number }> {
+export async function forceReleaseOn(
+  instance: Instance,
+  keys: LockKeys,
+  timeoutMs: number,
+  now: boolean,
+  slot?: number,
+): Promise<{ holders: Holder[]; closedForMs: number }> {
   // Who forced it goes into the history.
   const slotArg = slot === undefined ? '' : String(slot);
   const args = [now ? 'now' : 'close', Date.now(), slotArg, keys.wakePrefix, hostname(), process.pid, PLACE_LEASE_MS];
-  return parseForceReleaseReply(await withTimeout(runScript(instance.client, FORCE_RELEASE, [...lineKeys(keys, keys.released), keys.history], args), timeoutMs));
+  return parseForceReleaseReply(
+    await withTimeout(
+      runScript(instance.client, FORCE_RELEASE, [...lineKeys(keys, keys.released), keys.history], args),
+      timeoutMs,
+    ),
+  );
 }

@@ -50,7 +50,21 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
 
 export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
   const { owner, ttlMs, meta, mode } = options;
-  const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now(), mode.kind, mode.kind === 'slots' ? mode.slots : 1, options.join ? '1' : '0', PLACE_LEASE_MS, keys.wakePrefix, Math.round(options.waitedMs), Math.round(options.oncePerMs)];
+  const args = [
+    owner,
+    ttlMs,
+    meta.host,
+    meta.pid,
+    meta.cmd,
+    Date.now(),
+    mode.kind,
+    mode.kind === 'slots' ? mode.slots : 1,
+    options.join ? '1' : '0',
+    PLACE_LEASE_MS,
+    keys.wakePrefix,
+    Math.round(options.waitedMs),
+    Math.round(options.oncePerMs),
+  ];
   const keyList = [...lineKeys(keys, keys.fence), ...recordKeys(keys)];
   return parseEnterReply(await withTimeout(runScript(instance.client, ENTER, keyList, args), options.timeoutMs), mode);
 }
@@ -59,12 +73,49 @@ export async function enterOn(instance: Instance, keys: LockKeys, options: Enter
  * Give up a place in line (a wait ran out or was interrupted); wakes whoever may enter now.
  * `record`: the history entry to append ("busy": the wait ran out, "left": interrupted, "": none).
  */
-export async function leaveOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, record: 'busy' | 'left' | '' = '', waitedMs = 0): Promise<boolean> {
+export async function leaveOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  timeoutMs: number,
+  record: 'busy' | 'left' | '' = '',
+  waitedMs = 0,
+): Promise<boolean> {
   const [lock, , ...rest] = lineKeys(keys, '');
-  return parseFlagReply('leave', await withTimeout(runScript(instance.client, LEAVE, [lock, ...rest, keys.history], [owner, keys.wakePrefix, record, Math.round(waitedMs)]), timeoutMs));
+  return parseFlagReply(
+    'leave',
+    await withTimeout(
+      runScript(
+        instance.client,
+        LEAVE,
+        [lock, ...rest, keys.history],
+        [owner, keys.wakePrefix, record, Math.round(waitedMs)],
+      ),
+      timeoutMs,
+    ),
+  );
 }
 
 /** Renew one holder of --slots/--shared: true renewed, false no longer held. */
-export async function extendHolderOn(instance: Instance, keys: LockKeys, owner: string, ttlMs: number, timeoutMs: number, record?: LossRecord): Promise<boolean> {
-  return parseFlagReply('extend', await withTimeout(runScript(instance.client, EXTEND_HOLDER, [keys.lock, keys.holders, keys.history], [owner, ttlMs, ...lossArgs(record)], true), timeoutMs));
+export async function extendHolderOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  timeoutMs: number,
+  record?: LossRecord,
+): Promise<boolean> {
+  return parseFlagReply(
+    'extend',
+    await withTimeout(
+      runScript(
+        instance.client,
+        EXTEND_HOLDER,
+        [keys.lock, keys.holders, keys.history],
+        [owner, ttlMs, ...lossArgs(record)],
+        true,
+      ),
+      timeoutMs,
+    ),
+  );
 }

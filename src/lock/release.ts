@@ -26,7 +26,24 @@ export interface ReleaseRecord {
   oncePerMs: number;
 }
 
-export async function releaseOn(instance: Instance, keys: LockKeys, owner: string, timeoutMs: number, notify = true, record?: ReleaseRecord): Promise<ReleaseReply> {
+export async function releaseOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  timeoutMs: number,
+  notify = true,
+  record?: ReleaseRecord,
+): Promise<ReleaseReply> {
   const recorded = record ? ['1', record.exitStatus, Math.round(record.oncePerMs)] : ['0', '', 0];
-  return parseReleaseReply(await withTimeout(runScript(instance.client, RELEASE, [...lineKeys(keys, keys.released), ...recordKeys(keys)], [owner, notify ? '1' : '0', keys.wakePrefix, ...recorded]), timeoutMs));
+  return parseReleaseReply(
+    await withTimeout(
+      runScript(
+        instance.client,
+        RELEASE,
+        [...lineKeys(keys, keys.released), ...recordKeys(keys)],
+        [owner, notify ? '1' : '0', keys.wakePrefix, ...recorded],
+      ),
+      timeoutMs,
+    ),
+  );
 }

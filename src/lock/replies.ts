@@ -5,7 +5,16 @@
 
 import { MalformedReplyError } from '../redis/describe.js';
 import { cut, parseCount } from '../untrusted.js';
-import { holderFromDetails, holderFromReply, holdersFromReply, MAX_SLOTS, waiterFromDetails, type HeldMode, type Holder, type Waiter } from './holder.js';
+import {
+  holderFromDetails,
+  holderFromReply,
+  holdersFromReply,
+  MAX_SLOTS,
+  waiterFromDetails,
+  type HeldMode,
+  type Holder,
+  type Waiter,
+} from './holder.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
@@ -17,7 +26,11 @@ const MAX_FIELDS = 2 * MAX_SLOTS + 64;
  * 2^63 − 1. Checked before a token is compared, raised to, shown or handed to a child.
  */
 export function isFence(value: unknown): value is string {
-  return typeof value === 'string' && /^[1-9][0-9]{0,18}$/.test(value) && (value.length < MAX_FENCE.length || value <= MAX_FENCE);
+  return (
+    typeof value === 'string' &&
+    /^[1-9][0-9]{0,18}$/.test(value) &&
+    (value.length < MAX_FENCE.length || value <= MAX_FENCE)
+  );
 }
 
 export type AcquireReply = { acquired: true; fence: string } | { acquired: false; pttlMs: number; owner: string };
@@ -56,7 +69,10 @@ export type EnterReply =
   /** `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us in. */
   | { acquired: false; place: number; nextInMs: number | undefined }
   /** The key is in use in another mode or with another n. */
-  | { acquired: false; mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number } }
+  | {
+      acquired: false;
+      mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number };
+    }
   /** --once-per: a run succeeded within its window. */
   | { acquired: false; done: DoneMark };
 
@@ -96,7 +112,14 @@ function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
  * ms left, server ms}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
  */
 export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
-  if (Array.isArray(reply) && reply.length === 4 && reply[0] === 3 && isField(reply[1]) && isPttl(reply[2], -2) && isPttl(reply[3], 0)) {
+  if (
+    Array.isArray(reply) &&
+    reply.length === 4 &&
+    reply[0] === 3 &&
+    isField(reply[1]) &&
+    isPttl(reply[2], -2) &&
+    isPttl(reply[3], 0)
+  ) {
     return { acquired: false, done: doneMark(reply[1], Math.max(0, reply[2]), reply[3]) };
   }
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 1 && isPttl(reply[2], -1) && reply[2] < MAX_SLOTS) {
@@ -106,10 +129,22 @@ export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 0 && isPttl(reply[1], 0) && isPttl(reply[2], -2)) {
     return { acquired: false, place: reply[1], nextInMs: reply[2] >= 0 ? reply[2] : undefined };
   }
-  if (Array.isArray(reply) && reply.length === 5 && reply[0] === 2 && ['exclusive', 'shared', 'slots'].includes(reply[1]) && isPttl(reply[2], 0) && isPttl(reply[3], 0) && isPttl(reply[4], 0)) {
+  if (
+    Array.isArray(reply) &&
+    reply.length === 5 &&
+    reply[0] === 2 &&
+    ['exclusive', 'shared', 'slots'].includes(reply[1]) &&
+    isPttl(reply[2], 0) &&
+    isPttl(reply[3], 0) &&
+    isPttl(reply[4], 0)
+  ) {
     return { acquired: false, mismatch: { kind: reply[1], slots: reply[2], holders: reply[3], waiters: reply[4] } };
   }
-  throw malformed('enter', reply, '{1, fence, slot}, {0, place, ms}, {2, mode, n, holders, waiters} or {3, done, ms, time}');
+  throw malformed(
+    'enter',
+    reply,
+    '{1, fence, slot}, {0, place, ms}, {2, mode, n, holders, waiters} or {3, done, ms, time}',
+  );
 }
 
 /**
@@ -138,13 +173,26 @@ export interface InspectReply {
 
 /** INSPECT: {pttl, counter or nil, flat HGETALL, flat holders' ends, flat line, line length, server ms}. */
 export function parseInspectReply(reply: unknown): InspectReply {
-  if (!Array.isArray(reply) || reply.length !== 7 || !isPttl(reply[0], -2) || !isPttl(reply[5], 0) || !isPttl(reply[6], 0)) {
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== 7 ||
+    !isPttl(reply[0], -2) ||
+    !isPttl(reply[5], 0) ||
+    !isPttl(reply[6], 0)
+  ) {
     throw malformed('inspect', reply, '{ttl, counter, holder, holders, line, length, time}');
   }
   const [pttl, counter, flat, ends, line, lineLength, nowMs] = reply;
   if (counter !== null && !isFence(counter)) throw badFence('inspect', 'a fence counter', counter);
   parseHolder('inspect', flat);
-  if (!Array.isArray(ends) || ends.length % 2 !== 0 || !ends.every(isField) || !Array.isArray(line) || line.length % 3 !== 0 || !line.every(isField)) {
+  if (
+    !Array.isArray(ends) ||
+    ends.length % 2 !== 0 ||
+    !ends.every(isField) ||
+    !Array.isArray(line) ||
+    line.length % 3 !== 0 ||
+    !line.every(isField)
+  ) {
     throw malformed('inspect', reply, 'holders and the line as lists of strings');
   }
   const endsByOwner = new Map<string, number>();
@@ -157,7 +205,13 @@ export function parseInspectReply(reply: unknown): InspectReply {
 
 /** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details}. */
 export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number } {
-  if (!Array.isArray(reply) || reply.length !== 3 || !isPttl(reply[0], 0) || !Array.isArray(reply[2]) || !reply[2].every(isField)) {
+  if (
+    !Array.isArray(reply) ||
+    reply.length !== 3 ||
+    !isPttl(reply[0], 0) ||
+    !Array.isArray(reply[2]) ||
+    !reply[2].every(isField)
+  ) {
     throw malformed('force-release', reply, '{ttl, holder, holders}');
   }
   const exclusive = parseHolder('force-release', reply[1]);
@@ -180,7 +234,14 @@ function parseHolder(script: string, flat: unknown): Holder | undefined {
 
 /** SCAN: {cursor, names}; the cursor a decimal string, the names strings. */
 export function parseScanReply(reply: unknown): { cursor: string; names: string[] } {
-  if (Array.isArray(reply) && reply.length === 2 && typeof reply[0] === 'string' && /^\d{1,20}$/.test(reply[0]) && Array.isArray(reply[1]) && reply[1].every(isField)) {
+  if (
+    Array.isArray(reply) &&
+    reply.length === 2 &&
+    typeof reply[0] === 'string' &&
+    /^\d{1,20}$/.test(reply[0]) &&
+    Array.isArray(reply[1]) &&
+    reply[1].every(isField)
+  ) {
     return { cursor: reply[0], names: reply[1] };
   }
   throw new MalformedReplyError(`it answered SCAN with ${shape(reply)} (expected {cursor, names})`);
@@ -200,7 +261,9 @@ function malformed(script: string, reply: unknown, expected: string): MalformedR
 }
 
 function badFence(script: string, what: string, value: unknown): MalformedReplyError {
-  return new MalformedReplyError(`it answered the ${script} script with ${what} of ${shape(value)} (expected a decimal integer from 1 to ${MAX_FENCE})`);
+  return new MalformedReplyError(
+    `it answered the ${script} script with ${what} of ${shape(value)} (expected a decimal integer from 1 to ${MAX_FENCE})`,
+  );
 }
 
 /**
@@ -216,8 +279,22 @@ export function shape(value: unknown): string {
     return `"${value.replace(/[^\x20-\x7e]|["\\]/gu, escape)}"`;
   }
   if (Array.isArray(value)) {
-    const kinds = value.slice(0, 4).map((v) => (Array.isArray(v) ? 'array' : v === null ? 'nil' : typeof v === 'number' ? 'integer' : typeof v === 'string' ? 'string' : 'error'));
-    return value.length === 0 ? 'an empty array' : `an array of ${value.length} (${kinds.join(', ')}${value.length > 4 ? ', …' : ''})`;
+    const kinds = value
+      .slice(0, 4)
+      .map((v) =>
+        Array.isArray(v)
+          ? 'array'
+          : v === null
+            ? 'nil'
+            : typeof v === 'number'
+              ? 'integer'
+              : typeof v === 'string'
+                ? 'string'
+                : 'error',
+      );
+    return value.length === 0
+      ? 'an empty array'
+      : `an array of ${value.length} (${kinds.join(', ')}${value.length > 4 ? ', …' : ''})`;
   }
   if (value instanceof Error) return 'an error';
   return typeof value;
@@ -248,8 +325,16 @@ const MAX_ENTRY_FIELDS = 64;
  */
 export function parseHistoryReply(reply: unknown): HistoryEntry[] {
   const entry = (item: unknown): item is [string, string[]] =>
-    Array.isArray(item) && item.length === 2 && typeof item[0] === 'string' && /^\d{1,16}-\d{1,20}$/.test(item[0]) && Array.isArray(item[1]) && item[1].length % 2 === 0 && item[1].length <= 2 * MAX_ENTRY_FIELDS && item[1].every(isField);
-  if (!Array.isArray(reply) || !reply.every(entry)) throw new MalformedReplyError(`it answered XREVRANGE with ${shape(reply)} (expected a list of {id, fields})`);
+    Array.isArray(item) &&
+    item.length === 2 &&
+    typeof item[0] === 'string' &&
+    /^\d{1,16}-\d{1,20}$/.test(item[0]) &&
+    Array.isArray(item[1]) &&
+    item[1].length % 2 === 0 &&
+    item[1].length <= 2 * MAX_ENTRY_FIELDS &&
+    item[1].every(isField);
+  if (!Array.isArray(reply) || !reply.every(entry))
+    throw new MalformedReplyError(`it answered XREVRANGE with ${shape(reply)} (expected a list of {id, fields})`);
   return reply.map(([id, flat]) => {
     const fields: Record<string, string> = Object.create(null);
     for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);

@@ -16,8 +16,25 @@ export interface HeldLock {
 }
 
 /** true: ours there now; false: someone else's key is there (left alone). Throws on errors. */
-export async function retakeOn(instance: Instance, keys: LockKeys, owner: string, leftMs: number, ttlMs: number, held: HeldLock, timeoutMs: number): Promise<boolean> {
+export async function retakeOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  leftMs: number,
+  ttlMs: number,
+  held: HeldLock,
+  timeoutMs: number,
+): Promise<boolean> {
   const { fence, meta, sinceMs } = held;
-  const args = [owner, Math.max(1, Math.floor(leftMs)), fence, meta.host, meta.pid, meta.cmd, Math.round(sinceMs), ttlMs];
+  const args = [
+    owner,
+    Math.max(1, Math.floor(leftMs)),
+    fence,
+    meta.host,
+    meta.pid,
+    meta.cmd,
+    Math.round(sinceMs),
+    ttlMs,
+  ];
   return (await withTimeout(runScript(instance.client, RETAKE, [keys.lock, keys.fence], args), timeoutMs)) === 1;
 }

@@ -10,7 +10,8 @@ declare const __DLOCK_SCRIPT_SHA1__: Record<string, string> | undefined;
 
 const shas = new Map<string, string>();
 if (typeof __DLOCK_SCRIPT_SHA1__ === 'object') {
-  for (const [name, sha] of Object.entries(__DLOCK_SCRIPT_SHA1__)) shas.set((scripts as Record<string, unknown>)[name] as string, sha);
+  for (const [name, sha] of Object.entries(__DLOCK_SCRIPT_SHA1__))
+    shas.set((scripts as Record<string, unknown>)[name] as string, sha);
 }
 
 function sha1(lua: string): string {
@@ -27,7 +28,13 @@ function sha1(lua: string): string {
  * server) instead of EVALSHA + NOSCRIPT + EVAL: renewals use it, since the extra round trip
  * would double the first renewal's time on a slow link.
  */
-export async function runScript(client: RedisClient, lua: string, keys: string[], args: (string | number)[], evalFirst = false): Promise<unknown> {
+export async function runScript(
+  client: RedisClient,
+  lua: string,
+  keys: string[],
+  args: (string | number)[],
+  evalFirst = false,
+): Promise<unknown> {
   try {
     if (evalFirst && !ranOn(client).has(lua)) {
       const result = await client.eval(lua, keys.length, ...keys, ...args);
@@ -50,7 +57,12 @@ function ranOn(client: RedisClient): Set<string> {
   return scripts;
 }
 
-async function evalScript(client: RedisClient, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+async function evalScript(
+  client: RedisClient,
+  lua: string,
+  keys: string[],
+  args: (string | number)[],
+): Promise<unknown> {
   try {
     return await client.evalsha(sha1(lua), keys.length, ...keys, ...args);
   } catch (error) {

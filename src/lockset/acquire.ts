@@ -29,7 +29,11 @@ export type Attempt =
 /** Try once: round 1 acquires and collects counters, round 2 raises them to the max. */
 export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attempt> {
   const startedAt = now();
-  const round1 = await fanOut<AcquireReply>(set, (i) => acquireOn(i, set.keys, set.owner, set.ttlMs, meta, set.timeoutMs), (r) => r.acquired);
+  const round1 = await fanOut<AcquireReply>(
+    set,
+    (i) => acquireOn(i, set.keys, set.owner, set.ttlMs, meta, set.timeoutMs),
+    (r) => r.acquired,
+  );
   const verdict = tally(round1.outcomes, set.total);
   let round2: FanOut<boolean> | undefined;
 
@@ -38,7 +42,8 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
     const fence = fences.reduce(maxFence);
     round2 = set.total === 1 ? undefined : await raiseFences(set, round1.values, fence);
     if (!round2 || tally(round2.outcomes, set.total) === 'won') {
-      if (validityMs(set.ttlMs, startedAt, now()) > 0) return { kind: 'acquired', fence, startedAt, failures: notWith(set, round1, 'held by another owner') };
+      if (validityMs(set.ttlMs, startedAt, now()) > 0)
+        return { kind: 'acquired', fence, startedAt, failures: notWith(set, round1, 'held by another owner') };
     }
   }
 
@@ -48,8 +53,16 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   // --connect-timeout: a hung one must not hold up the next attempt; the caller awaits `undo`.
   const notify = verdict === 'won';
   const stopped = new AbortController();
-  const errored = releaseAll(set, { which: round1.outcomes.map((o, i) => o === 'error' && !round1.failed[i]?.errorReply), notify, signal: stopped.signal });
-  const held = await releaseAll(set, { which: round1.outcomes.map((o) => o === 'yes'), notify, signal: stopped.signal });
+  const errored = releaseAll(set, {
+    which: round1.outcomes.map((o, i) => o === 'error' && !round1.failed[i]?.errorReply),
+    notify,
+    signal: stopped.signal,
+  });
+  const held = await releaseAll(set, {
+    which: round1.outcomes.map((o) => o === 'yes'),
+    notify,
+    signal: stopped.signal,
+  });
   const undo: Undo = { done: errored.then((late) => [...held, ...late]), stop: () => stopped.abort() };
   // Round 2 refused for good (an ACL without +set): retrying would only raise the counters.
   const refused = round2?.failures.filter(({ permanent }) => permanent) ?? [];
@@ -66,7 +79,8 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
 function retryInMsFor(set: LockSet, replies: (AcquireReply | undefined)[]): number {
   const pttlsByOwner = new Map<string, number[]>();
   for (const reply of replies) {
-    if (reply && !reply.acquired) pttlsByOwner.set(reply.owner, [...(pttlsByOwner.get(reply.owner) ?? []), reply.pttlMs]);
+    if (reply && !reply.acquired)
+      pttlsByOwner.set(reply.owner, [...(pttlsByOwner.get(reply.owner) ?? []), reply.pttlMs]);
   }
   for (const pttls of pttlsByOwner.values()) {
     if (pttls.length < quorumSize(set.total)) continue;
@@ -79,7 +93,11 @@ function retryInMsFor(set: LockSet, replies: (AcquireReply | undefined)[]): numb
 /** Round 2: counter = max(counter, T) on every instance we hold (won when a quorum did). */
 function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence: string): Promise<FanOut<boolean>> {
   const held = new Set(set.instances.filter((_, i) => replies[i]?.acquired));
-  return fanOut(set, (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)), (ok) => ok);
+  return fanOut(
+    set,
+    (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)),
+    (ok) => ok,
+  );
 }
 
 function splitVoteRetryMs(ttlMs: number): number {

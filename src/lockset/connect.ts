@@ -19,7 +19,12 @@ export interface Connected {
 }
 
 /** `known[i]`, when set, is why target i cannot be reached already (its host did not resolve): it is not tried. */
-export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, graceMs?: number, known: (string | undefined)[] = []): Promise<Connected> {
+export async function connectQuorum(
+  targets: RedisTarget[],
+  timeoutMs: number,
+  graceMs?: number,
+  known: (string | undefined)[] = [],
+): Promise<Connected> {
   const results: (Instance | Error | undefined)[] = targets.map(() => undefined);
   let connected = 0;
   let quorumConnected!: () => void;
@@ -40,7 +45,10 @@ export async function connectQuorum(targets: RedisTarget[], timeoutMs: number, g
         ),
   );
   const graceOver = new AbortController();
-  await Promise.race([Promise.all(attempts), ...(graceMs === undefined ? [] : [quorum.then(() => sleep(graceMs, graceOver.signal))])]);
+  await Promise.race([
+    Promise.all(attempts),
+    ...(graceMs === undefined ? [] : [quorum.then(() => sleep(graceMs, graceOver.signal))]),
+  ]);
   graceOver.abort();
 
   const instances: Instance[] = [];

@@ -35,16 +35,29 @@ export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions)
   // A holder of --slots/--shared has its own lease inside the lock's hash.
   const extend = set.mode.kind === 'exclusive' ? extendOn : extendHolderOn;
   // One instance keeps a history: a refused renewal of a hold is recorded there as its loss.
-  const record = held && set.total === 1 ? { host: held.meta.host, pid: held.meta.pid, cmd: held.meta.cmd, fence: held.fence } : undefined;
-  const round = await fanOut(set, (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record), (ok) => ok, set.timeoutMs);
+  const record =
+    held && set.total === 1
+      ? { host: held.meta.host, pid: held.meta.pid, cmd: held.meta.cmd, fence: held.fence }
+      : undefined;
+  const round = await fanOut(
+    set,
+    (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record),
+    (ok) => ok,
+    set.timeoutMs,
+  );
   const verdict = tally(round.outcomes, set.total);
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
     const retaken = held && set.total > 1 ? await retake(set, round.outcomes, startedAt, held) : [];
-    const failures = notWith(set, round, 'the lock is gone there (expired, deleted, or lost in a restart)').filter(({ label }) => !retaken.includes(label));
+    const failures = notWith(set, round, 'the lock is gone there (expired, deleted, or lost in a restart)').filter(
+      ({ label }) => !retaken.includes(label),
+    );
     return { kind: 'extended', startedAt, failures, retaken };
   }
   if (verdict === 'refused') return { kind: 'refused' };
-  return { kind: 'failed', errors: round.failures.length ? round.failures.map(failureText) : ['no quorum renewed in time'] };
+  return {
+    kind: 'failed',
+    errors: round.failures.length ? round.failures.map(failureText) : ['no quorum renewed in time'],
+  };
 }
 
 /**
@@ -60,6 +73,10 @@ async function retake(set: LockSet, outcomes: Outcome[], startedAt: number, held
   if (targets.length === 0 || confirmed < quorumSize(set.total)) return [];
   const leftMs = validityMs(set.ttlMs, startedAt, now());
   if (leftMs <= 0) return [];
-  const results = await Promise.allSettled(targets.map((i) => retakeOn(i, set.keys, set.owner, leftMs, set.ttlMs, held, set.timeoutMs)));
-  return targets.flatMap((instance, n) => (results[n].status === 'fulfilled' && results[n].value ? [instance.target.label] : []));
+  const results = await Promise.allSettled(
+    targets.map((i) => retakeOn(i, set.keys, set.owner, leftMs, set.ttlMs, held, set.timeoutMs)),
+  );
+  return targets.flatMap((instance, n) =>
+    results[n].status === 'fulfilled' && results[n].value ? [instance.target.label] : [],
+  );
 }

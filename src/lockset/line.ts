@@ -17,12 +17,26 @@ const NOTHING: Undo = { done: Promise.resolve([]), stop: () => {} };
  * landed without its reply reaching us: it may hold the lock, which the caller then releases
  * if the wait ends without it.
  */
-export async function tryEnter(set: LockSet, meta: HolderMeta, join: boolean, replyLost: { value: boolean }, recorded: { waitedMs: number; oncePerMs: number }): Promise<Attempt> {
+export async function tryEnter(
+  set: LockSet,
+  meta: HolderMeta,
+  join: boolean,
+  replyLost: { value: boolean },
+  recorded: { waitedMs: number; oncePerMs: number },
+): Promise<Attempt> {
   const instance = set.instances[0];
   if (!instance) return { kind: 'unavailable', errors: set.unreachable, undo: NOTHING };
   const startedAt = now();
   try {
-    const reply = await enterOn(instance, set.keys, { owner: set.owner, ttlMs: set.ttlMs, meta, mode: set.mode, join, timeoutMs: set.timeoutMs, ...recorded });
+    const reply = await enterOn(instance, set.keys, {
+      owner: set.owner,
+      ttlMs: set.ttlMs,
+      meta,
+      mode: set.mode,
+      join,
+      timeoutMs: set.timeoutMs,
+      ...recorded,
+    });
     if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
     if ('done' in reply) return { kind: 'done', done: reply.done };
     if ('mismatch' in reply) {

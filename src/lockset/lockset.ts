@@ -41,7 +41,12 @@ export interface FanOut<T> {
  * `quorumGraceMs`, stragglers get only that much longer once a quorum said yes: one hung
  * instance then costs a round that grace, not its whole timeout (it counts as an error).
  */
-export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promise<T>, yes: (value: T) => boolean, quorumGraceMs?: number): Promise<FanOut<T>> {
+export async function fanOut<T>(
+  set: LockSet,
+  op: (instance: Instance) => Promise<T>,
+  yes: (value: T) => boolean,
+  quorumGraceMs?: number,
+): Promise<FanOut<T>> {
   const settled: (PromiseSettledResult<T> | undefined)[] = set.instances.map(() => undefined);
   await new Promise<void>((resolve) => {
     let pending = set.instances.length;
@@ -56,7 +61,8 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
       void op(instance).then(
         (value) => {
           settled[i] = { status: 'fulfilled', value };
-          if (yes(value) && ++yeses === quorumSize(set.total) && quorumGraceMs !== undefined) grace = setTimeout(done, quorumGraceMs);
+          if (yes(value) && ++yeses === quorumSize(set.total) && quorumGraceMs !== undefined)
+            grace = setTimeout(done, quorumGraceMs);
           if (--pending === 0) done();
         },
         (reason: unknown) => {
@@ -75,7 +81,9 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
       result.outcomes.push('error');
       result.values.push(undefined);
       const { label } = set.instances[i].target;
-      const failure = s ? instanceFailure(label, s.reason) : retryableFailure(label, `no answer within ${quorumGraceMs}ms after a quorum answered`);
+      const failure = s
+        ? instanceFailure(label, s.reason)
+        : retryableFailure(label, `no answer within ${quorumGraceMs}ms after a quorum answered`);
       result.failed[i] = failure;
       result.failures.push(failure);
     }
@@ -86,6 +94,8 @@ export async function fanOut<T>(set: LockSet, op: (instance: Instance) => Promis
 
 /** After a round a quorum won: the instances that did not say yes (errors, and `no` with why). */
 export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): InstanceFailure[] {
-  const refused = set.instances.flatMap((instance, i) => (round.outcomes[i] === 'no' ? [retryableFailure(instance.target.label, no)] : []));
+  const refused = set.instances.flatMap((instance, i) =>
+    round.outcomes[i] === 'no' ? [retryableFailure(instance.target.label, no)] : [],
+  );
   return [...refused, ...round.failures];
 }

@@ -10,7 +10,14 @@ import { quorumSize } from './quorum.js';
 import { releaseAll, releaseFailures } from './release.js';
 import { busyRetryMs, ReleaseWatcher } from './waiter.js';
 
-export type Obtained = { kind: 'acquired'; fence: string; slot?: number; startedAt: number; waitedMs: number; failures: InstanceFailure[] };
+export type Obtained = {
+  kind: 'acquired';
+  fence: string;
+  slot?: number;
+  startedAt: number;
+  waitedMs: number;
+  failures: InstanceFailure[];
+};
 /**
  * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
  * was lost may stay there until its TTL runs out.
@@ -27,7 +34,14 @@ type Failed =
   | { kind: 'done'; done: DoneMark; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
   /** The key is in use in another mode or with another n (nothing was taken). */
-  | { kind: 'mismatch'; usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number; waitedMs: number }
+  | {
+      kind: 'mismatch';
+      usedAs: 'exclusive' | 'shared' | 'slots';
+      slots: number;
+      holders: number;
+      waiters: number;
+      waitedMs: number;
+    }
   /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
   | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number };
 
@@ -59,7 +73,9 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const replyLost = { value: false };
   const startedAt = now();
   const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
-  const tryOnce = inLine ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost, recorded()) : () => tryAcquire(set, meta);
+  const tryOnce = inLine
+    ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost, recorded())
+    : () => tryAcquire(set, meta);
   const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();
@@ -88,7 +104,12 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   return { ...result, unreleased: undo ? releaseFailures(await undo.done) : [] };
 }
 
-async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Promise<Attempt>, undoing: (undo: Undo | undefined) => void): Promise<Obtained | Failed> {
+async function attempts(
+  set: LockSet,
+  options: ObtainOptions,
+  tryOnce: () => Promise<Attempt>,
+  undoing: (undo: Undo | undefined) => void,
+): Promise<Obtained | Failed> {
   const start = now();
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
   // Once the lock was found busy, a wait longer than --connect-timeout outlasts an outage
@@ -144,7 +165,8 @@ async function attempts(set: LockSet, options: ObtainOptions, tryOnce: () => Pro
         continue;
       }
       // A subscription that lied leaves too few instances to trust: the instance failed (69).
-      if (set.total - watcher.failures.length < quorumSize(set.total)) return { kind: 'unavailable', errors: watcher.failures, waitedMs };
+      if (set.total - watcher.failures.length < quorumSize(set.total))
+        return { kind: 'unavailable', errors: watcher.failures, waitedMs };
       const refused = await options.onWait?.(waitedMs, attempt.place);
       if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs };
       await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);

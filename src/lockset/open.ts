@@ -38,15 +38,27 @@ export function newOwnerToken(): string {
  * Connect in parallel; fail with 69 (naming each failure) when too few answer for a quorum.
  * `ttlMs` is the lease length for run; status and release leave it out (and wait longer).
  */
-export async function openLockSet(config: ConnectionConfig, key: string, ttlMs?: number, owner = newOwnerToken(), mode: HoldMode = { kind: 'exclusive' }): Promise<LockSet> {
+export async function openLockSet(
+  config: ConnectionConfig,
+  key: string,
+  ttlMs?: number,
+  owner = newOwnerToken(),
+  mode: HoldMode = { kind: 'exclusive' },
+): Promise<LockSet> {
   const total = config.targets.length;
   const started = now();
   const unresolved = total > 1 ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
   // Name lookups count toward the --connect-timeout bound (IP addresses need none).
   const looked = config.targets.some((target) => target.nodes.some((node) => !isIP(node.host)));
-  const connectTimeoutMs = total > 1 && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
+  const connectTimeoutMs =
+    total > 1 && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
   const timeoutMs = ttlMs ? instanceTimeoutMs(connectTimeoutMs, ttlMs, total) : connectTimeoutMs;
-  const { instances, failures } = await connectQuorum(config.targets, connectTimeoutMs, ttlMs ? timeoutMs : undefined, unresolved);
+  const { instances, failures } = await connectQuorum(
+    config.targets,
+    connectTimeoutMs,
+    ttlMs ? timeoutMs : undefined,
+    unresolved,
+  );
   if (instances.length < quorumSize(total)) {
     disconnectAll(instances);
     throw unavailable(total, failures);
@@ -79,7 +91,10 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
     return Array.isArray(found) ? found : [host];
   };
   const duplicate = findDuplicate(
-    targets.map((target) => ({ ...target, nodes: target.nodes.map((node) => ({ addresses: addresses(node.host), port: node.port })) })),
+    targets.map((target) => ({
+      ...target,
+      nodes: target.nodes.map((node) => ({ addresses: addresses(node.host), port: node.port })),
+    })),
   );
   if (duplicate) {
     throw new UsageError(
@@ -95,7 +110,8 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */
 export function unavailable(total: number, failures: InstanceFailure[]): UnavailableError {
-  if (total === 1) return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
+  if (total === 1)
+    return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(
     `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${failures.length} failed (${failures.map(failureText).join('; ')})`,
   );

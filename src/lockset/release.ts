@@ -62,7 +62,8 @@ async function releaseWithRetry(set: LockSet, instance: Instance, options: Relea
     const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
     try {
       const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record);
-      if (reply === 'not-ours') return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
+      if (reply === 'not-ours')
+        return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
       return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
     } catch (error) {
       const failure = instanceFailure(instance.target.label, error);
@@ -88,5 +89,7 @@ function releaseRetryMs(attempt: number, random = Math.random()): number {
 
 /** The instances where the release failed, and why. */
 export function releaseFailures(releases: InstanceRelease[]): Pick<InstanceFailure, 'label' | 'reason'>[] {
-  return releases.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : []));
+  return releases.flatMap(({ label, outcome }) =>
+    outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
+  );
 }

@@ -29,7 +29,12 @@ export class ReleaseWatcher {
    * they answer. Where the server refuses for good (an ACL without +subscribe or the channel),
    * waiting relies on polling alone: `pollOnly` is told which, and why.
    */
-  static async start(set: LockSet, channel: string, timeoutMs: number, pollOnly?: (errors: InstanceFailure[]) => void): Promise<ReleaseWatcher> {
+  static async start(
+    set: LockSet,
+    channel: string,
+    timeoutMs: number,
+    pollOnly?: (errors: InstanceFailure[]) => void,
+  ): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);
     const failed = (i: number) => (error: MalformedReplyError) => {
@@ -37,11 +42,24 @@ export class ReleaseWatcher {
       watcher.failures.push(instanceFailure(set.instances[i].target.label, error));
       watcher.notify();
     };
-    const settled = await Promise.allSettled(subscribers.map((subscriber, i) => withTimeout(listen(subscriber, set, channel, () => watcher.notify(), failed(i)), timeoutMs)));
+    const settled = await Promise.allSettled(
+      subscribers.map((subscriber, i) =>
+        withTimeout(
+          listen(subscriber, set, channel, () => watcher.notify(), failed(i)),
+          timeoutMs,
+        ),
+      ),
+    );
     // A reply that lies fails the instance; a refusal (ACL) leaves it to polling.
-    settled.forEach((s, i) => s.status === 'rejected' && s.reason instanceof MalformedReplyError && failed(i)(s.reason));
+    settled.forEach(
+      (s, i) => s.status === 'rejected' && s.reason instanceof MalformedReplyError && failed(i)(s.reason),
+    );
     const refused = settled
-      .flatMap((s, i) => (s.status === 'rejected' && !(s.reason instanceof MalformedReplyError) ? [instanceFailure(set.instances[i].target.label, s.reason)] : []))
+      .flatMap((s, i) =>
+        s.status === 'rejected' && !(s.reason instanceof MalformedReplyError)
+          ? [instanceFailure(set.instances[i].target.label, s.reason)]
+          : [],
+      )
       .filter(({ permanent }) => permanent);
     if (refused.length > 0) pollOnly?.(refused);
     return watcher;
@@ -84,7 +102,13 @@ export class ReleaseWatcher {
  * itself after a reconnect, but cannot replay that). A malformed reply on it (reply-guard.ts)
  * is `failed`: that instance is not listened to again.
  */
-function listen(subscriber: RedisClient, set: LockSet, channel: string, wake: () => void, failed: (error: MalformedReplyError) => void): Promise<unknown> {
+function listen(
+  subscriber: RedisClient,
+  set: LockSet,
+  channel: string,
+  wake: () => void,
+  failed: (error: MalformedReplyError) => void,
+): Promise<unknown> {
   let lying = false;
   subscriber.on('error', (error) => {
     if (!(error instanceof MalformedReplyError) || lying) return;

@@ -11,7 +11,10 @@ export type RedisClient = Redis | Cluster;
 const reconnectRetryMs = (attempt: number) => Math.min(25 * attempt, 500);
 
 export async function createClient(target: RedisTarget, timeoutMs: number): Promise<RedisClient> {
-  const [{ default: Redis, Cluster }, { installReplyGuard }] = await Promise.all([import('ioredis'), import('./reply-guard.js')]);
+  const [{ default: Redis, Cluster }, { installReplyGuard }] = await Promise.all([
+    import('ioredis'),
+    import('./reply-guard.js'),
+  ]);
   installReplyGuard();
   const common: RedisOptions = {
     // With a password, always name the user ("default" unless the URL says otherwise): a

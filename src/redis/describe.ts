@@ -45,7 +45,11 @@ const answered = (reason: string): Described => ({ reason, permanent: true, reac
 /** A failure no retry can cure (credentials, permissions), shown as "cannot reach". */
 const refused = (reason: string): Described => ({ reason, permanent: true, reached: false });
 /** Another reason around an inner failure: as final as the inner one, shown as "cannot reach". */
-const around = (inner: Described, reason: string): Described => ({ reason, permanent: inner.permanent, reached: false });
+const around = (inner: Described, reason: string): Described => ({
+  reason,
+  permanent: inner.permanent,
+  reached: false,
+});
 
 const UNTRUSTED = 'TLS certificate not trusted (unknown CA; give the CA that signed it with --tls-ca)';
 const NOT_TLS = 'TLS handshake failed (is this a TLS port? use redis:// for plain text)';
@@ -63,7 +67,8 @@ const TLS_ERRORS: Record<string, string> = {
   CERT_HAS_EXPIRED: 'TLS certificate has expired',
   CERT_NOT_YET_VALID: 'TLS certificate is not yet valid',
   CERT_REVOKED: 'TLS certificate was revoked',
-  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate does not match the host name (the URL's host must be in the certificate)",
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "TLS certificate does not match the host name (the URL's host must be in the certificate)",
   ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
   ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
   ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the server requires a client certificate (--tls-cert and --tls-key)',
@@ -120,13 +125,20 @@ export function describeFailure(error: unknown): Described {
   const sentinels = /^All sentinels are unreachable[^]*?(?:Last error: (.*))?$/.exec(message);
   if (sentinels) {
     const malformed = (sentinels[1] ?? '').replace(/\. Please report this\.$/, '');
-    return malformedReasons.has(malformed) ? answered(`the instance failed: ${malformed}`) : describeSentinelFailure(sentinels[1] ?? '');
+    return malformedReasons.has(malformed)
+      ? answered(`the instance failed: ${malformed}`)
+      : describeSentinelFailure(sentinels[1] ?? '');
   }
   if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) {
     const why = err.lastNodeError ? describeFailure(err.lastNodeError) : passing('');
     if (why.reason.startsWith('not a cluster node')) return why;
     if (err.lastNodeError instanceof MalformedReplyError) return answered(`no cluster node answered (${why.reason})`);
-    return around(why, why.reason && why.reason !== NOT_CONNECTED ? `no cluster node answered (${why.reason})` : 'no cluster node answered');
+    return around(
+      why,
+      why.reason && why.reason !== NOT_CONNECTED
+        ? `no cluster node answered (${why.reason})`
+        : 'no cluster node answered',
+    );
   }
   const redirections = /^Too many Cluster redirections\. Last error: (.*)$/.exec(message);
   if (redirections) {
@@ -141,11 +153,17 @@ export function describeFailure(error: unknown): Described {
 function describeReply(message: string): Described {
   // The server's own text, of any size (escaped where it is printed).
   const reply = cut(message.replace(/^ReplyError: /, '')).replace(/\s*script: \w+, on @\w+:\d+\.?$/, '');
-  if (/cluster support disabled/i.test(reply)) return passing('not a cluster node (cluster support disabled; use redis:// for a single server)');
-  if (/^NOAUTH/.test(reply)) return answered('the server needs a password: put it in the URL (redis://:PASSWORD@host:port) or in DLOCK_REDIS_PASSWORD');
+  if (/cluster support disabled/i.test(reply))
+    return passing('not a cluster node (cluster support disabled; use redis:// for a single server)');
+  if (/^NOAUTH/.test(reply))
+    return answered(
+      'the server needs a password: put it in the URL (redis://:PASSWORD@host:port) or in DLOCK_REDIS_PASSWORD',
+    );
   if (/WRONGPASS|invalid password|invalid username-password/i.test(reply)) return refused('authentication failed');
-  if (/^NOPERM/.test(reply)) return refused(`permission denied by the server's ACL: ${reply.replace(/^NOPERM\s*/, '')}`);
-  if (/can't run this command/.test(reply)) return refused(`permission denied by the server's ACL: ${reply.replace(/^ERR\s*/, '')}`);
+  if (/^NOPERM/.test(reply))
+    return refused(`permission denied by the server's ACL: ${reply.replace(/^NOPERM\s*/, '')}`);
+  if (/can't run this command/.test(reply))
+    return refused(`permission denied by the server's ACL: ${reply.replace(/^ERR\s*/, '')}`);
   if (/^READONLY/.test(reply)) return passing('the server is a read-only replica (READONLY)');
   if (/^LOADING/.test(reply)) return passing('the server is loading its data set (LOADING)');
   if (/^(MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY)\b/.test(reply)) return passing(`the server cannot serve now (${reply})`);
@@ -172,7 +190,10 @@ function notRedis(buffer: unknown): string {
   if (bytes[0] === 0x15 || bytes[0] === 0x16) return 'a TLS port answered (use rediss:// for TLS)';
   const text = bytes.toString('latin1');
   if (text.startsWith('HTTP/')) return 'not a Redis server: it answered HTTP (check the host and port)';
-  const first = text.split(/\r?\n/)[0].slice(0, 32).replace(/[^\x20-\x7e]|"/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  const first = text
+    .split(/\r?\n/)[0]
+    .slice(0, 32)
+    .replace(/[^\x20-\x7e]|"/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return `not a Redis server: it answered "${first}" (check the host and port)`;
 }
 
@@ -180,10 +201,14 @@ function notRedis(buffer: unknown): string {
 function describeSentinelFailure(last: string): Described {
   if (/No such master/i.test(last)) return passing('no sentinel knows a master by that name');
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|without any password/i.test(last)) {
-    return refused("the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)");
+    return refused(
+      "the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)",
+    );
   }
   if (/unknown command .sentinel/i.test(last)) {
-    return answered('a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use redis://host:port)');
+    return answered(
+      'a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use redis://host:port)',
+    );
   }
   return passing('no sentinel answered');
 }

@@ -22,7 +22,8 @@ export function decode(option: string, shown: string, part: string, what: string
 
 /** One "host[:port]" of the list, or a usage error saying what is wrong with it. */
 function parseNode(entry: string, defaultPort: number, option: string, shown: string): RedisNode & { text: string } {
-  if (entry === '') throw badOption(option, shown, 'the host list has an empty entry (hosts are separated by single commas)');
+  if (entry === '')
+    throw badOption(option, shown, 'the host list has an empty entry (hosts are separated by single commas)');
   const match = /^(\[[^\]]*\]|[^:[\]]*)(?::(.*))?$/.exec(entry);
   if (!match || match[1] === '') throw badOption(option, shown, `"${entry}" is not a host or host:port`);
   const [, hostText, portText] = match;
@@ -45,8 +46,14 @@ export function parseMultiHostUrl(text: string, shown: string, option: string): 
   const [prefix, tlsScheme, kindText] = /^(rediss?)\+(sentinel|cluster):\/\//i.exec(text)!;
   const kind = kindText.toLowerCase() as 'sentinel' | 'cluster';
   const scheme = `redis+${kind}://`;
-  if (tlsScheme.toLowerCase() === 'rediss') throw badOption(option, shown, `TLS is not supported with ${kind === 'sentinel' ? 'Sentinel' : 'Cluster'}; use ${scheme}`);
-  if (text.includes('?') || text.includes('#')) throw badOption(option, shown, 'query strings and fragments are not supported');
+  if (tlsScheme.toLowerCase() === 'rediss')
+    throw badOption(
+      option,
+      shown,
+      `TLS is not supported with ${kind === 'sentinel' ? 'Sentinel' : 'Cluster'}; use ${scheme}`,
+    );
+  if (text.includes('?') || text.includes('#'))
+    throw badOption(option, shown, 'query strings and fragments are not supported');
 
   // The credentials end at the last "@", as redactUrl reads them, so a password may hold "@" or "/".
   const rest = text.slice(prefix.length);
@@ -66,15 +73,33 @@ export function parseMultiHostUrl(text: string, shown: string, option: string): 
   let db = 0;
   if (kind === 'sentinel') {
     const [name = '', dbText, ...extra] = path;
-    if (name === '') throw badOption(option, shown, `the URL needs the master's name after the hosts, as in ${scheme}host:26379/mymaster`);
+    if (name === '')
+      throw badOption(
+        option,
+        shown,
+        `the URL needs the master's name after the hosts, as in ${scheme}host:26379/mymaster`,
+      );
     masterName = decode(option, shown, name, "master's name");
-    if (/[,@]/.test(masterName)) throw badOption(option, shown, `the master's name must not contain "," or "@" (got ${JSON.stringify(masterName)})`);
+    if (/[,@]/.test(masterName))
+      throw badOption(
+        option,
+        shown,
+        `the master's name must not contain "," or "@" (got ${JSON.stringify(masterName)})`,
+      );
     if (extra.length > 0 || (dbText !== undefined && (!/^\d{1,10}$/.test(dbText) || Number(dbText) > MAX_DB))) {
-      throw badOption(option, shown, `after the master's name only a database number may follow, as in ${scheme}host:26379/mymaster/0`);
+      throw badOption(
+        option,
+        shown,
+        `after the master's name only a database number may follow, as in ${scheme}host:26379/mymaster/0`,
+      );
     }
     db = dbText === undefined ? 0 : Number(dbText);
   } else if (path.length > 1 || (path.length === 1 && path[0] !== '' && path[0] !== '0')) {
-    throw badOption(option, shown, `a cluster has only database 0: give just the hosts, as in ${scheme}host:7000,host:7001`);
+    throw badOption(
+      option,
+      shown,
+      `a cluster has only database 0: give just the hosts, as in ${scheme}host:7000,host:7001`,
+    );
   }
 
   const tail = masterName === undefined ? '' : `/${path[0]}${path[1] !== undefined ? `/${db}` : ''}`;

@@ -26,7 +26,8 @@ const states = new WeakMap<RedisParser, GuardState>();
 let installed = false;
 
 /** ioredis' module is CommonJS with an `exports.default`: under Node's ESM interop the class is one level down. */
-const DataHandler = (DataHandlerModule as unknown as { default?: typeof DataHandlerModule }).default ?? DataHandlerModule;
+const DataHandler =
+  (DataHandlerModule as unknown as { default?: typeof DataHandlerModule }).default ?? DataHandlerModule;
 
 export function installReplyGuard(): void {
   if (installed) return;
@@ -41,7 +42,15 @@ export function installReplyGuard(): void {
     try {
       execute.call(this, buffer);
     } catch (error) {
-      fail(this, state, error instanceof MalformedReplyError ? error.reason : error instanceof RangeError ? 'it sent a reply nested too deep or too large to read' : 'it sent a reply the Redis client could not read');
+      fail(
+        this,
+        state,
+        error instanceof MalformedReplyError
+          ? error.reason
+          : error instanceof RangeError
+            ? 'it sent a reply nested too deep or too large to read'
+            : 'it sent a reply the Redis client could not read',
+      );
       return;
     }
     // Mid-reply: refuse a bulk string announced larger than the limit at once, not once it arrived.
@@ -53,7 +62,9 @@ export function installReplyGuard(): void {
   const returnReply = DataHandler.prototype.returnReply;
   DataHandler.prototype.returnReply = function guardedReturnReply(this: DataHandlerModule, reply: unknown) {
     // Thrown inside the parser's execute(): the wrapper above fails the connection.
-    const problem = this.redis.condition?.subscriber ? checkPushReply(reply) : checkClientReply(this.redis.commandQueue.peekFront()?.command, reply);
+    const problem = this.redis.condition?.subscriber
+      ? checkPushReply(reply)
+      : checkClientReply(this.redis.commandQueue.peekFront()?.command, reply);
     if (problem) throw new MalformedReplyError(problem);
     returnReply.call(this, reply);
   };

@@ -21,7 +21,8 @@ export async function checkServer(client: RedisClient, target: RedisTarget): Pro
     // dlock's own master check (ioredis' ready check would skip it, printing its own warning,
     // when the ACL refuses INFO; refused, it is 69 "permission denied" here).
     const role = /^role:(\w+)/m.exec(await (client as Redis).info('replication'))?.[1];
-    if (role !== undefined && role !== 'master') throw new Error(`the sentinels named a ${role}, not a master (a failover under way?)`);
+    if (role !== undefined && role !== 'master')
+      throw new Error(`the sentinels named a ${role}, not a master (a failover under way?)`);
     return;
   }
   if (target.kind !== 'standalone') {
@@ -38,33 +39,54 @@ export async function checkServer(client: RedisClient, target: RedisTarget): Pro
   }
   const fields = new Map<string, string>();
   // Only text fields are read: a lying server's nested arrays are not turned into strings.
-  if (Array.isArray(hello)) for (let i = 0; i + 1 < hello.length; i += 2) if (typeof hello[i] === 'string') fields.set(hello[i], typeof hello[i + 1] === 'string' ? hello[i + 1] : '');
+  if (Array.isArray(hello))
+    for (let i = 0; i + 1 < hello.length; i += 2)
+      if (typeof hello[i] === 'string') fields.set(hello[i], typeof hello[i + 1] === 'string' ? hello[i + 1] : '');
   if (fields.get('mode') === 'sentinel') {
-    throw new AnsweredError(`a sentinel, not a Redis server: use redis+sentinel://${target.host}:${target.port}/<master name>`);
+    throw new AnsweredError(
+      `a sentinel, not a Redis server: use redis+sentinel://${target.host}:${target.port}/<master name>`,
+    );
   }
   const role = fields.get('role');
   if (role !== undefined && role !== 'master') {
-    throw new AnsweredError("a read-only replica: give the master's URL, or redis+sentinel://<sentinels>/<master name> to follow failovers");
+    throw new AnsweredError(
+      "a read-only replica: give the master's URL, or redis+sentinel://<sentinels>/<master name> to follow failovers",
+    );
   }
 }
 
 /** The error for a failed connect: 64 for a database the server lacks, else 69 saying why. */
-export async function connectFailure(target: RedisTarget, error: unknown, status: string, remainingMs: number): Promise<DlockError> {
+export async function connectFailure(
+  target: RedisTarget,
+  error: unknown,
+  status: string,
+  remainingMs: number,
+): Promise<DlockError> {
   const message = String((error as Error)?.message ?? '');
   if (/DB index is out of range/i.test(message)) {
-    return new UsageError(`${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower number in the URL`);
+    return new UsageError(
+      `${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower number in the URL`,
+    );
   }
   let failure = describeFailure(error);
   if (/^timed out/.test(failure.reason)) {
     // A TLS client that times out before the handshake ends often talks to a plain-text port.
-    if (target.tls && status === 'connecting') failure.reason += ' in the TLS handshake (is this a plain-text port? use redis://)';
+    if (target.tls && status === 'connecting')
+      failure.reason += ' in the TLS handshake (is this a plain-text port? use redis://)';
     else if (status !== 'connecting') failure.reason += ' waiting for an answer (a hung Redis, or not a Redis port?)';
-  } else if (!target.tls && target.kind === 'standalone' && (failure.reason === 'connection reset' || failure.reason === 'not connected')) {
+  } else if (
+    !target.tls &&
+    target.kind === 'standalone' &&
+    (failure.reason === 'connection reset' || failure.reason === 'not connected')
+  ) {
     // Closed without a word: a TLS port does that to plain text, so ask it for a TLS handshake.
     // Anything else may be passing (a proxy whose backend is down): not final, "cannot reach".
     failure = (await answersTls(target, remainingMs))
       ? describeFailure(new AnsweredError('a TLS port: use rediss:// (and --tls-ca if its CA is private)'))
-      : { ...failure, reason: 'the server closed the connection without answering (not a Redis server? check the host and port)' };
+      : {
+          ...failure,
+          reason: 'the server closed the connection without answering (not a Redis server? check the host and port)',
+        };
   }
   return new InstanceUnavailableError({ label: target.label, ...failure, errorReply: false });
 }

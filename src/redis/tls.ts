@@ -26,16 +26,26 @@ function read(option: string, path: string): Buffer {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw badOption(option, path, stat.isDirectory() ? 'is a directory' : 'not a regular file');
-    if (stat.size > MAX_TLS_FILE_BYTES) throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
+    if (stat.size > MAX_TLS_FILE_BYTES)
+      throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
     const buffer = Buffer.alloc(MAX_TLS_FILE_BYTES + 1);
     let length = 0;
-    for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
-    if (length > MAX_TLS_FILE_BYTES) throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
+    for (let n = -1; n !== 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > MAX_TLS_FILE_BYTES)
+      throw badOption(option, path, `larger than ${MAX_TLS_FILE_BYTES / 1024 / 1024} MiB: not a PEM file`);
     return buffer.subarray(0, length);
   } catch (error) {
     if (error instanceof UsageError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : `cannot read it (${code ?? 'error'})`;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : `cannot read it (${code ?? 'error'})`;
     throw badOption(option, path, why);
   } finally {
     if (fd !== undefined) closeSync(fd);
@@ -65,8 +75,10 @@ function privateKey(option: string, path: string, pem: Buffer): KeyObject {
 /** The files' contents, checked: certificates parse, the key parses and matches the certificate. */
 export function readTlsFiles(paths: TlsPaths): TlsFiles {
   const { ca, cert, key } = paths;
-  if (cert && !key) throw badOption(cert.option, cert.path, 'a client certificate needs its key too (--tls-key or DLOCK_TLS_KEY)');
-  if (key && !cert) throw badOption(key.option, key.path, 'a client key needs its certificate too (--tls-cert or DLOCK_TLS_CERT)');
+  if (cert && !key)
+    throw badOption(cert.option, cert.path, 'a client certificate needs its key too (--tls-key or DLOCK_TLS_KEY)');
+  if (key && !cert)
+    throw badOption(key.option, key.path, 'a client key needs its certificate too (--tls-cert or DLOCK_TLS_CERT)');
   const files: TlsFiles = {};
   if (ca) {
     files.ca = read(ca.option, ca.path);

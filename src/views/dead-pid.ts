@@ -34,7 +34,12 @@ export function isRunning(pid: number): boolean {
 /** "pid N is not running on this host: the lock expires in ..." for a dead holder on this host, else undefined. */
 export function deadPidText(holder: Holder, pttlMs: number | undefined): string | undefined {
   if (pidAlive(holder) !== false) return undefined;
-  const expiry = pttlMs === undefined ? '' : pttlMs < 0 ? ': the lock has no expiry (dlock release --force removes it)' : `: the lock expires in ${formatDuration(pttlMs)}`;
+  const expiry =
+    pttlMs === undefined
+      ? ''
+      : pttlMs < 0
+        ? ': the lock has no expiry (dlock release --force removes it)'
+        : `: the lock expires in ${formatDuration(pttlMs)}`;
   return `pid ${pidNumber(holder)} is not running on this host${expiry}`;
 }
 

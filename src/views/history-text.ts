@@ -13,7 +13,16 @@ export function historyTable(entries: HistoryEntry[]): string {
     rows.push([timeText(entry.ms), entry.event, host, pid, details(entry), cmd].map(printable));
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column])))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** What one event says besides who: fence, slot, exit status, times, why. */
@@ -31,7 +40,12 @@ export function details(entry: HistoryEntry): string {
       parts.push(fence, slot, `waited ${ms('waited_ms')}`);
       break;
     case 'released':
-      parts.push(f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`, `held ${ms('held_ms')}`, fence, slot);
+      parts.push(
+        f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`,
+        `held ${ms('held_ms')}`,
+        fence,
+        slot,
+      );
       break;
     case 'lost':
       parts.push(`${f.why ?? '?'} (renewal refused)`, fence);
@@ -40,7 +54,13 @@ export function details(entry: HistoryEntry): string {
       parts.push(`by ${f.by_host ?? '?'} pid ${f.by_pid ?? '?'}${f.now === 'true' ? ' (--now)' : ''}`, fence, slot);
       break;
     case 'busy':
-      parts.push(f.why === 'wait' ? `wait ran out after ${ms('waited_ms')}` : f.why === 'line' ? 'others in line (-n)' : 'held (-n)');
+      parts.push(
+        f.why === 'wait'
+          ? `wait ran out after ${ms('waited_ms')}`
+          : f.why === 'line'
+            ? 'others in line (-n)'
+            : 'held (-n)',
+      );
       break;
     case 'done':
       parts.push(`done until ${untilText(f.until_ms)}`);

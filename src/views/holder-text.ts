@@ -55,17 +55,36 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
   if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) {
     // The holder whose lease ends first: its slot is the next to come free.
     const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
-    return { holder: first, pttlMs: first.ttlLeftMs, readAt: Date.now(), others: { count: state.holders.length, mode: state.mode }, waiting: state.lineLength };
+    return {
+      holder: first,
+      pttlMs: first.ttlLeftMs,
+      readAt: Date.now(),
+      others: { count: state.holders.length, mode: state.mode },
+      waiting: state.lineLength,
+    };
   }
-  return best && { holder: best.holder, pttlMs: best.pttlMs, readAt: Date.now(), ...(state ? { waiting: state.lineLength } : {}) };
+  return (
+    best && {
+      holder: best.holder,
+      pttlMs: best.pttlMs,
+      readAt: Date.now(),
+      ...(state ? { waiting: state.lineLength } : {}),
+    }
+  );
 }
 
 /** A snapshot as one line, aged to `nowMs`. */
 export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.now()): string {
-  const pttl = snapshot.pttlMs === undefined || snapshot.pttlMs < 0 ? snapshot.pttlMs : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
+  const pttl =
+    snapshot.pttlMs === undefined || snapshot.pttlMs < 0
+      ? snapshot.pttlMs
+      : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
   const waiting = snapshot.waiting ? `; ${snapshot.waiting} waiting` : '';
   const { others } = snapshot;
   if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;
-  const what = others.mode.kind === 'slots' ? `${others.count} of ${others.mode.slots} slots taken` : `held by ${others.count} shared holder${others.count === 1 ? '' : 's'}`;
+  const what =
+    others.mode.kind === 'slots'
+      ? `${others.count} of ${others.mode.slots} slots taken`
+      : `held by ${others.count} shared holder${others.count === 1 ? '' : 's'}`;
   return `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} (${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`;
 }

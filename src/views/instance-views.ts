@@ -29,14 +29,21 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
     set.instances.map(async (instance) => {
       try {
         const state = await inspectOn(instance, keys, set.timeoutMs);
-        return { redis: instance.target.label, held: state.holder !== undefined, holder: state.holder, ttl_ms: state.holder?.ttlLeftMs ?? state.pttlMs, state };
+        return {
+          redis: instance.target.label,
+          held: state.holder !== undefined,
+          holder: state.holder,
+          ttl_ms: state.holder?.ttlLeftMs ?? state.pttlMs,
+          state,
+        };
       } catch (error) {
         const failure = instanceFailure(instance.target.label, error);
         return { redis: failure.label, held: false, error: failure.reason, failure };
       }
     }),
   );
-  for (const failure of set.unreachable) views.push({ redis: failure.label, held: false, error: failure.reason, failure });
+  for (const failure of set.unreachable)
+    views.push({ redis: failure.label, held: false, error: failure.reason, failure });
   return views.sort((a, b) => order.indexOf(a.redis) - order.indexOf(b.redis));
 }
 
@@ -88,5 +95,10 @@ export function publicWaiter(waiter: Waiter, place: number) {
 }
 
 export function publicView(v: InstanceView) {
-  return { redis: v.redis, held: v.held, ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}), ...(v.error ? { error: v.error } : {}) };
+  return {
+    redis: v.redis,
+    held: v.held,
+    ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}),
+    ...(v.error ? { error: v.error } : {}),
+  };
 }

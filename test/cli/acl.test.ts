@@ -15,11 +15,37 @@ import { events, HOLD, onlyEvent, removeTempDirs, tempDir } from '../fixtures/ob
 
 /** What the dlock user may do: its keys and channels, and the commands its scripts run. */
 const DLOCK_ACL = [
-  '~dlock:*', '&dlock:*',
-  '+evalsha', '+eval', '+scan', '+subscribe',
-  '+hget', '+hset', '+hgetall', '+hexists', '+hdel', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish',
-  '+time', '+zadd', '+zrem', '+zrange', '+zrangebyscore', '+zscore', '+zrank', '+zcard',
-  '+wait', '+select', '+xadd', '+xrevrange',
+  '~dlock:*',
+  '&dlock:*',
+  '+evalsha',
+  '+eval',
+  '+scan',
+  '+subscribe',
+  '+hget',
+  '+hset',
+  '+hgetall',
+  '+hexists',
+  '+hdel',
+  '+exists',
+  '+pttl',
+  '+pexpire',
+  '+incr',
+  '+get',
+  '+set',
+  '+del',
+  '+publish',
+  '+time',
+  '+zadd',
+  '+zrem',
+  '+zrange',
+  '+zrangebyscore',
+  '+zscore',
+  '+zrank',
+  '+zcard',
+  '+wait',
+  '+select',
+  '+xadd',
+  '+xrevrange',
 ];
 const PASSWORD = 'acl-pw-Wm3:@/';
 const ENCODED = encodeURIComponent(PASSWORD);
@@ -59,7 +85,11 @@ beforeAll(async () => {
   replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(servers[0].port)] });
   admins = servers.map((server) => server.client());
   const replicaAdmin = replica.client();
-  await waitUntil('the replica to sync', async () => (await replicaAdmin.info('replication')).includes('master_link_status:up'), { timeoutMs: 20_000, everyMs: 20 });
+  await waitUntil(
+    'the replica to sync',
+    async () => (await replicaAdmin.info('replication')).includes('master_link_status:up'),
+    { timeoutMs: 20_000, everyMs: 20 },
+  );
 });
 
 afterAll(async () => {
@@ -89,7 +119,18 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
     // Held by someone else for a while; the waiter subscribes, then gets it on the release message.
     await admins[0].hset('dlock:{acl-wait}', 'owner', 'other', 'fence', '0');
     await admins[0].pexpire('dlock:{acl-wait}', 20_000);
-    const waiter = start(['run', '--redis', url(servers[0]), '--wait', '15s', '--log-format', 'json', 'acl-wait', '--', 'true']);
+    const waiter = start([
+      'run',
+      '--redis',
+      url(servers[0]),
+      '--wait',
+      '15s',
+      '--log-format',
+      'json',
+      'acl-wait',
+      '--',
+      'true',
+    ]);
     // "waiting" comes after the subscription: a release from now on is heard at once.
     await waiter.waitFor('"waiting"');
     if ((await denials()).length > 0) {
@@ -116,35 +157,80 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
   async redlock() {
     // Instance 2's counter is ahead: round 2 raises the others to it (SET in the fence script).
     await admins[1].set('dlock:{acl-rl}:fence', '5');
-    const result = await dlock(['run', '-n', ...servers.flatMap((s) => ['--redis', url(s)]), 'acl-rl', '--', 'sh', '-c', 'echo $DLOCK_FENCING_TOKEN']);
+    const result = await dlock([
+      'run',
+      '-n',
+      ...servers.flatMap((s) => ['--redis', url(s)]),
+      'acl-rl',
+      '--',
+      'sh',
+      '-c',
+      'echo $DLOCK_FENCING_TOKEN',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`${await admins[1].get('dlock:{acl-rl}:fence')}\n`);
     expect(await admins[0].get('dlock:{acl-rl}:fence')).toBe(await admins[1].get('dlock:{acl-rl}:fence'));
   },
   async history() {
     // The run appends its events (XADD in its scripts), and history reads them (XREVRANGE).
-    expect((await dlock(['run', '-n', '--once-per', '1m', '--redis', url(servers[0]), 'acl-history', '--', 'true'])).code).toBe(0);
+    expect(
+      (await dlock(['run', '-n', '--once-per', '1m', '--redis', url(servers[0]), 'acl-history', '--', 'true'])).code,
+    ).toBe(0);
     const result = await dlock(['history', '--json', '--redis', url(servers[0]), 'acl-history']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).map((entry: { event: string }) => entry.event)).toEqual(['released', 'acquired']);
   },
   async databaseAndReplicas() {
-    const result = await dlock(['run', '-n', '--redis', url(servers[0], '/1'), '--sync-replicas', '1', 'acl-db', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '-n',
+      '--redis',
+      url(servers[0], '/1'),
+      '--sync-replicas',
+      '1',
+      'acl-db',
+      '--',
+      'true',
+    ]);
     expect(result.code, result.stderr).toBe(0);
   },
 };
 
 /** Which scenario needs each grant (the one that fails, or is logged as denied, without it). */
 const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
-  '~dlock:*': 'run', '&dlock:*': 'run', '+evalsha': 'run', '+eval': 'run',
-  '+hget': 'run', '+exists': 'run', '+incr': 'run', '+get': 'run', '+hset': 'run', '+pexpire': 'run', '+del': 'run', '+publish': 'run',
-  '+pttl': 'statusKey', '+hgetall': 'statusKey', '+scan': 'statusList', '+subscribe': 'waitPubSub',
-  '+set': 'redlock', '+wait': 'databaseAndReplicas', '+select': 'databaseAndReplicas',
+  '~dlock:*': 'run',
+  '&dlock:*': 'run',
+  '+evalsha': 'run',
+  '+eval': 'run',
+  '+hget': 'run',
+  '+exists': 'run',
+  '+incr': 'run',
+  '+get': 'run',
+  '+hset': 'run',
+  '+pexpire': 'run',
+  '+del': 'run',
+  '+publish': 'run',
+  '+pttl': 'statusKey',
+  '+hgetall': 'statusKey',
+  '+scan': 'statusList',
+  '+subscribe': 'waitPubSub',
+  '+set': 'redlock',
+  '+wait': 'databaseAndReplicas',
+  '+select': 'databaseAndReplicas',
   // The line: every run reads it (and the clock) before it takes the lock; a waiter joins it.
-  '+hexists': 'run', '+hdel': 'run', '+time': 'run', '+zrem': 'run', '+zrange': 'run', '+zrangebyscore': 'run', '+zscore': 'run', '+zcard': 'run',
-  '+zadd': 'waitPubSub', '+zrank': 'waitPubSub',
+  '+hexists': 'run',
+  '+hdel': 'run',
+  '+time': 'run',
+  '+zrem': 'run',
+  '+zrange': 'run',
+  '+zrangebyscore': 'run',
+  '+zscore': 'run',
+  '+zcard': 'run',
+  '+zadd': 'waitPubSub',
+  '+zrank': 'waitPubSub',
   // History: every script that does the work appends to the key's stream; `dlock history` reads it.
-  '+xadd': 'history', '+xrevrange': 'history',
+  '+xadd': 'history',
+  '+xrevrange': 'history',
 };
 
 describe('an ACL user with DLOCK_ACL', () => {
@@ -162,7 +248,10 @@ describe('an ACL user with DLOCK_ACL', () => {
       await SCENARIOS[NEEDED_BY[rule]]().catch(() => undefined);
       const denied = await denials();
       const expected = rule.startsWith('+') ? `command:${rule.slice(1)}` : rule.startsWith('~') ? 'key:' : 'channel:';
-      expect(denied.some((entry) => entry.startsWith(expected)), `without ${rule}: ${denied.join(', ')}`).toBe(true);
+      expect(
+        denied.some((entry) => entry.startsWith(expected)),
+        `without ${rule}: ${denied.join(', ')}`,
+      ).toBe(true);
     }
   });
 
@@ -180,7 +269,10 @@ describe('where the password comes from', () => {
 
   test('DLOCK_REDIS_PASSWORD, for a URL with a user and no password', async () => {
     const env = cleanEnv({ DLOCK_REDIS_PASSWORD: PASSWORD });
-    const result = await dlock(['run', '--redis', `redis://dlock@127.0.0.1:${servers[0].port}`, '-v', 'acl-env', '--', 'true'], { env });
+    const result = await dlock(
+      ['run', '--redis', `redis://dlock@127.0.0.1:${servers[0].port}`, '-v', 'acl-env', '--', 'true'],
+      { env },
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toContain(PASSWORD);
   });
@@ -191,10 +283,19 @@ describe('where the password comes from', () => {
   });
 
   test('a wrong password: 69 "authentication failed", and no password in any output', async () => {
-    for (const args of [['run', '-v', '--log-format', 'json', 'k', '--', 'true'], ['status', '--json', 'k'], ['status'], ['release', '--force', 'k']]) {
+    for (const args of [
+      ['run', '-v', '--log-format', 'json', 'k', '--', 'true'],
+      ['status', '--json', 'k'],
+      ['status'],
+      ['release', '--force', 'k'],
+    ]) {
       const wrong = `redis://dlock:wrong-Ab7@127.0.0.1:${servers[0].port}`;
       const result = await dlock([args[0], '--redis', wrong, ...args.slice(1)]);
-      expectOneError(result, 69, /^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: authentication failed$/);
+      expectOneError(
+        result,
+        69,
+        /^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: authentication failed$/,
+      );
       expect(result.stdout + result.stderr).not.toContain('wrong-Ab7');
     }
   });
@@ -202,7 +303,10 @@ describe('where the password comes from', () => {
   test('a password given to a server that needs none is accepted quietly', async () => {
     const open = await RedisServer.start();
     try {
-      const result = await dlock(['run', '--redis', `redis://:unused-pw@127.0.0.1:${open.port}`, 'quiet', '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_PASSWORD: 'also-unused' }) });
+      const result = await dlock(
+        ['run', '--redis', `redis://:unused-pw@127.0.0.1:${open.port}`, 'quiet', '--', 'true'],
+        { env: cleanEnv({ DLOCK_REDIS_PASSWORD: 'also-unused' }) },
+      );
       expect(result.code).toBe(0);
       expect(result.stderr).toBe('');
     } finally {
@@ -217,7 +321,20 @@ describe('the holder metadata', () => {
   test('cmd is stored truncated, with the Redis password masked; --no-cmd-metadata stores none', async () => {
     const dir = tempDir();
     const long = 'x'.repeat(400);
-    const holder = start(['run', '--redis', url(servers[0]), '--log-format', 'json', '-v', 'meta', '--', HOLD, dir, PASSWORD, long]);
+    const holder = start([
+      'run',
+      '--redis',
+      url(servers[0]),
+      '--log-format',
+      'json',
+      '-v',
+      'meta',
+      '--',
+      HOLD,
+      dir,
+      PASSWORD,
+      long,
+    ]);
     await holder.waitFor('"acquired"');
     const cmd = (await admins[0].hget('dlock:{meta}', 'cmd'))!;
     expect(cmd).toBe(`${HOLD} ${dir} *** ${long}`.slice(0, 256));
@@ -229,7 +346,19 @@ describe('the holder metadata', () => {
     expect(onlyEvent(result.stderr, 'released')).toMatchObject({ key: 'meta', released: true });
 
     const secretDir = tempDir();
-    const quiet = start(['run', '--redis', url(servers[0]), '--no-cmd-metadata', '--log-format', 'json', 'meta', '--', HOLD, secretDir, '--token=s3cr3t']);
+    const quiet = start([
+      'run',
+      '--redis',
+      url(servers[0]),
+      '--no-cmd-metadata',
+      '--log-format',
+      'json',
+      'meta',
+      '--',
+      HOLD,
+      secretDir,
+      '--token=s3cr3t',
+    ]);
     await quiet.waitFor('"acquired"');
     expect(await admins[0].hget('dlock:{meta}', 'cmd')).toBe('');
     const shown = await dlock(['status', '--redis', url(servers[0]), 'meta']);
@@ -247,14 +376,27 @@ describe('a missing grant does what the README says', () => {
     await grant(without('+subscribe'));
     await admins[0].hset('dlock:{acl-poll}', 'owner', 'other', 'fence', '0');
     await admins[0].pexpire('dlock:{acl-poll}', 30_000);
-    const waiter = start(['run', '--redis', url(servers[0]), '--wait', '20s', '--log-format', 'json', 'acl-poll', '--', 'true']);
+    const waiter = start([
+      'run',
+      '--redis',
+      url(servers[0]),
+      '--wait',
+      '20s',
+      '--log-format',
+      'json',
+      'acl-poll',
+      '--',
+      'true',
+    ]);
     await waiter.waitFor('"poll-only"');
     await waiter.waitFor('"waiting"');
     const releasedAt = Date.now();
     await admins[0].del('dlock:{acl-poll}');
     const result = await waiter.result;
     expect(result.code, result.stderr).toBe(0);
-    expect(onlyEvent(result.stderr, 'poll-only').message).toMatch(/^cannot subscribe to acl-poll's release channel \(redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*subscribe.*\); waiting by polling, so a release is noticed within 5s instead of at once$/);
+    expect(onlyEvent(result.stderr, 'poll-only').message).toMatch(
+      /^cannot subscribe to acl-poll's release channel \(redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*subscribe.*\); waiting by polling, so a release is noticed within 5s instead of at once$/,
+    );
     // Noticed by the next poll (at most 5s plus a jitter of at most 50ms), not by the 30s expiry.
     expect(onlyEvent(result.stderr, 'acquired').ts_ms - releasedAt).toBeLessThan(5_100);
     expect(events(result.stderr).filter((e) => e.event === 'error' || e.event === 'warning')).toEqual([]);
@@ -264,16 +406,32 @@ describe('a missing grant does what the README says', () => {
     await grant(without('+publish'));
     const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-nopub', '--', 'true']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/^dlock: released acl-nopub, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/);
+    expect(result.stderr).toMatch(
+      /^dlock: released acl-nopub, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/,
+    );
     expect(await admins[0].exists('dlock:{acl-nopub}')).toBe(0);
   });
 
-  test('no +del: the release is reported failed at once (no retry loop), with when the lock expires; the exit code is the command\'s', async () => {
+  test("no +del: the release is reported failed at once (no retry loop), with when the lock expires; the exit code is the command's", async () => {
     await grant(without('+del'));
-    const result = await dlock(['run', '-n', '--ttl', '20s', '--log-format', 'json', '--redis', url(servers[0]), 'acl-nodel', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '-n',
+      '--ttl',
+      '20s',
+      '--log-format',
+      'json',
+      '--redis',
+      url(servers[0]),
+      'acl-nodel',
+      '--',
+      'true',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const failed = onlyEvent(result.stderr, 'release-failed');
-    expect(failed.message).toMatch(/^could not release acl-nodel on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .* \(it expires by itself within (19|20)(\.\d)?s\)$/);
+    expect(failed.message).toMatch(
+      /^could not release acl-nodel on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .* \(it expires by itself within (19|20)(\.\d)?s\)$/,
+    );
     expect(failed.ts_ms - onlyEvent(result.stderr, 'acquired').ts_ms).toBeLessThan(1_000);
     expect(await admins[0].pttl('dlock:{acl-nodel}')).toBeGreaterThan(0);
   });
@@ -283,7 +441,19 @@ describe('a missing grant does what the README says', () => {
     // Instance 2's counter is ahead, so round 2 must SET the others.
     await admins[1].set('dlock:{acl-noset}:fence', '5');
     const started = Date.now();
-    const result = await dlock(['run', '--wait', '10s', '--connect-timeout', '2s', '--log-format', 'json', ...servers.flatMap((s) => ['--redis', url(s)]), 'acl-noset', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--wait',
+      '10s',
+      '--connect-timeout',
+      '2s',
+      '--log-format',
+      'json',
+      ...servers.flatMap((s) => ['--redis', url(s)]),
+      'acl-noset',
+      '--',
+      'true',
+    ]);
     const line = expectOneError(result, 69, /^dlock: no quorum: .*permission denied by the server's ACL/);
     expect(line).not.toMatch(/busy/);
     expect(onlyEvent(result.stderr, 'error').ts_ms - started).toBeLessThan(2_000);
@@ -295,11 +465,28 @@ describe('a missing grant does what the README says', () => {
     await grant(without('+wait'));
     const dir = tempDir();
     const started = Date.now();
-    const result = await dlock(['run', '-n', '--sync-replicas', '1', '--connect-timeout', '2s', '--log-format', 'json', '--redis', url(servers[0]), 'acl-nowait', '--', 'touch', join(dir, 'ran')]);
+    const result = await dlock([
+      'run',
+      '-n',
+      '--sync-replicas',
+      '1',
+      '--connect-timeout',
+      '2s',
+      '--log-format',
+      'json',
+      '--redis',
+      url(servers[0]),
+      'acl-nowait',
+      '--',
+      'touch',
+      join(dir, 'ran'),
+    ]);
     expect(result.code, result.stderr).toBe(69);
     expect(events(result.stderr).map((e) => e.event)).toEqual(['acquired', 'released', 'error']);
     const error = onlyEvent(result.stderr, 'error');
-    expect(error.message).toMatch(/^--sync-replicas 1: WAIT refused on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*'wait'.*; released the lock without running the command$/);
+    expect(error.message).toMatch(
+      /^--sync-replicas 1: WAIT refused on redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied by the server's ACL: .*'wait'.*; released the lock without running the command$/,
+    );
     expect(error.ts_ms - started).toBeLessThan(2_000);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     expect(await admins[0].get('dlock:{acl-nowait}:fence')).toBe('1');
@@ -310,7 +497,21 @@ describe('a missing grant does what the README says', () => {
     // Only dlock:{visible}... may be read; SCAN still names every key.
     await grant([...without('~dlock:*'), '~dlock:{visible}*']);
     for (const key of ['visible', 'hidden']) {
-      await admins[0].hset(`dlock:{${key}}`, 'owner', 'x', 'host', 'h', 'pid', '1', 'fence', '1', 'since_ms', String(Date.now()), 'ttl_ms', '10000');
+      await admins[0].hset(
+        `dlock:{${key}}`,
+        'owner',
+        'x',
+        'host',
+        'h',
+        'pid',
+        '1',
+        'fence',
+        '1',
+        'since_ms',
+        String(Date.now()),
+        'ttl_ms',
+        '10000',
+      );
       await admins[0].pexpire(`dlock:{${key}}`, 10_000);
     }
     const json = await dlock(['status', '--json', '--redis', url(servers[0])]);
@@ -319,10 +520,16 @@ describe('a missing grant does what the README says', () => {
       { key: 'hidden', error: expect.stringMatching(/^permission denied by the server's ACL/) },
       expect.objectContaining({ key: 'visible', host: 'h' }),
     ]);
-    expectOneError({ ...json, stdout: '' }, 69, /^dlock: could not read 1 of the 2 locks under dlock: \(hidden: permission denied by the server's ACL: .*\)$/);
+    expectOneError(
+      { ...json, stdout: '' },
+      69,
+      /^dlock: could not read 1 of the 2 locks under dlock: \(hidden: permission denied by the server's ACL: .*\)$/,
+    );
     const text = await dlock(['status', '--redis', url(servers[0])]);
     expect(text.code).toBe(69);
-    expect(text.stdout).toMatch(/^KEY +HOST.*\nvisible +h +1 .*\nhidden +unreadable: permission denied by the server's ACL: .*\n$/);
+    expect(text.stdout).toMatch(
+      /^KEY +HOST.*\nvisible +h +1 .*\nhidden +unreadable: permission denied by the server's ACL: .*\n$/,
+    );
   });
 });
 
@@ -332,7 +539,9 @@ describe('a missing grant is 69 naming it, never busy', () => {
       await grant(without(rule));
       const result = await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-named', '--', 'true']);
       const command = rule.slice(1).toUpperCase();
-      const named = new RegExp(`permission denied by the server's ACL: .*: it may not run ${command} \\(grant \\${rule}\\)$`);
+      const named = new RegExp(
+        `permission denied by the server's ACL: .*: it may not run ${command} \\(grant \\${rule}\\)$`,
+      );
       expectOneError(result, 69, named);
     }
   });
@@ -345,7 +554,11 @@ describe('a missing grant is 69 naming it, never busy', () => {
       for (const wait of [['-n'], ['--wait', '300ms']]) {
         // -q: no "waiting for" status line on the pipe; the error line shows all the same.
         const result = await dlock(['run', '-q', ...wait, '--redis', url(servers[0]), 'acl-held', '--', 'true']);
-        const line = expectOneError(result, 69, new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`));
+        const line = expectOneError(
+          result,
+          69,
+          new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`),
+        );
         expect(line, `without ${rule}, ${wait.join(' ')}`).not.toMatch(/busy/);
       }
     }
@@ -356,8 +569,22 @@ describe('a missing grant is 69 naming it, never busy', () => {
       await grant(without(rule));
       await admins[0].hset('dlock:{acl-line}', 'owner', 'other', 'fence', '0');
       await admins[0].pexpire('dlock:{acl-line}', 20_000);
-      const ranOut = await dlock(['run', '-q', '--wait', '300ms', '--redis', url(servers[0]), 'acl-line', '--', 'true']);
-      const line = expectOneError(ranOut, 69, new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`));
+      const ranOut = await dlock([
+        'run',
+        '-q',
+        '--wait',
+        '300ms',
+        '--redis',
+        url(servers[0]),
+        'acl-line',
+        '--',
+        'true',
+      ]);
+      const line = expectOneError(
+        ranOut,
+        69,
+        new RegExp(`permission denied by the server's ACL: .*\\(grant \\${rule}\\)$`),
+      );
       expect(line, `without ${rule}`).not.toMatch(/busy/);
 
       await admins[0].flushall();
@@ -368,30 +595,45 @@ describe('a missing grant is 69 naming it, never busy', () => {
       waiter.process.kill('SIGINT');
       const interrupted = await waiter.result;
       expect(interrupted.code, interrupted.stderr).toBe(130);
-      expect(onlyEvent(interrupted.stderr, 'not-left').message).toMatch(new RegExp(`^could not leave the line of acl-line on .*\\(grant \\${rule}\\) \\(the place lapses within 5s\\)$`));
+      expect(onlyEvent(interrupted.stderr, 'not-left').message).toMatch(
+        new RegExp(
+          `^could not leave the line of acl-line on .*\\(grant \\${rule}\\) \\(the place lapses within 5s\\)$`,
+        ),
+      );
     }
   });
 
   test('no +publish: dlock release by token releases (exit 0) and warns that waiters notice by polling, as run does', async () => {
     await grant(without('+publish'));
-    const acquired = await dlock(['acquire', '--no-keeper', '--format', 'json', '--redis', url(servers[0]), 'acl-token']);
+    const acquired = await dlock([
+      'acquire',
+      '--no-keeper',
+      '--format',
+      'json',
+      '--redis',
+      url(servers[0]),
+      'acl-token',
+    ]);
     expect(acquired.code, acquired.stderr).toBe(0);
     const { token } = JSON.parse(acquired.stdout) as { token: string };
     const result = await dlock(['release', '--token', token, '--redis', url(servers[0]), 'acl-token']);
     expect(result.code, result.stderr).toBe(0);
-    const warning = /^dlock: released acl-token, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/;
+    const warning =
+      /^dlock: released acl-token, but redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+ refused to tell the waiters \(PUBLISH denied: grant \+publish\); they notice by polling, within 5s\n$/;
     expect(result.stderr).toMatch(warning);
     expect(await admins[0].exists('dlock:{acl-token}')).toBe(0);
   });
 
-  test('without +hgetall, a nested dlock run on its parent\'s key is 69 naming the grant, not a wait for its own parent', async () => {
+  test("without +hgetall, a nested dlock run on its parent's key is 69 naming the grant, not a wait for its own parent", async () => {
     await grant(without('+hgetall'));
     // The nested run is bounded by timeout(1): waiting for its parent, it would never end (124).
     const nested = `timeout 5 "$DLOCK" run --redis "$URL" acl-nested -- true; echo "nested=$?" >&2`;
     const env = cleanEnv({ DLOCK, URL: url(servers[0]) });
     const result = await dlock(['run', '--redis', url(servers[0]), 'acl-nested', '--', 'sh', '-c', nested], { env });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/);
+    expect(result.stderr).toMatch(
+      /^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/,
+    );
   });
 
   test('without +hgetall, waiting at a terminal (the spinner reads the holder): 69 at once, not a wait that ends busy', async () => {
@@ -406,7 +648,9 @@ describe('a missing grant is 69 naming it, never busy', () => {
     child.stdout.on('data', (d) => (seen += d));
     const started = Date.now();
     await new Promise((resolve) => child.on('close', resolve));
-    expect(seen).toMatch(/dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)/);
+    expect(seen).toMatch(
+      /dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)/,
+    );
     expect(seen).toMatch(/rc=69\r?\n/);
     expect(Date.now() - started).toBeLessThan(5_000);
   });

@@ -10,7 +10,17 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
-import { events, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, tempDir, waitForDeath, waitForFile } from '../fixtures/observe.js';
+import {
+  events,
+  hold,
+  isAlive,
+  killLeftovers,
+  onlyEvent,
+  removeTempDirs,
+  tempDir,
+  waitForDeath,
+  waitForFile,
+} from '../fixtures/observe.js';
 
 let server: RedisServer;
 let admin: Redis;
@@ -58,7 +68,10 @@ function keepers(): number[] {
 }
 
 /** `sh -c script`, with $D (dlock) and $R (the Redis URL) set; the script's stdout and stderr, and its pid. */
-function sh(script: string, extra: Record<string, string> = {}): { pid: number; result: Promise<Result>; stderr: () => string } {
+function sh(
+  script: string,
+  extra: Record<string, string> = {},
+): { pid: number; result: Promise<Result>; stderr: () => string } {
   const child = spawn('sh', ['-c', script], { env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
   scripts.add(child);
   let stdout = '';
@@ -66,7 +79,9 @@ function sh(script: string, extra: Record<string, string> = {}): { pid: number; 
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   // 'close': after every holder of the pipes (the keeper holds stderr) is gone.
-  const result = new Promise<Result>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const result = new Promise<Result>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { pid: child.pid!, result, stderr: () => stderr };
 }
 
@@ -102,7 +117,9 @@ test('a script acquires, sleeps past 3x the TTL while a contender keeps getting 
 test('the shell SIGKILLed while holding: the lock is free within a second and no keeper is left', async () => {
   const dir = tempDir();
   // The shell waits in `wait`; its sleep does not hold the pipes the test reads.
-  const script = sh(`eval "$("$D" acquire --redis "$R" --ttl 10s --log-format json killed)"; sleep 60 >/dev/null 2>&1 & echo $! > ${dir}/sleep; echo ok > ${dir}/held; wait`);
+  const script = sh(
+    `eval "$("$D" acquire --redis "$R" --ttl 10s --log-format json killed)"; sleep 60 >/dev/null 2>&1 & echo $! > ${dir}/sleep; echo ok > ${dir}/held; wait`,
+  );
   await waitForFile(join(dir, 'held'));
   const keeperPid = Number(await admin.hget('dlock:{killed}', 'pid'));
   expect(keepers()).toEqual([keeperPid]);
@@ -136,10 +153,14 @@ test('a foreign token: release and renew exit 76 and leave the lock untouched; w
   for (const command of ['release', 'renew']) {
     const result = await dlock([command, '--redis', server.url, '--token', other, 'foreign'], { env: env() });
     expect(result.code, result.stderr).toBe(76);
-    expect(result.stderr).toBe("dlock: foreign was no longer this owner's (it expired or was taken): the section ran unprotected at some point\n");
+    expect(result.stderr).toBe(
+      "dlock: foreign was no longer this owner's (it expired or was taken): the section ran unprotected at some point\n",
+    );
   }
   // DLOCK_TOKEN counts only for the key DLOCK_KEY names.
-  const wrongKey = await dlock(['release', '--redis', server.url, 'foreign'], { env: env({ DLOCK_KEY: 'elsewhere', DLOCK_TOKEN: token }) });
+  const wrongKey = await dlock(['release', '--redis', server.url, 'foreign'], {
+    env: env({ DLOCK_KEY: 'elsewhere', DLOCK_TOKEN: token }),
+  });
   expect(wrongKey.code).toBe(64);
   expect(wrongKey.stderr).toMatch(/^dlock: release needs the owner token/);
   expect(await admin.hgetall('dlock:{foreign}')).toEqual(before);
@@ -167,12 +188,20 @@ test('release --force while a keeper holds: the watched process gets SIGTERM and
   expect(await waitForFile(join(dir, 'signal'))).toBe('TERM\n');
   const { code, stderr } = await script.result;
   expect(code).toBe(143);
-  expect(onlyEvent(stderr, 'lost')).toMatchObject({ key: 'forced', reason: 'refused', pid: script.pid, signal: 'SIGTERM' });
+  expect(onlyEvent(stderr, 'lost')).toMatchObject({
+    key: 'forced',
+    reason: 'refused',
+    pid: script.pid,
+    signal: 'SIGTERM',
+  });
   expect(keepers()).toEqual([]);
 });
 
 test('--no-keeper, then renew and release from two more processes', async () => {
-  const acquired = await dlock(['acquire', '--no-keeper', '--redis', server.url, '--ttl', '3s', '--format', 'json', 'steps'], { env: env() });
+  const acquired = await dlock(
+    ['acquire', '--no-keeper', '--redis', server.url, '--ttl', '3s', '--format', 'json', 'steps'],
+    { env: env() },
+  );
   expect(acquired.code, acquired.stderr).toBe(0);
   const section = JSON.parse(acquired.stdout) as { key: string; token: string; fence: string; ttl_ms: number };
   expect(section).toMatchObject({ key: 'steps', fence: '1', ttl_ms: 3000 });
@@ -186,13 +215,19 @@ test('--no-keeper, then renew and release from two more processes', async () => 
   expect(await admin.pttl('dlock:{steps}')).toBeGreaterThan(2_500);
   expect(await admin.hget('dlock:{steps}', 'owner')).toBe(section.token);
 
-  const released = await dlock(['release', '--redis', server.url, 'steps'], { env: env({ DLOCK_KEY: 'steps', DLOCK_TOKEN: section.token }) });
+  const released = await dlock(['release', '--redis', server.url, 'steps'], {
+    env: env({ DLOCK_KEY: 'steps', DLOCK_TOKEN: section.token }),
+  });
   expect(released.code, released.stderr).toBe(0);
   expect(released.stderr).toBe('');
   expect(await admin.exists('dlock:{steps}')).toBe(0);
   // Gone now: neither renews nor releases.
-  expect((await dlock(['renew', '--redis', server.url, '--token', section.token, 'steps'], { env: env() })).code).toBe(76);
-  expect((await dlock(['release', '--redis', server.url, '--token', section.token, 'steps'], { env: env() })).code).toBe(76);
+  expect((await dlock(['renew', '--redis', server.url, '--token', section.token, 'steps'], { env: env() })).code).toBe(
+    76,
+  );
+  expect(
+    (await dlock(['release', '--redis', server.url, '--token', section.token, 'steps'], { env: env() })).code,
+  ).toBe(76);
 });
 
 test('sh format: export lines that eval safely; a nested dlock run in the section runs under its lock', async () => {
@@ -208,7 +243,9 @@ test('sh format: export lines that eval safely; a nested dlock run in the sectio
   const { code, stdout, stderr } = await script.result;
   expect(code, stderr).toBe(0);
   expect(stdout).toBe('nested=0\n');
-  expect(readFileSync(join(dir, 'exports'), 'utf8')).toMatch(/^export DLOCK_KEY='we'\\''ird\$key'\nexport DLOCK_TOKEN='[0-9a-f]{32}'\nexport DLOCK_FENCING_TOKEN='1'\nexport DLOCK_TTL_MS='2000'\n$/);
+  expect(readFileSync(join(dir, 'exports'), 'utf8')).toMatch(
+    /^export DLOCK_KEY='we'\\''ird\$key'\nexport DLOCK_TOKEN='[0-9a-f]{32}'\nexport DLOCK_FENCING_TOKEN='1'\nexport DLOCK_TTL_MS='2000'\n$/,
+  );
   expect(readFileSync(join(dir, 'nested'), 'utf8')).toBe('1\n');
   expect(onlyEvent(stderr, 'acquired')).toMatchObject({ key: "we'ird$key", reentrant: true });
 });
@@ -250,7 +287,10 @@ test('$(dlock acquire ...) returns as soon as the lock is held, with stderr capt
   expect(await admin.hget('dlock:{prompt2}', 'owner')).toMatch(/^[0-9a-f]{32}$/);
   writeFileSync(join(dir, 'stop'), '');
   await script.result;
-  await waitUntil('both keepers to release', async () => (await admin.exists('dlock:{prompt}', 'dlock:{prompt2}')) === 0);
+  await waitUntil(
+    'both keepers to release',
+    async () => (await admin.exists('dlock:{prompt}', 'dlock:{prompt2}')) === 0,
+  );
   await waitUntil('both keepers to exit', () => keepers().length === 0);
 });
 
@@ -260,9 +300,17 @@ test('busy 75, unreachable 69 and usage errors 64 leave nothing running and noth
   const cases: [string[], number, RegExp][] = [
     [['acquire', '-n', '--redis', server.url, 'taken'], 75, /^dlock: taken is busy \(held by .*\); not acquired\n$/],
     // A status line when the wait starts, if the holder was read before the wait ran out.
-    [['acquire', '--wait', '300ms', '--redis', server.url, 'taken'], 75, /^(dlock: waiting for taken \(1st in line; [^\n]*\)\n)?dlock: taken is busy .*not acquired within 300ms\n$/],
+    [
+      ['acquire', '--wait', '300ms', '--redis', server.url, 'taken'],
+      75,
+      /^(dlock: waiting for taken \(1st in line; [^\n]*\)\n)?dlock: taken is busy .*not acquired within 300ms\n$/,
+    ],
     [['acquire', '-n', '-E', '0', '--format', 'json', '--redis', server.url, 'taken'], 0, /^$/],
-    [['acquire', '--redis', 'redis://127.0.0.1:1', '--connect-timeout', '500ms', 'free'], 69, /^dlock: .*127\.0\.0\.1:1.*\n$/],
+    [
+      ['acquire', '--redis', 'redis://127.0.0.1:1', '--connect-timeout', '500ms', 'free'],
+      69,
+      /^dlock: .*127\.0\.0\.1:1.*\n$/,
+    ],
     [['acquire', '--ttl', '5x', '--redis', server.url, 'free'], 64, /^dlock: --ttl: not a duration/],
     [['acquire', '--pid', '999999999', '--redis', server.url, 'free'], 64, /^dlock: --pid: /],
   ];
@@ -283,7 +331,9 @@ test('Ctrl-C while waiting: 130, and the keeper stops waiting with nothing held'
   const holder = hold('interrupt', { redis: server.url });
   await holder.child();
   const dir = tempDir();
-  const script = sh(`"$D" acquire --redis "$R" --log-format json -v interrupt & echo $! > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; wait $!; echo "code=$?"`);
+  const script = sh(
+    `"$D" acquire --redis "$R" --log-format json -v interrupt & echo $! > ${dir}/pid.tmp; mv ${dir}/pid.tmp ${dir}/pid; wait $!; echo "code=$?"`,
+  );
   const pid = Number(await waitForFile(join(dir, 'pid')));
   await waitUntil('the keeper to wait', () => script.stderr().includes('"waiting"'));
   process.kill(pid, 'SIGINT');
@@ -305,12 +355,20 @@ test('a keeper whose stderr is gone writes the lost lock to keeper.log in the ru
   };
   for (const [name, setup] of Object.entries(setups)) {
     const dir = tempDir();
-    const script = sh(`trap 'exit 143' TERM; ${setup}; echo ok > "$DIR/held"; while :; do sleep 0.05; done`, { DIR: dir });
+    const script = sh(`trap 'exit 143' TERM; ${setup}; echo ok > "$DIR/held"; while :; do sleep 0.05; done`, {
+      DIR: dir,
+    });
     await waitForFile(join(dir, 'held'));
     expect((await dlock(['release', '--force', '--redis', server.url, `gone-${name}`], { env: env() })).code).toBe(0);
     expect((await script.result).code).toBe(143);
-    const lost = await waitUntil('the lost event in keeper.log', () => events(readFileSync(logFile, 'utf8'), 'lost').find((e) => e.key === `gone-${name}`));
-    expect(lost).toMatchObject({ reason: 'refused', signal: 'SIGTERM', message: expect.stringMatching(/^lost gone-\S+ \(fence \d+\): renewal refused/) });
+    const lost = await waitUntil('the lost event in keeper.log', () =>
+      events(readFileSync(logFile, 'utf8'), 'lost').find((e) => e.key === `gone-${name}`),
+    );
+    expect(lost).toMatchObject({
+      reason: 'refused',
+      signal: 'SIGTERM',
+      message: expect.stringMatching(/^lost gone-\S+ \(fence \d+\): renewal refused/),
+    });
   }
   await waitUntil('the keepers to exit', () => keepers().length === 0);
 });

@@ -5,7 +5,15 @@
 
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync,
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +84,8 @@ function complete(shell: Shell, lines: string[], options: Driver = {}): string[]
     timeout: 20_000,
     env: { ...inherited, ...home, PATH: path, ...(options.redisUrl ? { DLOCK_REDIS_URL: options.redisUrl } : {}) },
   });
-  if (result.status !== 0) throw new Error(`${shell} completion driver failed (${result.status ?? result.signal}): ${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`${shell} completion driver failed (${result.status ?? result.signal}): ${result.stderr}`);
   const spawned = existsSync(spawnedMark) ? readFileSync(spawnedMark, 'utf8') : '';
   rmSync(spawnedMark, { force: true });
   expect(spawned, 'a Tab press ran a program').toBe('');
@@ -101,7 +110,10 @@ const options = (values: string[]) => sorted(values.filter((value) => value.star
 // per shell where they differ (fish completes `--opt=value` as a whole).
 type Expected = { exactly?: string[]; includes?: string[]; excludes?: string[] };
 const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] = [
-  { line: 'dlock ', exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'] },
+  {
+    line: 'dlock ',
+    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'],
+  },
   { line: 'dlock re', exactly: ['release', 'renew'] },
   { line: 'dlock acquire --format ', exactly: ['json', 'sh'] },
   { line: 'dlock release --tok', exactly: ['--token'] },
@@ -145,7 +157,10 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
   { line: 'dlock run k dlock run -t 5s k2 dlockpr', exactly: ['dlockprobe'] },
   { line: 'dlock run k make -n -', excludes: ['--', '--redis', '--ttl'] },
   // A global -v or -q before the command.
-  { line: 'dlock -v ', exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'] },
+  {
+    line: 'dlock -v ',
+    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'],
+  },
   { line: 'dlock -v run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
   { line: 'dlock -q run -t 5s k -- dlockpr', exactly: ['dlockprobe'] },
   { line: 'dlock -v run k dlockpr', exactly: ['dlockprobe'] },
@@ -182,7 +197,10 @@ describe.each(SHELLS)('%s', (shell) => {
 
   test('offers every option of every command that --help lists, and no other', async () => {
     const commands = [undefined, 'run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion'];
-    const offered = complete(shell, commands.map((command) => (command ? `dlock ${command} -` : 'dlock -')));
+    const offered = complete(
+      shell,
+      commands.map((command) => (command ? `dlock ${command} -` : 'dlock -')),
+    );
     for (const [index, command] of commands.entries()) {
       expect(options(offered[index]!), `dlock ${command ?? ''} -<Tab>`).toEqual(sorted(await helpOptions(command)));
     }
@@ -220,7 +238,17 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
   mkdirSync(fpath);
   copyFileSync(script('zsh'), join(fpath, '_dlock'));
   const [commands, onLost] = complete('zsh', ['dlock ', 'dlock run --on-lost '], { zshFpath: fpath });
-  expect(sorted(commands!)).toEqual(['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status']);
+  expect(sorted(commands!)).toEqual([
+    'acquire',
+    'completion',
+    'doctor',
+    'help',
+    'history',
+    'release',
+    'renew',
+    'run',
+    'status',
+  ]);
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
 });
 

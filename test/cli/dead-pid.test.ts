@@ -20,7 +20,9 @@ test('a holder on this host killed with SIGKILL: status and the busy line say it
   // Alive first: nothing is claimed, and JSON says it runs.
   const before = await dlock(['status', '--redis', redis.url, 'dead-holder']);
   expect(before.stdout).toMatch(new RegExp(`\\n  pid +${pid}\\n`));
-  expect(JSON.parse((await dlock(['status', '--json', '--redis', redis.url, 'dead-holder'])).stdout).holder).toMatchObject({ pid, pid_alive: true });
+  expect(
+    JSON.parse((await dlock(['status', '--json', '--redis', redis.url, 'dead-holder'])).stdout).holder,
+  ).toMatchObject({ pid, pid_alive: true });
 
   held.process.kill('SIGKILL');
   await waitForDeath(pid);
@@ -28,19 +30,39 @@ test('a holder on this host killed with SIGKILL: status and the busy line say it
 
   const text = await dlock(['status', '--redis', redis.url, 'dead-holder']);
   expect(text.code).toBe(0);
-  expect(text.stdout).toMatch(new RegExp(`\\n  pid +${pid} \\(pid ${pid} is not running on this host: the lock expires in [\\d.]+s\\)\\n`));
+  expect(text.stdout).toMatch(
+    new RegExp(`\\n  pid +${pid} \\(pid ${pid} is not running on this host: the lock expires in [\\d.]+s\\)\\n`),
+  );
   const json = JSON.parse((await dlock(['status', '--json', '--redis', redis.url, 'dead-holder'])).stdout);
   expect(json.holder).toMatchObject({ host: hostname(), pid, pid_alive: false });
   expect(json.instances[0].holder).toMatchObject({ pid, pid_alive: false });
 
   const list = await dlock(['status', '--redis', redis.url]);
-  expect(list.stdout).toMatch(new RegExp(`dead-holder +${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +${pid} \\(not running\\) `));
-  expect(JSON.parse((await dlock(['status', '--json', '--redis', redis.url])).stdout)).toEqual([expect.objectContaining({ key: 'dead-holder', pid, pid_alive: false })]);
+  expect(list.stdout).toMatch(
+    new RegExp(`dead-holder +${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +${pid} \\(not running\\) `),
+  );
+  expect(JSON.parse((await dlock(['status', '--json', '--redis', redis.url])).stdout)).toEqual([
+    expect.objectContaining({ key: 'dead-holder', pid, pid_alive: false }),
+  ]);
 
   const busy = await dlock(['run', '-n', '--redis', redis.url, 'dead-holder', '--', 'true']);
   expect(busy.code).toBe(75);
-  expect(busy.stderr).toMatch(new RegExp(`^dlock: dead-holder is busy \\(held by .* pid ${pid}, for [^;]*, fence \\d+; pid ${pid} is not running on this host: the lock expires in [\\d.]+s\\); not acquired\\n$`));
-  const busyJson = await dlock(['run', '-n', '--log-format', 'json', '--redis', redis.url, 'dead-holder', '--', 'true']);
+  expect(busy.stderr).toMatch(
+    new RegExp(
+      `^dlock: dead-holder is busy \\(held by .* pid ${pid}, for [^;]*, fence \\d+; pid ${pid} is not running on this host: the lock expires in [\\d.]+s\\); not acquired\\n$`,
+    ),
+  );
+  const busyJson = await dlock([
+    'run',
+    '-n',
+    '--log-format',
+    'json',
+    '--redis',
+    redis.url,
+    'dead-holder',
+    '--',
+    'true',
+  ]);
   expect(JSON.parse(busyJson.stderr).holder).toMatchObject({ pid, pid_alive: false });
 });
 
@@ -52,7 +74,21 @@ test('a holder with another host name (forged) claims nothing about its pid', as
   gone.stop();
   await gone.result;
   await waitForDeath(goneChild.pid);
-  await admin.hset('dlock:{elsewhere}', 'owner', 'x', 'fence', '1', 'host', 'some-other-host', 'pid', String(goneChild.pid), 'since_ms', String(Date.now()), 'ttl_ms', '60000');
+  await admin.hset(
+    'dlock:{elsewhere}',
+    'owner',
+    'x',
+    'fence',
+    '1',
+    'host',
+    'some-other-host',
+    'pid',
+    String(goneChild.pid),
+    'since_ms',
+    String(Date.now()),
+    'ttl_ms',
+    '60000',
+  );
   await admin.pexpire('dlock:{elsewhere}', 60_000);
 
   const text = await dlock(['status', '--redis', redis.url, 'elsewhere']);
@@ -66,5 +102,7 @@ test('a holder with another host name (forged) claims nothing about its pid', as
 
   // The same hash with this host's name: now the pid is checked.
   await admin.hset('dlock:{elsewhere}', 'host', hostname());
-  expect((await dlock(['status', '--redis', redis.url, 'elsewhere'])).stdout).toContain(`pid ${goneChild.pid} is not running on this host`);
+  expect((await dlock(['status', '--redis', redis.url, 'elsewhere'])).stdout).toContain(
+    `pid ${goneChild.pid} is not running on this host`,
+  );
 });

@@ -25,12 +25,16 @@ interface DoctorReport {
   checks: DoctorCheck[];
 }
 
-async function doctorJson(args: string[], options?: StartOptions): Promise<{ code: number | null; report: DoctorReport; stderr: string }> {
+async function doctorJson(
+  args: string[],
+  options?: StartOptions,
+): Promise<{ code: number | null; report: DoctorReport; stderr: string }> {
   const result = await dlock(['doctor', '--json', ...args], options);
   return { code: result.code, report: JSON.parse(result.stdout) as DoctorReport, stderr: result.stderr };
 }
 
-const check = (report: DoctorReport, name: string, instance = 0) => report.instances[instance].checks.find((c) => c.name === name);
+const check = (report: DoctorReport, name: string, instance = 0) =>
+  report.instances[instance].checks.find((c) => c.name === name);
 
 let plain: RedisServer;
 let durable: RedisServer;
@@ -48,10 +52,16 @@ describe('settings', () => {
       const { code, report } = await doctorJson(['--redis', plain.url]);
       expect(code).toBe(1);
       expect(report.status).toBe('FAIL');
-      expect(check(report, 'maxmemory-policy')).toMatchObject({ status: 'FAIL', message: expect.stringMatching(/^allkeys-lru: .*fence counter/), fix: expect.stringContaining('maxmemory-policy noeviction') });
+      expect(check(report, 'maxmemory-policy')).toMatchObject({
+        status: 'FAIL',
+        message: expect.stringMatching(/^allkeys-lru: .*fence counter/),
+        fix: expect.stringContaining('maxmemory-policy noeviction'),
+      });
       const text = await dlock(['doctor', '--redis', plain.url]);
       expect(text.code).toBe(1);
-      expect(text.stdout).toMatch(/\n {2}FAIL {2}maxmemory-policy {2}allkeys-lru: .*\n {8} +fix: CONFIG SET maxmemory-policy noeviction/);
+      expect(text.stdout).toMatch(
+        /\n {2}FAIL {2}maxmemory-policy {2}allkeys-lru: .*\n {8} +fix: CONFIG SET maxmemory-policy noeviction/,
+      );
       expect(text.stdout).toMatch(/\n\n1 FAIL, \d+ WARN, \d+ OK\n$/);
       expect(text.stderr).toBe('');
     } finally {
@@ -65,7 +75,10 @@ describe('settings', () => {
     try {
       expect(check((await doctorJson(['--redis', plain.url])).report, 'maxmemory-policy')?.status).toBe('OK');
       await plain.command('CONFIG', 'SET', 'maxmemory', '1gb');
-      expect(check((await doctorJson(['--redis', plain.url])).report, 'maxmemory-policy')).toMatchObject({ status: 'WARN', message: expect.stringContaining('held lock') });
+      expect(check((await doctorJson(['--redis', plain.url])).report, 'maxmemory-policy')).toMatchObject({
+        status: 'WARN',
+        message: expect.stringContaining('held lock'),
+      });
     } finally {
       await plain.command('CONFIG', 'SET', 'maxmemory', '0');
       await plain.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
@@ -76,7 +89,11 @@ describe('settings', () => {
     const { code, report } = await doctorJson(['--redis', plain.url]);
     expect(code).toBe(0);
     expect(report.status).toBe('WARN');
-    expect(check(report, 'persistence')).toMatchObject({ status: 'WARN', message: expect.stringMatching(/^no AOF/), fix: expect.stringContaining('appendonly yes') });
+    expect(check(report, 'persistence')).toMatchObject({
+      status: 'WARN',
+      message: expect.stringMatching(/^no AOF/),
+      fix: expect.stringContaining('appendonly yes'),
+    });
   });
 
   test('appendonly yes with appendfsync always and noeviction: every check OK, exit 0; everysec is a WARN', async () => {
@@ -84,12 +101,25 @@ describe('settings', () => {
     expect(code).toBe(0);
     expect(report.instances[0].checks.filter((c) => c.status !== 'OK')).toEqual([]);
     expect(report.status).toBe('OK');
-    expect(report.instances[0].checks.map((c) => c.name)).toEqual(['version', 'maxmemory-policy', 'persistence', 'replicas', 'acl', 'tls', 'clock', 'round trip']);
+    expect(report.instances[0].checks.map((c) => c.name)).toEqual([
+      'version',
+      'maxmemory-policy',
+      'persistence',
+      'replicas',
+      'acl',
+      'tls',
+      'clock',
+      'round trip',
+    ]);
     await durable.command('CONFIG', 'SET', 'appendfsync', 'everysec');
     try {
       const everysec = await doctorJson(['--redis', durable.url]);
       expect(everysec.code).toBe(0);
-      expect(check(everysec.report, 'persistence')).toMatchObject({ status: 'WARN', message: expect.stringContaining('appendfsync everysec'), fix: expect.stringContaining('appendfsync always') });
+      expect(check(everysec.report, 'persistence')).toMatchObject({
+        status: 'WARN',
+        message: expect.stringContaining('appendfsync everysec'),
+        fix: expect.stringContaining('appendfsync always'),
+      });
     } finally {
       await durable.command('CONFIG', 'SET', 'appendfsync', 'always');
     }
@@ -113,7 +143,39 @@ describe('settings', () => {
 describe('ACL grants', () => {
   const PASSWORD = 'doctor-pw';
   const url = `redis://dlock:${PASSWORD}@127.0.0.1`;
-  const LEAST = ['~dlock:*', '&dlock:*', '+evalsha', '+eval', '+scan', '+subscribe', '+hget', '+hset', '+hgetall', '+hexists', '+hdel', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish', '+time', '+zadd', '+zrem', '+zrange', '+zrangebyscore', '+zscore', '+zrank', '+zcard', '+wait', '+select', '+xadd', '+xrevrange'];
+  const LEAST = [
+    '~dlock:*',
+    '&dlock:*',
+    '+evalsha',
+    '+eval',
+    '+scan',
+    '+subscribe',
+    '+hget',
+    '+hset',
+    '+hgetall',
+    '+hexists',
+    '+hdel',
+    '+exists',
+    '+pttl',
+    '+pexpire',
+    '+incr',
+    '+get',
+    '+set',
+    '+del',
+    '+publish',
+    '+time',
+    '+zadd',
+    '+zrem',
+    '+zrange',
+    '+zrangebyscore',
+    '+zscore',
+    '+zrank',
+    '+zcard',
+    '+wait',
+    '+select',
+    '+xadd',
+    '+xrevrange',
+  ];
   const grant = (rules: string[]) => plain.command('ACL', 'SETUSER', 'dlock', 'reset', 'on', `>${PASSWORD}`, ...rules);
 
   test("README's least-privilege user: every grant there, never FAIL", async () => {
@@ -130,7 +192,12 @@ describe('ACL grants', () => {
     await grant(LEAST.filter((rule) => rule !== '+evalsha'));
     const { code, report } = await doctorJson(['--redis', `${url}:${plain.port}`]);
     expect(code).toBe(1);
-    expect(check(report, 'acl +evalsha')).toEqual({ name: 'acl +evalsha', status: 'FAIL', message: expect.stringMatching(/may not run EVALSHA, needed for dlock run/), fix: 'ACL SETUSER dlock +evalsha' });
+    expect(check(report, 'acl +evalsha')).toEqual({
+      name: 'acl +evalsha',
+      status: 'FAIL',
+      message: expect.stringMatching(/may not run EVALSHA, needed for dlock run/),
+      fix: 'ACL SETUSER dlock +evalsha',
+    });
     expect(report.instances[0].checks.filter((c) => c.name.startsWith('acl'))).toHaveLength(1);
   });
 
@@ -145,7 +212,11 @@ describe('ACL grants', () => {
     await grant(LEAST.filter((rule) => rule !== '+publish' && rule !== '+set'));
     const { code, report } = await doctorJson(['--redis', `${url}:${plain.port}`]);
     expect(code).toBe(0);
-    expect(check(report, 'acl +publish')).toMatchObject({ status: 'WARN', message: expect.stringContaining('polling'), fix: 'ACL SETUSER dlock +publish &dlock:*' });
+    expect(check(report, 'acl +publish')).toMatchObject({
+      status: 'WARN',
+      message: expect.stringContaining('polling'),
+      fix: 'ACL SETUSER dlock +publish &dlock:*',
+    });
     expect(check(report, 'acl +set')).toMatchObject({ status: 'WARN', message: expect.stringContaining('--once-per') });
   });
 
@@ -163,7 +234,10 @@ describe('ACL grants', () => {
 
 describe('clock offset (libfaketime on dlock)', () => {
   // dlock's wall clock shifted; its monotonic clock (timers, round trips) left alone.
-  const shifted = (offset: string): StartOptions => ({ via: ['faketime', '-f', offset], env: cleanEnv({ FAKETIME_DONT_FAKE_MONOTONIC: '1' }) });
+  const shifted = (offset: string): StartOptions => ({
+    via: ['faketime', '-f', offset],
+    env: cleanEnv({ FAKETIME_DONT_FAKE_MONOTONIC: '1' }),
+  });
 
   test('this host 2s behind: WARN with the measured offset', async () => {
     const { code, report } = await doctorJson(['--redis', durable.url], shifted('-2s'));
@@ -178,7 +252,10 @@ describe('clock offset (libfaketime on dlock)', () => {
   test('this host 30s behind: FAIL (more than 2/3 of the TTL), exit 1; the limits follow --ttl', async () => {
     const { code, report } = await doctorJson(['--redis', durable.url], shifted('-30s'));
     expect(code).toBe(1);
-    expect(check(report, 'clock')).toMatchObject({ status: 'FAIL', message: expect.stringMatching(/clock is (29\.9|30|30\.1)s ahead of this host's .*more than 20s/) });
+    expect(check(report, 'clock')).toMatchObject({
+      status: 'FAIL',
+      message: expect.stringMatching(/clock is (29\.9|30|30\.1)s ahead of this host's .*more than 20s/),
+    });
     // With 2-minute leases 30s is only a WARN.
     const long = await doctorJson(['--redis', durable.url, '--ttl', '2m'], shifted('-30s'));
     expect(long.code).toBe(0);
@@ -201,7 +278,9 @@ describe('topologies and exit codes', () => {
     const down = `redis://127.0.0.1:${await freePort()}`;
     const result = await dlock(['doctor', '--json', '--redis', down, '--redis', durable.url]);
     expect(result.code).toBe(69);
-    expect(result.stderr).toMatch(/^dlock: doctor could not check 1 of 2 instances \(redis:\/\/127\.0\.0\.1:\d+: connection refused\)\n$/);
+    expect(result.stderr).toMatch(
+      /^dlock: doctor could not check 1 of 2 instances \(redis:\/\/127\.0\.0\.1:\d+: connection refused\)\n$/,
+    );
     const report = JSON.parse(result.stdout) as DoctorReport;
     expect(report.instances).toEqual([
       { redis: down, reachable: false, checks: [expect.objectContaining({ name: 'connect', status: 'FAIL' })] },
@@ -221,7 +300,11 @@ describe('topologies and exit codes', () => {
     const replicated = await Replicated.start({ replicas: 1 });
     try {
       const url = replicated.primary.url;
-      expect(check((await doctorJson(['--redis', url])).report, 'replicas')).toMatchObject({ status: 'WARN', message: expect.stringMatching(/^1 replica\(s\) and min-replicas-to-write 0/), fix: expect.stringContaining('--sync-replicas 1') });
+      expect(check((await doctorJson(['--redis', url])).report, 'replicas')).toMatchObject({
+        status: 'WARN',
+        message: expect.stringMatching(/^1 replica\(s\) and min-replicas-to-write 0/),
+        fix: expect.stringContaining('--sync-replicas 1'),
+      });
       await replicated.primary.command('CONFIG', 'SET', 'min-replicas-to-write', '1');
       expect(check((await doctorJson(['--redis', url])).report, 'replicas')?.status).toBe('OK');
     } finally {
@@ -246,7 +329,9 @@ describe('topologies and exit codes', () => {
     try {
       const { code, report } = await doctorJson(['--redis', cluster.url()]);
       expect(code).toBe(0);
-      expect(report.instances.map((i) => i.redis).sort()).toEqual(cluster.primaries.map((p) => `${cluster.url()} node 127.0.0.1:${p.port}`).sort());
+      expect(report.instances.map((i) => i.redis).sort()).toEqual(
+        cluster.primaries.map((p) => `${cluster.url()} node 127.0.0.1:${p.port}`).sort(),
+      );
       for (const instance of report.instances) expect(instance.checks.find((c) => c.name === 'acl')?.status).toBe('OK');
     } finally {
       await cluster.close();
@@ -262,7 +347,10 @@ describe('a server that lies or hangs (fake RESP server)', () => {
       const { code, report } = await doctorJson(['--redis', fake.url, '--connect-timeout', '1s']);
       expect(Date.now() - started).toBeLessThan(4_000);
       expect(code).toBe(1);
-      expect(check(report, 'answers')).toMatchObject({ status: 'FAIL', message: expect.stringContaining('no answer within 1s') });
+      expect(check(report, 'answers')).toMatchObject({
+        status: 'FAIL',
+        message: expect.stringContaining('no answer within 1s'),
+      });
     } finally {
       await fake.close();
     }
@@ -270,14 +358,26 @@ describe('a server that lies or hangs (fake RESP server)', () => {
 
   test('odd answers to TIME, CONFIG and the ACL check: those checks say not checked, text is escaped, no crash', async () => {
     const info = 'redis_version:7.0.0\r\nmaxmemory_policy:\x1b[31mevil\r\naof_enabled:0\r\nconnected_slaves:0\r\n';
-    const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : argv[0] === 'TIME' ? ['soon', 'later'] : argv[0] === 'INFO' ? info : argv[0] === 'EVAL' ? 'yes' : [[]]));
+    const fake = await FakeRedis.start((argv) =>
+      argv[0] === 'HELLO'
+        ? undefined
+        : argv[0] === 'TIME'
+          ? ['soon', 'later']
+          : argv[0] === 'INFO'
+            ? info
+            : argv[0] === 'EVAL'
+              ? 'yes'
+              : [[]],
+    );
     try {
       const result = await dlock(['doctor', '--redis', fake.url]);
       expect(result.stderr).toBe('');
       expect(result.stdout).not.toContain('\x1b');
       expect(result.stdout).toMatch(/WARN {2}maxmemory-policy +unknown policy "\\x1b\[31mevil"/);
       expect(result.stdout).toMatch(/WARN {2}acl +not checked: the ACL grants \(.*the ACL check script answered/);
-      expect(result.stdout).toMatch(/WARN {2}clock +not checked: the clock offset \(TIME: TIME answered something that is not a time\)/);
+      expect(result.stdout).toMatch(
+        /WARN {2}clock +not checked: the clock offset \(TIME: TIME answered something that is not a time\)/,
+      );
       expect(result.code).toBe(0);
     } finally {
       await fake.close();
@@ -309,7 +409,17 @@ describe('a server that lies or hangs (fake RESP server)', () => {
   });
 
   test('a malformed reply fails the instance (FAIL answers), not every check one by one', async () => {
-    const fake = await FakeRedis.start((argv) => (argv[0] === 'HELLO' ? undefined : argv[0] === 'TIME' ? ['soon', '\x1b[2J'] : argv[0] === 'INFO' ? ['not', 'text'] : argv[0] === 'EVAL' ? 'yes' : [[[]]]));
+    const fake = await FakeRedis.start((argv) =>
+      argv[0] === 'HELLO'
+        ? undefined
+        : argv[0] === 'TIME'
+          ? ['soon', '\x1b[2J']
+          : argv[0] === 'INFO'
+            ? ['not', 'text']
+            : argv[0] === 'EVAL'
+              ? 'yes'
+              : [[[]]],
+    );
     try {
       const result = await dlock(['doctor', '--redis', fake.url]);
       expect(result.code, result.stderr).not.toBe(70);
@@ -317,7 +427,9 @@ describe('a server that lies or hangs (fake RESP server)', () => {
       expect(result.stdout).not.toContain('\x1b');
       // The malformed INFO fails the connection: the instance is reported as failed, not as "not checked" everywhere.
       expect(result.code).toBe(1);
-      expect(result.stdout).toMatch(/FAIL {2}answers +the server stopped answering \(.*INFO was answered with something that is not text\)/);
+      expect(result.stdout).toMatch(
+        /FAIL {2}answers +the server stopped answering \(.*INFO was answered with something that is not text\)/,
+      );
     } finally {
       await fake.close();
     }

@@ -41,8 +41,28 @@ describe('options are grouped, everyday ones first', () => {
   const lineOf = (text: string, option: string) => text.split('\n').findIndex((line) => line.startsWith(`  ${option}`));
 
   test.each([
-    ['run', ['Lock options:', 'Waiting options:', 'Command options:', 'Output options:', 'Connection options:', 'TLS options:']],
-    ['acquire', ['Lock options:', 'Waiting options:', 'Keeper options:', 'Output options:', 'Connection options:', 'TLS options:']],
+    [
+      'run',
+      [
+        'Lock options:',
+        'Waiting options:',
+        'Command options:',
+        'Output options:',
+        'Connection options:',
+        'TLS options:',
+      ],
+    ],
+    [
+      'acquire',
+      [
+        'Lock options:',
+        'Waiting options:',
+        'Keeper options:',
+        'Output options:',
+        'Connection options:',
+        'TLS options:',
+      ],
+    ],
     ['status', ['Output options:', 'Connection options:', 'TLS options:']],
     ['release', ['Options:', 'Output options:', 'Connection options:', 'TLS options:']],
   ])('dlock %s --help', async (command, groups) => {
@@ -80,7 +100,9 @@ test('no flag letter means two things across commands', async () => {
       meanings.set(short!, new Set([...(meanings.get(short!) ?? []), long!]));
     }
   }
-  const twice = [...meanings].filter(([, longs]) => longs.size > 1).map(([short, longs]) => `${short}: ${[...longs].join(' ')}`);
+  const twice = [...meanings]
+    .filter(([, longs]) => longs.size > 1)
+    .map(([short, longs]) => `${short}: ${[...longs].join(' ')}`);
   expect(twice).toEqual([]);
   expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
 });

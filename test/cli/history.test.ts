@@ -40,7 +40,20 @@ test('a scripted scenario: every event in order, with its fields', async () => {
   expect(turnedAway).toMatchObject({ code: 0, stderr: '' });
 
   const entries = (await history(key)).reverse();
-  expect(entries.map((e) => e.event)).toEqual(['acquired', 'released', 'acquired', 'released', 'acquired', 'busy', 'busy', 'forced', 'lost', 'acquired', 'released', 'done']);
+  expect(entries.map((e) => e.event)).toEqual([
+    'acquired',
+    'released',
+    'acquired',
+    'released',
+    'acquired',
+    'busy',
+    'busy',
+    'forced',
+    'lost',
+    'acquired',
+    'released',
+    'done',
+  ]);
   const [a1, r1, a2, r2, a3, busyNow, busyWait, forced, lost, a4, r4, done] = entries;
   expect(a1).toMatchObject({ fence: '1', slot: '-1', cmd: 'true' });
   expect(r1).toMatchObject({ exit: '0', fence: '1', pid: a1.pid });
@@ -60,7 +73,11 @@ test('a scripted scenario: every event in order, with its fields', async () => {
   for (const e of entries) expect(typeof e.host).toBe('string');
   // Pids and times are JSON numbers, as status gives them; the 64-bit fence stays a string.
   for (const e of entries) expect(typeof e.pid).toBe('number');
-  expect([r1.held_ms, busyWait.waited_ms, done.until_ms].map((value) => typeof value)).toEqual(['number', 'number', 'number']);
+  expect([r1.held_ms, busyWait.waited_ms, done.until_ms].map((value) => typeof value)).toEqual([
+    'number',
+    'number',
+    'number',
+  ]);
   // Server time, in order.
   const times = entries.map((e) => Number(e.time_ms));
   expect(times).toEqual([...times].sort((x, y) => x - y));
@@ -83,7 +100,8 @@ test('the stream stays capped at 1000 entries, the newest kept', async () => {
   const key = 'hist-capped';
   const client = redis.client();
   const pipeline = client.pipeline();
-  for (let i = 0; i < 1000; i++) pipeline.xadd(`dlock:{${key}}:history`, '*', 'event', 'released', 'host', 'old', 'pid', String(i));
+  for (let i = 0; i < 1000; i++)
+    pipeline.xadd(`dlock:{${key}}:history`, '*', 'event', 'released', 'host', 'old', 'pid', String(i));
   await pipeline.exec();
   expect((await dlock(['run', '--redis', redis.url, key, '--', 'true'])).code).toBe(0);
   expect(await client.xlen(`dlock:{${key}}:history`)).toBe(1000);
@@ -99,7 +117,9 @@ test('a plain run costs no extra command: HELLO and two EVALSHA (enter, release)
   await redis.command('CONFIG', 'RESETSTAT');
   expect((await dlock(args)).code).toBe(0);
   const info = String(await redis.command('INFO', 'commandstats'));
-  const calls = Object.fromEntries([...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, name, n]) => [name, Number(n)]));
+  const calls = Object.fromEntries(
+    [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, name, n]) => [name, Number(n)]),
+  );
   expect(calls).toMatchObject({ hello: 1, evalsha: 2, xadd: 2 });
   for (const name of ['eval', 'xrevrange', 'xrange', 'xlen', 'multi', 'exec']) expect(calls[name]).toBeUndefined();
 });
@@ -120,7 +140,11 @@ test('forged entries: a far-future ID is an unknown time; fields are escaped, ne
   const rows = text.stdout.trimEnd().split('\n').slice(1);
   const SERVER_TIME = '2023-11-14T22:13:20.000Z';
   const columns = rows.map((row) => row.split(/\s+/).slice(0, 2));
-  expect(columns).toEqual([['?', 'done'], ['?', 'acquired'], [SERVER_TIME, 'released']]);
+  expect(columns).toEqual([
+    ['?', 'done'],
+    ['?', 'acquired'],
+    [SERVER_TIME, 'released'],
+  ]);
   expect(rows[0]).toContain('done until ?');
   expect(rows[1]).toContain('h\\u202e');
   expect(rows[1]).toContain('fence \\x1b]0;t\\x07');
@@ -135,6 +159,11 @@ test('forged entries: a far-future ID is an unknown time; fields are escaped, ne
   // A time past any date is no number --json can give: null, like a time it cannot read.
   expect(done).toMatchObject({ id: '9999999999999999-1', ...unknown, event: 'done', until_ms: null });
   expect(acquired).toMatchObject({ id: '9000000000000000-1', ...unknown, host: 'h\u202e', fence: '\x1b]0;t\x07' });
-  expect(released).toMatchObject({ id: '1700000000000-0', time: SERVER_TIME, time_ms: 1_700_000_000_000, held_ms: null });
+  expect(released).toMatchObject({
+    id: '1700000000000-0',
+    time: SERVER_TIME,
+    time_ms: 1_700_000_000_000,
+    held_ms: null,
+  });
   expect(released.exit).toBe('\x1b[2J');
 });

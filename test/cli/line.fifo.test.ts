@@ -60,7 +60,9 @@ test('10 waiters started one after another run in exactly that order, with fence
     expect(BigInt(acquired[i].fence!)).toBeGreaterThan(BigInt(acquired[i - 1].fence!));
   }
   const handovers = acquired.slice(1).map((a, i) => a.ts_ms - eventOf(results[i], 'released').ts_ms);
-  console.log(`10 waiters in order; hand-overs (released → next acquired): ${handovers.map((g) => `${g.toFixed(1)}ms`).join(', ')}`);
+  console.log(
+    `10 waiters in order; hand-overs (released → next acquired): ${handovers.map((g) => `${g.toFixed(1)}ms`).join(', ')}`,
+  );
   expect(await lineOf(client, 'fifo')).toEqual([]);
 });
 
@@ -86,7 +88,9 @@ test('a SIGKILLed waiter in the middle holds up the ones behind it at most its p
   const sinceKill = eventOf(r3, 'acquired').ts_ms - killedAt;
   const stalled = eventOf(r3, 'acquired').ts_ms - eventOf(r1, 'released').ts_ms;
   const next = eventOf(r4, 'acquired').ts_ms - eventOf(r3, 'released').ts_ms;
-  console.log(`SIGKILLed 3rd waiter: the 4th acquired ${sinceKill.toFixed(0)}ms after the kill, ${stalled.toFixed(0)}ms after the 2nd released (bound ${bound}ms); the 5th ${next.toFixed(1)}ms after the 4th released`);
+  console.log(
+    `SIGKILLed 3rd waiter: the 4th acquired ${sinceKill.toFixed(0)}ms after the kill, ${stalled.toFixed(0)}ms after the 2nd released (bound ${bound}ms); the 5th ${next.toFixed(1)}ms after the 4th released`,
+  );
   expect(sinceKill).toBeLessThanOrEqual(bound);
   expect(stalled).toBeLessThanOrEqual(bound);
   expect(next).toBeLessThan(1_000);
@@ -174,7 +178,12 @@ test('release --force --now with a line: the first waiter enters at once, the ot
   await holder.child();
   const first = appender('fifo-now', file, 0);
   expect((await inLine(first)).place).toBe(1);
-  const second = runIn(redis.url, 'fifo-now', [], ['sh', '-c', `echo 1 >>${file}; while [ ! -e ${file}.stop ]; do sleep 0.01; done`]);
+  const second = runIn(
+    redis.url,
+    'fifo-now',
+    [],
+    ['sh', '-c', `echo 1 >>${file}; while [ ! -e ${file}.stop ]; do sleep 0.01; done`],
+  );
   expect((await inLine(second)).place).toBe(2);
   const third = appender('fifo-now', file, 2);
   expect((await inLine(third)).place).toBe(3);
@@ -184,7 +193,9 @@ test('release --force --now with a line: the first waiter enters at once, the ot
   const entered = await first.result;
   expect(entered.code).toBe(0);
   const gap = eventOf(entered, 'acquired').ts_ms - eventOf(forced, 'force-released').ts_ms;
-  console.log(`release --force --now: the first waiter acquired ${gap.toFixed(1)}ms after the force-released event (the holder's TTL is 6s)`);
+  console.log(
+    `release --force --now: the first waiter acquired ${gap.toFixed(1)}ms after the force-released event (the holder's TTL is 6s)`,
+  );
   expect(gap).toBeLessThan(1_000);
   // The second follows the first; the third is still in line behind it.
   await second.waitFor('"event":"acquired"');

@@ -70,7 +70,8 @@ test('8 readers and 4 writers started together: a writer never runs beside anyon
   const ran = sections(log);
   expect(ran.map((s) => s.label).sort()).toEqual(runs.map((_, i) => (i % 3 !== 2 ? `R${i}` : `W${i}`)).sort());
   const writers = ran.filter((s) => s.label.startsWith('W'));
-  for (const w of writers) for (const other of ran) if (other !== w) expect(overlap(w, other), `${w.label} beside ${other.label}`).toBe(false);
+  for (const w of writers)
+    for (const other of ran) if (other !== w) expect(overlap(w, other), `${w.label} beside ${other.label}`).toBe(false);
   const readers = ran.filter((s) => s.label.startsWith('R'));
   const pairs = readers.flatMap((a, i) => readers.slice(i + 1).filter((b) => overlap(a, b))).length;
   console.log(`8 readers, 4 writers: no writer beside anyone; ${pairs} pairs of readers ran at the same time`);
@@ -118,7 +119,9 @@ test('neither starves: a queued writer goes before readers arriving after it; th
   await allRunning(late);
   const w1Released = eventOf(w1Result, 'released').ts_ms;
   const entered = late.map((r) => eventOf(r.stderr(), 'acquired').ts_ms - w1Released);
-  console.log(`3 readers behind a writer acquired ${entered.map((g) => `${g.toFixed(1)}ms`).join(', ')} after its "released" event`);
+  console.log(
+    `3 readers behind a writer acquired ${entered.map((g) => `${g.toFixed(1)}ms`).join(', ')} after its "released" event`,
+  );
   for (const r of late) expect(eventOf(r.stderr(), 'acquired').ts_ms).toBeGreaterThanOrEqual(w1Stopped);
   // All woken by that release, not one after another by their polls.
   for (const gap of entered) expect(Math.abs(gap)).toBeLessThan(1_000);

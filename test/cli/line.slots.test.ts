@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { expect, test } from 'vitest';
 import { RedisServer } from '../../support/redis-server.mjs';
-import { events, hold, isAlive, signalsSeen, spawnDlock, tempDir, waitForDeath, type Held } from '../fixtures/observe.js';
+import {
+  events,
+  hold,
+  isAlive,
+  signalsSeen,
+  spawnDlock,
+  tempDir,
+  waitForDeath,
+  type Held,
+} from '../fixtures/observe.js';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
 import { eventOf, inLine, lineOf, overlap, runIn, section, sections } from '../helpers/line.js';
 import { waitForMoreEvents } from '../helpers/redlock.js';
@@ -23,7 +32,11 @@ useRedisServer((server) => {
 });
 
 /** A hold.sh holder of one of `slots` slots of `key`, with its slot once its child runs. */
-async function holder(key: string, slots: number, flags: string[] = []): Promise<Held & { slot: number; token: string; childPid: number }> {
+async function holder(
+  key: string,
+  slots: number,
+  flags: string[] = [],
+): Promise<Held & { slot: number; token: string; childPid: number }> {
   const held = hold(key, { redis: redis.url, flags: ['--slots', String(slots), ...flags] });
   const { pid, env } = await held.child();
   return Object.assign(held, { slot: Number(env.DLOCK_SLOT), token: env.DLOCK_TOKEN, childPid: pid });
@@ -37,7 +50,9 @@ test('--slots 3, 12 concurrent 200ms jobs: never more than 3 run, always 3 while
   // Three holders fill the slots so that all 12 jobs are in line before the first runs.
   const blockers = await Promise.all([0, 1, 2].map(() => holder('sem', 3)));
   expect(blockers.map((b) => b.slot).sort()).toEqual([0, 1, 2]);
-  const jobs = Array.from({ length: 12 }, (_, i) => runIn(redis.url, 'sem', ['--slots', '3'], section(log, `job${i}`, 0.2)));
+  const jobs = Array.from({ length: 12 }, (_, i) =>
+    runIn(redis.url, 'sem', ['--slots', '3'], section(log, `job${i}`, 0.2)),
+  );
   await Promise.all(jobs.map(inLine));
   const line = await lineOf(client, 'sem');
   expect(line).toHaveLength(12);
@@ -56,7 +71,9 @@ test('--slots 3, 12 concurrent 200ms jobs: never more than 3 run, always 3 while
   const starts = ran.map((s) => s.startMs).sort((a, b) => a - b);
   const ends = ran.map((s) => s.endMs).sort((a, b) => a - b);
   const handovers = ends.slice(0, 9).map((end, k) => starts[k + 3] - end);
-  console.log(`--slots 3, 12 jobs of 200ms: at most ${most} at once; one ending → the next starting: ${handovers.map((g) => `${g.toFixed(0)}ms`).join(', ')}`);
+  console.log(
+    `--slots 3, 12 jobs of 200ms: at most ${most} at once; one ending → the next starting: ${handovers.map((g) => `${g.toFixed(0)}ms`).join(', ')}`,
+  );
   for (const gap of handovers) {
     expect(gap).toBeGreaterThanOrEqual(0);
     expect(gap).toBeLessThanOrEqual(HANDOVER_SLACK_MS);
@@ -69,7 +86,9 @@ test('--slots 3, 12 concurrent 200ms jobs: never more than 3 run, always 3 while
   // only once that one has left the line: it got the later grant, so the higher fence.
   const fences = line.map((token) => ran.find((s) => s.token === token)!.fence);
   expect(new Set(fences).size).toBe(12);
-  for (let i = 0; i < fences.length; i++) for (let j = i + 3; j < fences.length; j++) expect(fences[j], `fences in line order: ${fences.join(' ')}`).toBeGreaterThan(fences[i]);
+  for (let i = 0; i < fences.length; i++)
+    for (let j = i + 3; j < fences.length; j++)
+      expect(fences[j], `fences in line order: ${fences.join(' ')}`).toBeGreaterThan(fences[i]);
   const acquired = results.slice(3).map((r) => eventOf(r, 'acquired'));
   expect(acquired.map((a) => a.slot).sort()).toEqual(ran.map((s) => s.slot).sort());
   expect(await client.exists('dlock:{sem}', 'dlock:{sem}:holders', 'dlock:{sem}:line')).toBe(0);
@@ -91,7 +110,9 @@ test('a SIGKILLed holder frees only its own slot, after its TTL; the others keep
   const victimEvents = events(victim.stderr()).filter((e) => e.event === 'acquired' || e.event === 'renewed');
   const lastRenewed = victimEvents.at(-1)!.ts_ms;
   const acquired = eventOf(next.stderr(), 'acquired').ts_ms;
-  console.log(`SIGKILLed holder of slot 1 (TTL ${ttlMs}ms): slot 1 taken again ${(acquired - killedAt).toFixed(0)}ms after the kill, ${(acquired - lastRenewed).toFixed(0)}ms after its last renewal`);
+  console.log(
+    `SIGKILLed holder of slot 1 (TTL ${ttlMs}ms): slot 1 taken again ${(acquired - killedAt).toFixed(0)}ms after the kill, ${(acquired - lastRenewed).toFixed(0)}ms after its last renewal`,
+  );
   // Not before its lease ran out: its lease began when its last renewal ran, a little before
   // that renewal's event was logged (freed at the kill, it would be about ttl/3 at most) ...
   expect(acquired - lastRenewed).toBeGreaterThanOrEqual(ttlMs - 500);
@@ -117,13 +138,20 @@ test('a key in use with another slot count or mode is 64, saying how it is in us
   const three = await holder('mixed', 3);
   const wrongN = await dlock(['run', '--redis', redis.url, '--slots', '2', '--wait', '20s', 'mixed', '--', 'true']);
   expect(wrongN.code).toBe(64);
-  expect(wrongN.stderr).toBe('dlock: mixed is in use with --slots 3 (1 holding); this run asked for --slots 2: use the same --slots on every dlock of one key\n');
+  expect(wrongN.stderr).toBe(
+    'dlock: mixed is in use with --slots 3 (1 holding); this run asked for --slots 2: use the same --slots on every dlock of one key\n',
+  );
   const plain = await dlock(['run', '--redis', redis.url, '--wait', '20s', 'mixed', '--', 'true']);
   expect(plain.code).toBe(64);
-  expect(plain.stderr).toMatch(/^dlock: mixed is in use with --slots 3 \(1 holding\); this run asked for a lock without --slots: [^\n]*\n$/);
+  expect(plain.stderr).toMatch(
+    /^dlock: mixed is in use with --slots 3 \(1 holding\); this run asked for a lock without --slots: [^\n]*\n$/,
+  );
   const json = await dlock(['run', '--redis', redis.url, '--log-format', 'json', '--shared', 'mixed', '--', 'true']);
   expect(json.code).toBe(64);
-  expect(JSON.parse(json.stderr)).toMatchObject({ event: 'error', message: expect.stringMatching(/^mixed is in use with --slots 3 \(1 holding\)/) });
+  expect(JSON.parse(json.stderr)).toMatchObject({
+    event: 'error',
+    message: expect.stringMatching(/^mixed is in use with --slots 3 \(1 holding\)/),
+  });
   expect(await lineOf(client, 'mixed')).toEqual([]);
   expect(isAlive(three.childPid)).toBe(true);
   three.stop();
@@ -133,14 +161,27 @@ test('a key in use with another slot count or mode is 64, saying how it is in us
   await alone.child();
   const slots = await dlock(['run', '--redis', redis.url, '--slots', '3', '--wait', '20s', 'mixed', '--', 'true']);
   expect(slots.code).toBe(64);
-  expect(slots.stderr).toBe('dlock: mixed is in use as a lock (one holder at a time) (1 holding); this run asked for --slots 3: use the same --slots on every dlock of one key\n');
+  expect(slots.stderr).toBe(
+    'dlock: mixed is in use as a lock (one holder at a time) (1 holding); this run asked for --slots 3: use the same --slots on every dlock of one key\n',
+  );
   alone.stop();
   expect((await alone.result).code).toBe(0);
 
   const both = await dlock(['run', '--redis', redis.url, '--shared', '--slots', '2', 'mixed', '--', 'true']);
   expect(both.code).toBe(64);
   expect(both.stderr).toMatch(/^dlock: --shared and --slots: choose one[^\n]*\n$/);
-  const redlock = await dlock(['run', '--redis', redis.url, '--redis', 'redis://127.0.0.1:1', '--slots', '2', 'mixed', '--', 'true']);
+  const redlock = await dlock([
+    'run',
+    '--redis',
+    redis.url,
+    '--redis',
+    'redis://127.0.0.1:1',
+    '--slots',
+    '2',
+    'mixed',
+    '--',
+    'true',
+  ]);
   expect(redlock.code).toBe(64);
   expect(redlock.stderr).toMatch(/^dlock: --slots needs one Redis [^\n]*not a Redlock quorum of 2[^\n]*\n$/);
   expect(await client.exists('dlock:{mixed}', 'dlock:{mixed}:holders', 'dlock:{mixed}:line')).toBe(0);
@@ -179,13 +220,24 @@ test('release --force --now on a full semaphore opens it at once: the first in l
   const held = await Promise.all([0, 1].map(() => holder('force-now', 2, ['-t', `${ttlMs}ms`, '--on-lost', 'ignore'])));
   const waiter = runIn(redis.url, 'force-now', ['--slots', '2'], ['true']);
   await inLine(waiter);
-  const forced = await dlock(['release', '--force', '--now', '--log-format', 'json', '--redis', redis.url, 'force-now']);
+  const forced = await dlock([
+    'release',
+    '--force',
+    '--now',
+    '--log-format',
+    'json',
+    '--redis',
+    redis.url,
+    'force-now',
+  ]);
   expect(forced.code, forced.stderr).toBe(0);
   const forcedAt = Math.min(...events(forced.stderr, 'force-released').map((e) => e.ts_ms));
   const entered = await waiter.result;
   expect(entered.code, entered.stderr).toBe(0);
   const gap = eventOf(entered, 'acquired').ts_ms - forcedAt;
-  console.log(`release --force --now: the waiter acquired ${gap.toFixed(1)}ms after the force-released event (the holders' TTL is ${ttlMs}ms)`);
+  console.log(
+    `release --force --now: the waiter acquired ${gap.toFixed(1)}ms after the force-released event (the holders' TTL is ${ttlMs}ms)`,
+  );
   expect(gap).toBeLessThan(1_000);
   // The removed holders' dlocks notice at their next renewal (their commands ignore the loss here).
   await Promise.all(held.map((h) => h.waitFor('"event":"lost"')));
@@ -200,7 +252,8 @@ test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders
   await shared.child();
   const all = [...slotted, shared];
   const since = all.map((h) => eventOf(h.stderr(), 'acquired').ts_ms);
-  const heldLongEnough = () => all.every((h, i) => events(h.stderr(), 'renewed').some((e) => e.ts_ms - since[i] > 3 * ttlMs));
+  const heldLongEnough = () =>
+    all.every((h, i) => events(h.stderr(), 'renewed').some((e) => e.ts_ms - since[i] > 3 * ttlMs));
 
   const contenders: number[] = [];
   const running = () => all.every((h) => h.process.exitCode === null && h.process.signalCode === null);
@@ -211,7 +264,9 @@ test('holders of --slots and --shared keep their hold past 3×TTL; -n contenders
     ]);
     contenders.push(full.code!, exclusive.code!);
   }
-  console.log(`holders ${heldLongEnough() ? 'renewed past' : 'NOT renewed past'} 3×TTL (${3 * ttlMs}ms); ${contenders.length} -n contenders meanwhile`);
+  console.log(
+    `holders ${heldLongEnough() ? 'renewed past' : 'NOT renewed past'} 3×TTL (${3 * ttlMs}ms); ${contenders.length} -n contenders meanwhile`,
+  );
   expect(running()).toBe(true);
   expect(contenders.length).toBeGreaterThan(0);
   expect(contenders).toEqual(contenders.map(() => 75));
@@ -239,7 +294,10 @@ function nested(key: string, flags: string[], go?: string) {
     'echo "inner exit $?"',
     'echo "outer $DLOCK_FENCING_TOKEN ${DLOCK_SLOT:--}"',
   ].join('; ');
-  return spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', 'sh', '-c', script, DLOCK], { env: cleanEnv() });
+  return spawnDlock(
+    ['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', 'sh', '-c', script, DLOCK],
+    { env: cleanEnv() },
+  );
 }
 
 test('reentrancy: a nested dlock run --slots 3 inside the holder of slot 2 of a full semaphore runs under it', async () => {

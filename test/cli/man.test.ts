@@ -38,7 +38,7 @@ test('its date is the date of this version in the CHANGELOG (or Unreleased befor
   expect(date).toMatch(/^(\d{4}-\d{2}-\d{2}|Unreleased)$/);
 });
 
-test('every option and example of every command\'s --help is in COMMANDS and EXAMPLES (acquire\'s too)', async () => {
+test("every option and example of every command's --help is in COMMANDS and EXAMPLES (acquire's too)", async () => {
   const { text } = rendered();
   const [commands, examples] = [section(text, 'COMMANDS'), section(text, 'EXAMPLES')];
   expect(examples).toContain('eval "$(dlock acquire --wait 10m deploy)"');
@@ -48,7 +48,10 @@ test('every option and example of every command\'s --help is in COMMANDS and EXA
     for (const [, flag] of stdout.matchAll(/^ {2}((?:-\w, )?--[\w-]+)/gm)) {
       expect(own, `dlock ${command} ${flag}`).toContain(flag);
     }
-    const lines = (stdout.split(/^Examples:\n/m)[1] ?? '').split(/^\S/m)[0]!.split('\n').map((line) => line.trim());
+    const lines = (stdout.split(/^Examples:\n/m)[1] ?? '')
+      .split(/^\S/m)[0]!
+      .split('\n')
+      .map((line) => line.trim());
     for (const line of lines.filter(Boolean)) expect(examples, `dlock ${command}: ${line}`).toContain(line);
   }
 });

@@ -36,14 +36,39 @@ const WINDOW = '5500ms';
 /** The job: note (slot, host, the host's clock in ms) and exit with the code the file `fail` names for this host and slot. */
 function jobScript(dir: string): string {
   const path = join(dir, 'job.sh');
-  writeFileSync(path, `#!/bin/sh\necho "$1 $2 $(date +%s%3N)" >> ${dir}/ran\nif grep -qx "$1 $2" ${dir}/fail 2>/dev/null; then exit 1; fi\nexit 0\n`, { mode: 0o755 });
+  writeFileSync(
+    path,
+    `#!/bin/sh\necho "$1 $2 $(date +%s%3N)" >> ${dir}/ran\nif grep -qx "$1 $2" ${dir}/fail 2>/dev/null; then exit 1; fi\nexit 0\n`,
+    { mode: 0o755 },
+  );
   writeFileSync(join(dir, 'fail'), '');
   return path;
 }
 
 /** `dlock run -n -E 3 --once-per` as a crontab line on a host with a skewed clock. */
-function fire(job: string, host: (typeof HOSTS)[number], slot: number): Promise<Result & { host: string; slot: number }> {
-  const args = ['-f', host.faketime, DLOCK, 'run', '--redis', redis.url, '-n', '-E', '3', '--once-per', WINDOW, 'cron-job', '--', job, String(slot), host.name];
+function fire(
+  job: string,
+  host: (typeof HOSTS)[number],
+  slot: number,
+): Promise<Result & { host: string; slot: number }> {
+  const args = [
+    '-f',
+    host.faketime,
+    DLOCK,
+    'run',
+    '--redis',
+    redis.url,
+    '-n',
+    '-E',
+    '3',
+    '--once-per',
+    WINDOW,
+    'cron-job',
+    '--',
+    job,
+    String(slot),
+    host.name,
+  ];
   return new Promise((resolve) => {
     const child = spawn('faketime', args, { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -57,7 +82,11 @@ function fire(job: string, host: (typeof HOSTS)[number], slot: number): Promise<
 describe('three hosts, clocks ±2 s apart, each firing the job once per slot', () => {
   test('faketime offsets the clock of node (and of the job)', () => {
     const real = Date.now();
-    const ahead = Number(execFileSync('faketime', ['-f', '+2s', process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8' }));
+    const ahead = Number(
+      execFileSync('faketime', ['-f', '+2s', process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], {
+        encoding: 'utf8',
+      }),
+    );
     expect(ahead - real).toBeGreaterThan(1500);
     expect(ahead - real).toBeLessThan(3500);
   });
@@ -74,7 +103,9 @@ describe('three hosts, clocks ±2 s apart, each firing the job once per slot', (
       for (const host of HOSTS) {
         // Each host's cron fires when its own clock reads the slot's start.
         const at = t0 + slot * SLOT_MS - host.offsetMs;
-        fired.push(new Promise((resolve) => timers.push(setTimeout(() => resolve(fire(job, host, slot)), at - Date.now()))));
+        fired.push(
+          new Promise((resolve) => timers.push(setTimeout(() => resolve(fire(job, host, slot)), at - Date.now()))),
+        );
       }
     }
     const results = await Promise.all(fired);
@@ -82,15 +113,28 @@ describe('three hosts, clocks ±2 s apart, each firing the job once per slot', (
 
     const codes = Object.fromEntries(results.map((r) => [`${r.slot} ${r.host}`, r.code]));
     expect(codes).toEqual({
-      '0 ahead': 0, '0 exact': 3, '0 behind': 3,
-      '1 ahead': 1, '1 exact': 0, '1 behind': 3,
-      '2 ahead': 0, '2 exact': 3, '2 behind': 3,
+      '0 ahead': 0,
+      '0 exact': 3,
+      '0 behind': 3,
+      '1 ahead': 1,
+      '1 exact': 0,
+      '1 behind': 3,
+      '2 ahead': 0,
+      '2 exact': 3,
+      '2 behind': 3,
     });
-    const ran = readFileSync(join(dir, 'ran'), 'utf8').trim().split('\n').map((line) => line.split(' '));
+    const ran = readFileSync(join(dir, 'ran'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
     expect(ran.map(([slot, host]) => `${slot} ${host}`)).toEqual(['0 ahead', '1 ahead', '1 exact', '2 ahead']);
     // Each turned-away run said where and when it last succeeded, and until when it is done.
     for (const r of results.filter((result) => result.code === 3)) {
-      expect(r.stderr).toMatch(new RegExp(`^dlock: cron-job is done until \\S+Z \\(--once-per 5\\.5s\\): it last succeeded at \\S+Z on ${hostname()} \\(pid \\d+\\), started \\S+Z, took \\d+ms; not run \\(server time\\)\\n$`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^dlock: cron-job is done until \\S+Z \\(--once-per 5\\.5s\\): it last succeeded at \\S+Z on ${hostname()} \\(pid \\d+\\), started \\S+Z, took \\d+ms; not run \\(server time\\)\\n$`,
+        ),
+      );
     }
     // The job saw its host's clock: the hosts really were 2 s apart.
     const clockOf = (slot: string, host: string) => Number(ran.find(([s, h]) => s === slot && h === host)![2]);

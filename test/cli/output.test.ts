@@ -18,7 +18,10 @@ const lockExists = async (key: string) => (await redis.client().exists(`dlock:{$
 
 /** Run a shell script with $DLOCK and $REDIS set, as a user's shell would run dlock. */
 function shell(script: string, env: Record<string, string> = {}): Promise<Result> {
-  const child = spawn('sh', ['-c', script], { env: cleanEnv({ DLOCK, REDIS: redis.url, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', script], {
+    env: cleanEnv({ DLOCK, REDIS: redis.url, ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -40,7 +43,10 @@ os.dup2(w, 2)
 os.execv(sys.argv[1], sys.argv[1:])`;
 
 function withBrokenPipe(args: string[]) {
-  return spawn('python3', ['-c', BROKEN_PIPE, DLOCK, ...args], { env: cleanEnv(), stdio: ['ignore', 'ignore', 'ignore'] });
+  return spawn('python3', ['-c', BROKEN_PIPE, DLOCK, ...args], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
 }
 
 describe('nothing is cut on a pipe', () => {
@@ -50,12 +56,23 @@ describe('nothing is cut on a pipe', () => {
     const since = Date.now();
     for (let i = 0; i < 2000; i++) {
       const lock = `bulk:{lock-${String(i).padStart(4, '0')}}`;
-      batch.hset(lock, { owner: `owner-${i}`, fence: String(i + 1), host: `host-${i}`, pid: String(10_000 + i), cmd: `./job.sh --a-rather-long-argument ${i}`, since_ms: String(since), ttl_ms: '600000' });
+      batch.hset(lock, {
+        owner: `owner-${i}`,
+        fence: String(i + 1),
+        host: `host-${i}`,
+        pid: String(10_000 + i),
+        cmd: `./job.sh --a-rather-long-argument ${i}`,
+        since_ms: String(since),
+        ttl_ms: '600000',
+      });
       batch.pexpire(lock, 600_000);
     }
     await batch.exec();
     const dir = tempDir();
-    const result = await shell(`{ "$DLOCK" status --json --prefix bulk: --redis "$REDIS"; echo $? >"$DIR/rc"; } | python3 -m json.tool`, { DIR: dir });
+    const result = await shell(
+      `{ "$DLOCK" status --json --prefix bulk: --redis "$REDIS"; echo $? >"$DIR/rc"; } | python3 -m json.tool`,
+      { DIR: dir },
+    );
     expect(result.code).toBe(0); // python's: the JSON parsed
     expect(readFileSync(join(dir, 'rc'), 'utf8').trim()).toBe('0');
     const list = JSON.parse(result.stdout) as { key: string; fence: string }[];
@@ -85,7 +102,19 @@ describe('a closed or broken stdout/stderr never changes what happens to the loc
 
   test('stdout and stderr on a pipe nobody reads (EPIPE on every write): same', async () => {
     const dir = tempDir();
-    const child = withBrokenPipe(['run', '-v', '--log-format', 'json', '--redis', redis.url, 'closed-epipe', '--', 'sh', '-c', `touch ${dir}/ran; exit 5`]);
+    const child = withBrokenPipe([
+      'run',
+      '-v',
+      '--log-format',
+      'json',
+      '--redis',
+      redis.url,
+      'closed-epipe',
+      '--',
+      'sh',
+      '-c',
+      `touch ${dir}/ran; exit 5`,
+    ]);
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(5);
     expect(existsSync(join(dir, 'ran'))).toBe(true);
@@ -111,7 +140,11 @@ describe('a closed or broken stdout/stderr never changes what happens to the loc
 });
 
 describe('--log-format json: every outcome is an event, and nothing else is on stderr', () => {
-  const parseAll = (stderr: string) => stderr.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const parseAll = (stderr: string) =>
+    stderr
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
 
   test('busy with -n: one busy event naming the holder, with the exit code', async () => {
     const dir = tempDir();
@@ -121,7 +154,12 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
     expect(result.code).toBe(75);
     const lines = parseAll(result.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ event: 'busy', key: 'json-busy', exit_code: 75, holder: { pid: holder.process.pid, cmd: `${HOLD} ${dir}` } });
+    expect(lines[0]).toMatchObject({
+      event: 'busy',
+      key: 'json-busy',
+      exit_code: 75,
+      holder: { pid: holder.process.pid, cmd: `${HOLD} ${dir}` },
+    });
     expect(lines[0].message).toMatch(/^json-busy is busy \(held by .* pid \d+/);
     expect(typeof lines[0].ts_ms).toBe('number');
     expect(isAlive(pid)).toBe(true);
@@ -133,32 +171,100 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
     await childPid(dir);
     const quiet = await dlock(['run', '-n', '-q', '--redis', redis.url, 'quiet-busy', '--', 'true']);
     expect(quiet.code).toBe(75);
-    expect(quiet.stderr).toMatch(new RegExp(`^dlock: quiet-busy is busy \\(held by .* pid ${holder.process.pid}, .*\\); not acquired\\n$`));
-    const quietJson = await dlock(['run', '-n', '-q', '--log-format', 'json', '--redis', redis.url, 'quiet-busy', '--', 'true']);
+    expect(quiet.stderr).toMatch(
+      new RegExp(`^dlock: quiet-busy is busy \\(held by .* pid ${holder.process.pid}, .*\\); not acquired\\n$`),
+    );
+    const quietJson = await dlock([
+      'run',
+      '-n',
+      '-q',
+      '--log-format',
+      'json',
+      '--redis',
+      redis.url,
+      'quiet-busy',
+      '--',
+      'true',
+    ]);
     expect(parseAll(quietJson.stderr)).toMatchObject([{ event: 'busy', holder: { pid: holder.process.pid } }]);
-    const skip = await dlock(['run', '-n', '-E', '0', '--log-format', 'json', '--redis', redis.url, 'quiet-busy', '--', 'true']);
+    const skip = await dlock([
+      'run',
+      '-n',
+      '-E',
+      '0',
+      '--log-format',
+      'json',
+      '--redis',
+      redis.url,
+      'quiet-busy',
+      '--',
+      'true',
+    ]);
     expect(skip).toMatchObject({ code: 0, stderr: '' });
-    const skipVerbose = await dlock(['run', '-n', '-E', '0', '-v', '--log-format', 'json', '--redis', redis.url, 'quiet-busy', '--', 'true']);
+    const skipVerbose = await dlock([
+      'run',
+      '-n',
+      '-E',
+      '0',
+      '-v',
+      '--log-format',
+      'json',
+      '--redis',
+      redis.url,
+      'quiet-busy',
+      '--',
+      'true',
+    ]);
     expect(skipVerbose.code).toBe(0);
     expect(parseAll(skipVerbose.stderr)).toMatchObject([{ event: 'busy', exit_code: 0 }]);
   });
 
   test('errors are "error" events with the exit code: Redis unreachable (69), command not found (127)', async () => {
-    const unreachable = await dlock(['run', '--log-format', 'json', '--redis', 'redis://127.0.0.1:1', '--connect-timeout', '300ms', 'json-err', '--', 'true']);
+    const unreachable = await dlock([
+      'run',
+      '--log-format',
+      'json',
+      '--redis',
+      'redis://127.0.0.1:1',
+      '--connect-timeout',
+      '300ms',
+      'json-err',
+      '--',
+      'true',
+    ]);
     expect(unreachable.code).toBe(69);
     expect(parseAll(unreachable.stderr)).toMatchObject([{ event: 'error', exit_code: 69 }]);
-    const missing = await dlock(['run', '--redis', redis.url, 'json-err', '--', 'no-such-command-here'], { env: cleanEnv({ DLOCK_LOG_FORMAT: 'json' }) });
+    const missing = await dlock(['run', '--redis', redis.url, 'json-err', '--', 'no-such-command-here'], {
+      env: cleanEnv({ DLOCK_LOG_FORMAT: 'json' }),
+    });
     expect(missing.code).toBe(127);
-    expect(parseAll(missing.stderr)).toMatchObject([{ event: 'error', exit_code: 127, message: 'no-such-command-here: command not found' }]);
+    expect(parseAll(missing.stderr)).toMatchObject([
+      { event: 'error', exit_code: 127, message: 'no-such-command-here: command not found' },
+    ]);
   });
 
   test('usage errors: JSON once --log-format json has parsed, text when the format itself is bad', async () => {
-    const badTtl = await dlock(['run', '--log-format', 'json', '--ttl', 'soon', '--redis', redis.url, 'json-usage', '--', 'true']);
+    const badTtl = await dlock([
+      'run',
+      '--log-format',
+      'json',
+      '--ttl',
+      'soon',
+      '--redis',
+      redis.url,
+      'json-usage',
+      '--',
+      'true',
+    ]);
     expect(badTtl.code).toBe(64);
-    expect(parseAll(badTtl.stderr)).toMatchObject([{ event: 'error', exit_code: 64, message: expect.stringContaining('--ttl') }]);
+    expect(parseAll(badTtl.stderr)).toMatchObject([
+      { event: 'error', exit_code: 64, message: expect.stringContaining('--ttl') },
+    ]);
     const unknown = await dlock(['status', '--bogus', '--log-format', 'json']);
     expect(unknown.code).toBe(64);
-    expect(parseAll(unknown.stderr)).toMatchObject([{ event: 'error', exit_code: 64, message: expect.stringContaining('--bogus') }]);
+    expect(parseAll(unknown.stderr)).toMatchObject([
+      { event: 'error', exit_code: 64, message: expect.stringContaining('--bogus') },
+    ]);
     const badFormat = await dlock(['run', '--log-format', 'yaml', 'json-usage', '--', 'true']);
     expect(badFormat.code).toBe(64);
     expect(badFormat.stderr).toMatch(/^dlock: [^\n]*yaml[^\n]*\n$/);
@@ -172,7 +278,13 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
     const result = await holder.result;
     expect(result.code).toBe(76);
     const lines = parseAll(result.stderr);
-    expect(lines.map((line) => line.event).filter((event) => event !== 'renewed')).toEqual(['acquired', 'lost', 'signal', 'released', 'error']);
+    expect(lines.map((line) => line.event).filter((event) => event !== 'renewed')).toEqual([
+      'acquired',
+      'lost',
+      'signal',
+      'released',
+      'error',
+    ]);
     const lost = onlyEvent(result.stderr, 'lost');
     const signal = onlyEvent(result.stderr, 'signal');
     expect(signal).toMatchObject({ signal: 'SIGTERM', reason: 'lost', pid, key: 'json-lost' });
@@ -185,7 +297,12 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
 
   test('a command that ignores SIGTERM gets SIGKILL after --kill-after (reason kill-after)', async () => {
     const dir = tempDir();
-    const holder = hold('json-kill', { redis: redis.url, dir, flags: ['-t', '3s', '--kill-after', '300ms'], onSignal: 'ignore' });
+    const holder = hold('json-kill', {
+      redis: redis.url,
+      dir,
+      flags: ['-t', '3s', '--kill-after', '300ms'],
+      onSignal: 'ignore',
+    });
     await childPid(dir);
     holder.process.kill('SIGTERM');
     const result = await holder.result;
@@ -205,14 +322,39 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
     const released = await dlock(['release', '--force', '--log-format', 'json', '--redis', redis.url, 'json-force']);
     expect(released.code).toBe(0);
     expect(released.stdout).toMatch(/^json-force: released the lock held by /);
-    expect(parseAll(released.stderr)).toMatchObject([{ event: 'force-released', key: 'json-force', holder: { pid: holder.process.pid }, closed_for_ms: expect.any(Number) }]);
+    expect(parseAll(released.stderr)).toMatchObject([
+      {
+        event: 'force-released',
+        key: 'json-force',
+        holder: { pid: holder.process.pid },
+        closed_for_ms: expect.any(Number),
+      },
+    ]);
     expect((await holder.result).code).toBe(76);
     const noForce = await dlock(['release', '--log-format', 'json', '--redis', redis.url, 'json-force']);
     expect(noForce.code).toBe(64);
     expect(parseAll(noForce.stderr)).toMatchObject([{ event: 'error', exit_code: 64 }]);
-    const quiet = await dlock(['release', '--force', '-q', '--log-format', 'json', '--redis', redis.url, 'json-force-never-held']);
+    const quiet = await dlock([
+      'release',
+      '--force',
+      '-q',
+      '--log-format',
+      'json',
+      '--redis',
+      redis.url,
+      'json-force-never-held',
+    ]);
     expect(quiet).toMatchObject({ code: 1, stderr: '' });
-    const status = await dlock(['status', '--log-format', 'json', '--redis', 'redis://127.0.0.1:1', '--connect-timeout', '300ms', 'json-force']);
+    const status = await dlock([
+      'status',
+      '--log-format',
+      'json',
+      '--redis',
+      'redis://127.0.0.1:1',
+      '--connect-timeout',
+      '300ms',
+      'json-force',
+    ]);
     expect(status.code).toBe(69);
     expect(status.stdout).toBe('');
     expect(parseAll(status.stderr)).toMatchObject([{ event: 'error', exit_code: 69 }]);
@@ -227,7 +369,10 @@ describe('the spinner on a terminal: CI=false is not CI, NO_COLOR has no colour'
     const key = `tty-wait-${keys++}`;
     const holder = spawnDlock(['run', '--redis', redis.url, key, '--', HOLD, dir]);
     await childPid(dir);
-    const result = await shell(`script -qfec 'stty cols 100; "$DLOCK" run -w 400ms --redis "$REDIS" ${key} -- true' /dev/null`, env);
+    const result = await shell(
+      `script -qfec 'stty cols 100; "$DLOCK" run -w 400ms --redis "$REDIS" ${key} -- true' /dev/null`,
+      env,
+    );
     writeFileSync(join(dir, 'stop'), '');
     await holder.result;
     expect(result.code).toBe(75);
@@ -250,7 +395,9 @@ describe('the spinner on a terminal: CI=false is not CI, NO_COLOR has no colour'
     const seen = await onTerminal({ CI: ci });
     expect(seen).not.toContain('\u280b');
     // The wait's start line, once the holder is read (if that came before the 400ms ran out).
-    expect(seen.replace(/^dlock: waiting for tty-wait-\d+ \(1st in line; held by [^\n]*\)\r?\n/m, '')).not.toContain('waiting for');
+    expect(seen.replace(/^dlock: waiting for tty-wait-\d+ \(1st in line; held by [^\n]*\)\r?\n/m, '')).not.toContain(
+      'waiting for',
+    );
     expect(seen).toMatch(/dlock: tty-wait-\d+ is busy/);
   });
 

@@ -20,29 +20,50 @@ useRedisServer((started) => {
 
 /** A command for the next holder: writes whether `pid` still ran when it started ("R", "S", ... or "gone"). */
 function reportOn(pid: number, file: string): string[] {
-  return ['sh', '-c', `s=$(sed 's/.*) //' /proc/${pid}/stat 2>/dev/null | cut -c1); echo "\${s:-gone}" >${file}.tmp; mv ${file}.tmp ${file}`];
+  return [
+    'sh',
+    '-c',
+    `s=$(sed 's/.*) //' /proc/${pid}/stat 2>/dev/null | cut -c1); echo "\${s:-gone}" >${file}.tmp; mv ${file}.tmp ${file}`,
+  ];
 }
 
-test('the next holder starts only after the removed holder\'s command is gone; -n meanwhile is busy and says why', async () => {
+test("the next holder starts only after the removed holder's command is gone; -n meanwhile is busy and says why", async () => {
   const dir = tempDir();
   const old = hold('closed', { redis: server.url, dir, flags: ['--ttl', '2s'], onSignal: 'ignore' });
   const oldChild = await childPid(dir);
 
   const forced = await dlock(['release', '--force', '--redis', server.url, 'closed']);
   expect(forced.code, forced.stderr).toBe(0);
-  expect(forced.stdout).toMatch(new RegExp(`^closed: released the lock held by \\S+ pid ${old.process.pid}, .*; closed to new holders for [\\d.]+m?s more, until that lease runs out \\(--now opens it at once\\)\\n$`));
+  expect(forced.stdout).toMatch(
+    new RegExp(
+      `^closed: released the lock held by \\S+ pid ${old.process.pid}, .*; closed to new holders for [\\d.]+m?s more, until that lease runs out \\(--now opens it at once\\)\\n$`,
+    ),
+  );
   expect(await admin.hget('dlock:{closed}', 'owner')).toBe('');
 
   const busy = await dlock(['run', '-n', '--redis', server.url, 'closed', '--', 'true']);
   expect(busy.code).toBe(75);
-  expect(busy.stderr).toMatch(/^dlock: closed is busy \(closed by release --force \(was held by \S+ pid \d+\)[^\n]*\n$/);
+  expect(busy.stderr).toMatch(
+    /^dlock: closed is busy \(closed by release --force \(was held by \S+ pid \d+\)[^\n]*\n$/,
+  );
   const status = await dlock(['status', '--redis', server.url, '--json', 'closed']);
   expect(status.code).toBe(0);
   expect(JSON.parse(status.stdout).holder).toMatchObject({ closed: true, fence: '1' });
 
   // The old command ignores SIGTERM: its dlock must SIGKILL it before the lease it lost runs out.
   const report = join(dir, 'report');
-  const next = spawnDlock(['run', '--redis', server.url, '--wait', '10s', '--log-format', 'json', 'closed', '--', ...reportOn(oldChild, report)]);
+  const next = spawnDlock([
+    'run',
+    '--redis',
+    server.url,
+    '--wait',
+    '10s',
+    '--log-format',
+    'json',
+    'closed',
+    '--',
+    ...reportOn(oldChild, report),
+  ]);
   expect((await next.result).code).toBe(0);
   expect(await waitForFile(report)).toBe('gone\n');
   const oldResult = await old.result;
@@ -73,7 +94,9 @@ test('a closed key forced again says so; --now then opens it', async () => {
   expect((await dlock(['release', '--force', '--redis', server.url, 'twice'])).code).toBe(0);
   const again = await dlock(['release', '--force', '--redis', server.url, 'twice']);
   expect(again.code).toBe(0);
-  expect(again.stdout).toMatch(/^twice: closed by release --force \(was held by \S+ pid \d+\).*; closed to new holders for /);
+  expect(again.stdout).toMatch(
+    /^twice: closed by release --force \(was held by \S+ pid \d+\).*; closed to new holders for /,
+  );
   const opened = await dlock(['release', '--force', '--now', '--redis', server.url, 'twice']);
   expect(opened.stdout).toMatch(/; open to new holders now\n$/);
   expect(await admin.exists('dlock:{twice}')).toBe(0);

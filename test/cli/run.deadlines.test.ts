@@ -7,7 +7,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { schedulingMarginMs } from '../../src/lockset/quorum.js';
-import { childPid, events, hold, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childPid,
+  events,
+  hold,
+  killLeftovers,
+  onlyEvent,
+  removeTempDirs,
+  signalsSeen,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 import { TcpProxy } from '../../support/tcp-proxy.mjs';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitForEvents, waitForMoreEvents } from '../helpers/redlock.js';
@@ -62,7 +72,9 @@ test('dlock stalled (SIGSTOP) across the moment its child must be gone: SIGKILL 
   const continuedAt = Date.now();
   const diedAt = await waitForDeath(pid);
   const result = await holder.result;
-  console.log(`dlock stopped ${stoppedAt - renewedAt}-${continuedAt - renewedAt}ms after the last renewal; child gone ${diedAt - continuedAt}ms after SIGCONT`);
+  console.log(
+    `dlock stopped ${stoppedAt - renewedAt}-${continuedAt - renewedAt}ms after the last renewal; child gone ${diedAt - continuedAt}ms after SIGCONT`,
+  );
 
   expect(result.code, result.stderr).toBe(76);
   const stalled = onlyEvent(result.stderr, 'stalled');

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
-import { childEnv, childPid, CRITICAL, hold, onlyEvent, spawnDlock, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childEnv,
+  childPid,
+  CRITICAL,
+  hold,
+  onlyEvent,
+  spawnDlock,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let redis: RedisServer;
@@ -16,7 +25,9 @@ test('mutual exclusion: 20 concurrent runs of a read-sleep-write counter end at 
   const dir = tempDir();
   const counter = join(dir, 'counter');
   const log = join(dir, 'sections');
-  const runs = Array.from({ length: 20 }, () => dlock(['run', '--redis', redis.url, '-t', '5s', 'counter', '--', CRITICAL, counter, log]));
+  const runs = Array.from({ length: 20 }, () =>
+    dlock(['run', '--redis', redis.url, '-t', '5s', 'counter', '--', CRITICAL, counter, log]),
+  );
   const results = await Promise.all(runs);
   expect(results.map((r) => r.code)).toEqual(Array(20).fill(0));
   expect(readFileSync(counter, 'utf8').trim()).toBe('20');
@@ -35,7 +46,9 @@ test('mutual exclusion: 20 concurrent runs of a read-sleep-write counter end at 
     expect(sections[i].fence).toBeGreaterThan(sections[i - 1].fence);
     gaps += sections[i].start - sections[i - 1].end;
   }
-  console.log(`20 critical sections, none overlapping; mean gap between one holder's end and the next one's start: ${Number(gaps / 19n) / 1e6}ms`);
+  console.log(
+    `20 critical sections, none overlapping; mean gap between one holder's end and the next one's start: ${Number(gaps / 19n) / 1e6}ms`,
+  );
 });
 
 test('fencing tokens strictly increase across holders, also after an expiry and a forced release', async () => {
@@ -58,7 +71,18 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
   killed.process.kill('SIGKILL');
   await waitForDeath(killedPid);
   expect(await redis.client().exists(`dlock:{${key}}`)).toBe(1);
-  const afterExpiry = await dlock(['run', '--redis', redis.url, '--log-format', 'json', '--wait', '5s', key, '--', 'true']);
+  const afterExpiry = await dlock([
+    'run',
+    '--redis',
+    redis.url,
+    '--log-format',
+    'json',
+    '--wait',
+    '5s',
+    key,
+    '--',
+    'true',
+  ]);
   expect(afterExpiry.code).toBe(0);
   fences.push(acquiredFence(afterExpiry.stderr));
 
@@ -69,7 +93,18 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
   fences.push(BigInt((await childEnv(brokenDir)).DLOCK_FENCING_TOKEN));
   const release = await dlock(['release', '--force', '--redis', redis.url, key]);
   expect(release.code).toBe(0);
-  const afterForce = spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', '--wait', '5s', key, '--', 'true']);
+  const afterForce = spawnDlock([
+    'run',
+    '--redis',
+    redis.url,
+    '--log-format',
+    'json',
+    '--wait',
+    '5s',
+    key,
+    '--',
+    'true',
+  ]);
   expect((await afterForce.result).code).toBe(0);
   fences.push(acquiredFence((await afterForce.result).stderr));
   expect((await broken.result).code).toBe(76);
@@ -97,7 +132,9 @@ test('a waiter starts within a few milliseconds of the holder releasing (pub/sub
     expect(released.released).toBe(true);
     gaps.push(onlyEvent(waited.stderr, 'acquired').ts_ms - released.ts_ms);
   }
-  console.log(`hand-over, holder's "released" to waiter's "acquired": ${gaps.map((g) => `${g.toFixed(2)}ms`).join(', ')}`);
+  console.log(
+    `hand-over, holder's "released" to waiter's "acquired": ${gaps.map((g) => `${g.toFixed(2)}ms`).join(', ')}`,
+  );
   for (const gap of gaps) expect(gap).toBeLessThan(1_000);
 });
 
@@ -129,7 +166,11 @@ test('a nested run with a stale DLOCK_TOKEN (not the holder) is not reentrant: i
   const dir = tempDir();
   const holder = hold('not-nested', { redis: redis.url, dir });
   await childPid(dir);
-  const env = cleanEnv({ DLOCK_KEY: 'not-nested', DLOCK_TOKEN: '0123456789abcdef0123456789abcdef', DLOCK_FENCING_TOKEN: '1' });
+  const env = cleanEnv({
+    DLOCK_KEY: 'not-nested',
+    DLOCK_TOKEN: '0123456789abcdef0123456789abcdef',
+    DLOCK_FENCING_TOKEN: '1',
+  });
   const result = await dlock(['run', '--redis', redis.url, '-n', 'not-nested', '--', 'true'], { env });
   expect(result.code).toBe(75);
   holder.stop();

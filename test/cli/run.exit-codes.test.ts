@@ -51,17 +51,45 @@ describe("the child's status passes through", () => {
   });
 
   test('argv reaches the child as given, never through a shell', async () => {
-    const result = await dlock(['run', '--redis', redis.url, 'argv', '--', 'printf', '%s|', 'a b', '$HOME', '*', "'q'", '--', '-n']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      'argv',
+      '--',
+      'printf',
+      '%s|',
+      'a b',
+      '$HOME',
+      '*',
+      "'q'",
+      '--',
+      '-n',
+    ]);
     expect(result).toMatchObject({ code: 0, stdout: "a b|$HOME|*|'q'|--|-n|" });
   });
 
   test('the child gets DLOCK_KEY, DLOCK_FENCING_TOKEN, DLOCK_TOKEN and DLOCK_TTL_MS', async () => {
-    const result = await dlock(['run', '--redis', redis.url, '-t', '1500ms', 'env/child', '--', 'sh', '-c', 'env | grep ^DLOCK_ | sort'], {
-      env: cleanEnv({ DLOCK_TTL: '9s' }),
-    });
+    const result = await dlock(
+      ['run', '--redis', redis.url, '-t', '1500ms', 'env/child', '--', 'sh', '-c', 'env | grep ^DLOCK_ | sort'],
+      {
+        env: cleanEnv({ DLOCK_TTL: '9s' }),
+      },
+    );
     expect(result.code).toBe(0);
-    const env = Object.fromEntries(result.stdout.trim().split('\n').map((line) => line.split('=')));
-    expect(env).toEqual({ DLOCK_KEY: 'env/child', DLOCK_FENCING_TOKEN: '1', DLOCK_TOKEN: expect.stringMatching(/^[0-9a-f]{32}$/), DLOCK_TTL_MS: '1500', DLOCK_TTL: '9s' });
+    const env = Object.fromEntries(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('=')),
+    );
+    expect(env).toEqual({
+      DLOCK_KEY: 'env/child',
+      DLOCK_FENCING_TOKEN: '1',
+      DLOCK_TOKEN: expect.stringMatching(/^[0-9a-f]{32}$/),
+      DLOCK_TTL_MS: '1500',
+      DLOCK_TTL: '9s',
+    });
   });
 });
 
@@ -153,7 +181,9 @@ describe('69: Redis unreachable, the child never runs', () => {
       const started = Date.now();
       const result = await dlock(['run', '--redis', paused.url, '--connect-timeout', '2s', 'k', '--', 'touch', marker]);
       const elapsed = Date.now() - started;
-      console.log(`paused Redis, --connect-timeout 2s: dlock exited ${result.code} after ${elapsed}ms (process start included)`);
+      console.log(
+        `paused Redis, --connect-timeout 2s: dlock exited ${result.code} after ${elapsed}ms (process start included)`,
+      );
       expect(result.code).toBe(69);
       expectOneErrorLine(result.stderr);
       expect(result.stderr).toContain('timed out');
@@ -200,12 +230,33 @@ describe('75: busy', () => {
   });
 
   test('-E 3 picks the code', async () => {
-    const result = await dlock(['run', '--redis', redis.url, '--no-wait', '--conflict-exit-code', '3', 'busy', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--no-wait',
+      '--conflict-exit-code',
+      '3',
+      'busy',
+      '--',
+      'true',
+    ]);
     expect(result.code).toBe(3);
   });
 
   test('--wait 400ms: 75 after about that long', async () => {
-    const result = await dlock(['run', '--redis', redis.url, '--wait', '400ms', '--log-format', 'json', 'busy', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--wait',
+      '400ms',
+      '--log-format',
+      'json',
+      'busy',
+      '--',
+      'true',
+    ]);
     expect(result.code).toBe(75);
     const waiting = onlyEvent(result.stderr, 'waiting');
     expect(waiting.key).toBe('busy');
@@ -223,7 +274,9 @@ describe('75: busy', () => {
   });
 
   test('DLOCK_WAIT works like --wait', async () => {
-    const result = await dlock(['run', '--redis', redis.url, 'busy', '--', 'true'], { env: cleanEnv({ DLOCK_WAIT: '200ms' }) });
+    const result = await dlock(['run', '--redis', redis.url, 'busy', '--', 'true'], {
+      env: cleanEnv({ DLOCK_WAIT: '200ms' }),
+    });
     expect(result.code).toBe(75);
   });
 });
@@ -267,12 +320,37 @@ describe('126 / 127: the command cannot run; no lock is left behind', () => {
 
   // A script whose #! interpreter cannot run fails like a missing command: before the lock.
   test.concurrent.for<[string, string, number, RegExp]>([
-    ['missing interpreter', '#!/bin/dlock-test-nonexistent\necho ran\n', 127, /^dlock: \S+: \/bin\/dlock-test-nonexistent: bad interpreter: no such file or directory\n$/],
-    ['interpreter not executable', '#!DIR/plain-file\necho ran\n', 126, /^dlock: \S+: \/\S+\/plain-file: bad interpreter: permission denied\n$/],
+    [
+      'missing interpreter',
+      '#!/bin/dlock-test-nonexistent\necho ran\n',
+      127,
+      /^dlock: \S+: \/bin\/dlock-test-nonexistent: bad interpreter: no such file or directory\n$/,
+    ],
+    [
+      'interpreter not executable',
+      '#!DIR/plain-file\necho ran\n',
+      126,
+      /^dlock: \S+: \/\S+\/plain-file: bad interpreter: permission denied\n$/,
+    ],
     ['interpreter is a directory', '#!/tmp\necho ran\n', 126, /: \/tmp: bad interpreter: permission denied\n$/],
-    ['DOS line end after the interpreter', '#!/bin/sh\r\necho ran\n', 127, /: \/bin\/sh\\x0d: bad interpreter: no such file or directory\n$/],
-    ['#!/usr/bin/env with a command not on PATH', '#!/usr/bin/env dlock-test-no-such-interpreter\necho ran\n', 127, /: \/usr\/bin\/env dlock-test-no-such-interpreter: bad interpreter: dlock-test-no-such-interpreter: command not found\n$/],
-    ['#!/usr/bin/env -S with a command not on PATH', '#!/usr/bin/env -S A=1 dlock-test-no-such-interpreter -x\necho ran\n', 127, /bad interpreter: dlock-test-no-such-interpreter: command not found\n$/],
+    [
+      'DOS line end after the interpreter',
+      '#!/bin/sh\r\necho ran\n',
+      127,
+      /: \/bin\/sh\\x0d: bad interpreter: no such file or directory\n$/,
+    ],
+    [
+      '#!/usr/bin/env with a command not on PATH',
+      '#!/usr/bin/env dlock-test-no-such-interpreter\necho ran\n',
+      127,
+      /: \/usr\/bin\/env dlock-test-no-such-interpreter: bad interpreter: dlock-test-no-such-interpreter: command not found\n$/,
+    ],
+    [
+      '#!/usr/bin/env -S with a command not on PATH',
+      '#!/usr/bin/env -S A=1 dlock-test-no-such-interpreter -x\necho ran\n',
+      127,
+      /bad interpreter: dlock-test-no-such-interpreter: command not found\n$/,
+    ],
   ])('%s: %#', async ([what, text, code, message], { expect }) => {
     const key = `interp-${what.replace(/\W+/g, '-')}`;
     const script = join(dir, `${key}.sh`);
@@ -295,7 +373,11 @@ describe('126 / 127: the command cannot run; no lock is left behind', () => {
     const key = `runs-${what.replace(/\W+/g, '-')}`;
     const script = join(dir, `${key}.sh`);
     writeFileSync(script, text, { mode: 0o755 });
-    expect(await dlock(['run', '--redis', redis.url, key, '--', script])).toMatchObject({ code: 0, stdout: 'ran\n', stderr: '' });
+    expect(await dlock(['run', '--redis', redis.url, key, '--', script])).toMatchObject({
+      code: 0,
+      stdout: 'ran\n',
+      stderr: '',
+    });
   });
 
   test('the lock stays free for the next run', async () => {

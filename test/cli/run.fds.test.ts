@@ -43,7 +43,10 @@ describe('descriptors of the caller reach the command', () => {
   test('exactly the caller’s descriptors: one it did not open stays closed, none of Node’s leak', async () => {
     const cwd = tempDir();
     // 4 and 6-9 are closed in the caller; Node opens its own epoll, eventfd and pipes there.
-    const result = await sh(`"$DL" run --redis "$URL" gaps -- sh -c '${LIST_FDS}; echo five >&5' 3>three 5>&1 4>&- 6>&- 7>&- 8>&- 9>&- 10<&0 10<&-`, cwd);
+    const result = await sh(
+      `"$DL" run --redis "$URL" gaps -- sh -c '${LIST_FDS}; echo five >&5' 3>three 5>&1 4>&- 6>&- 7>&- 8>&- 9>&- 10<&0 10<&-`,
+      cwd,
+    );
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(result.stdout).toBe('0 1 2 3 5 five\n');
   });
@@ -66,14 +69,22 @@ describe('descriptors of the caller reach the command', () => {
   test('make -j4 with `+dlock run k -- $(MAKE) -C sub`: the sub-make keeps the jobserver', async () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, 'sub'));
-    writeFileSync(join(cwd, 'Makefile'), 'all:\n\t+"$(DL)" run --redis "$(URL)" make-lock -- $(MAKE) --no-print-directory -C sub\n');
+    writeFileSync(
+      join(cwd, 'Makefile'),
+      'all:\n\t+"$(DL)" run --redis "$(URL)" make-lock -- $(MAKE) --no-print-directory -C sub\n',
+    );
     // Each job writes when it started and ended; overlapping intervals mean they ran in parallel.
-    writeFileSync(join(cwd, 'sub', 'Makefile'), 'all: a b\na b:\n\t@echo "$(MAKEFLAGS)" > $@.flags; date +%s%N > $@.start; sleep 0.5; date +%s%N > $@.end\n');
+    writeFileSync(
+      join(cwd, 'sub', 'Makefile'),
+      'all: a b\na b:\n\t@echo "$(MAKEFLAGS)" > $@.flags; date +%s%N > $@.start; sleep 0.5; date +%s%N > $@.end\n',
+    );
     const result = await sh('make -j4 --no-print-directory', cwd);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/jobserver unavailable/);
     expect(readFileSync(join(cwd, 'sub', 'a.flags'), 'utf8')).toMatch(/--jobserver-auth=\d+,\d+/);
-    const [aStart, aEnd, bStart, bEnd] = ['a.start', 'a.end', 'b.start', 'b.end'].map((name) => BigInt(readFileSync(join(cwd, 'sub', name), 'utf8').trim()));
+    const [aStart, aEnd, bStart, bEnd] = ['a.start', 'a.end', 'b.start', 'b.end'].map((name) =>
+      BigInt(readFileSync(join(cwd, 'sub', name), 'utf8').trim()),
+    );
     expect(aStart < bEnd && bStart < aEnd, 'a and b overlap in time').toBe(true);
   });
 });

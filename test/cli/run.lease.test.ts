@@ -8,7 +8,21 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { driftMs, schedulingMarginMs } from '../../src/lockset/quorum.js';
 import { dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
-import { childEnv, childPid, events, hold, HOLD, isAlive, killLeftovers, onlyEvent, removeTempDirs, signalsSeen, spawnDlock, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childEnv,
+  childPid,
+  events,
+  hold,
+  HOLD,
+  isAlive,
+  killLeftovers,
+  onlyEvent,
+  removeTempDirs,
+  signalsSeen,
+  spawnDlock,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -67,13 +81,18 @@ describe('the lock removed from outside: lost at the next renewal', () => {
     const result = await holder.result;
     // When dlock sent SIGTERM, from its own event (the signal goes out before the event is written).
     const termAt = onlyEvent(result.stderr, 'signal').ts_ms;
-    console.log(`${how}: SIGTERM to the child ${Math.round(termAt - removedAt)}ms after the lock was removed (renewal every 200ms)`);
+    console.log(
+      `${how}: SIGTERM to the child ${Math.round(termAt - removedAt)}ms after the lock was removed (renewal every 200ms)`,
+    );
 
     expect(result.code).toBe(76);
     expect(signalsSeen(dir)).toEqual(['TERM']);
     expect(onlyEvent(result.stderr, 'lost').reason).toBe('refused');
     expect(onlyEvent(result.stderr, 'released').released).toBe(false);
-    expect(onlyEvent(result.stderr, 'error')).toMatchObject({ exit_code: 76, message: expect.stringMatching(/^lost the lock gone-\w+ while the child ran/) });
+    expect(onlyEvent(result.stderr, 'error')).toMatchObject({
+      exit_code: 76,
+      message: expect.stringMatching(/^lost the lock gone-\w+ while the child ran/),
+    });
     expect(onlyEvent(result.stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'lost' });
     expect(termAt - removedAt).toBeLessThan(200 + 1000);
   });
@@ -92,7 +111,12 @@ describe('the lock removed from outside: lost at the next renewal', () => {
 
   test('--on-lost term: a child that ignores SIGTERM is SIGKILLed after --kill-after', async () => {
     const dir = tempDir();
-    const holder = hold('gone-stubborn', { redis: redis.url, dir, flags: ['-t', '900ms', '--kill-after', '150ms'], onSignal: 'ignore' });
+    const holder = hold('gone-stubborn', {
+      redis: redis.url,
+      dir,
+      flags: ['-t', '900ms', '--kill-after', '150ms'],
+      onSignal: 'ignore',
+    });
     const pid = await childPid(dir);
     await redis.client().del('dlock:{gone-stubborn}');
     await waitForDeath(pid);
@@ -113,7 +137,19 @@ describe('the lock removed from outside: lost at the next renewal', () => {
 
   test('--on-lost ignore: only a warning; the child runs on, dlock still exits 76', async () => {
     const dir = tempDir();
-    const holder = spawnDlock(['run', '--redis', redis.url, '-t', '600ms', '--on-lost', 'ignore', 'gone-ignore', '--', HOLD, dir]);
+    const holder = spawnDlock([
+      'run',
+      '--redis',
+      redis.url,
+      '-t',
+      '600ms',
+      '--on-lost',
+      'ignore',
+      'gone-ignore',
+      '--',
+      HOLD,
+      dir,
+    ]);
     const pid = await childPid(dir);
     await redis.client().del('dlock:{gone-ignore}');
     await holder.waitFor(/^dlock: lost gone-ignore/m);
@@ -170,7 +206,9 @@ describe('Redis paused (SIGSTOP) past the TTL: the child dies before the server-
       // last renewal began, which was before its event): half of it is allowed for a late timer.
       const kill = events(result.stderr, 'signal').find((e) => e.signal === 'SIGKILL')!;
       const sinceRenewal = kill.ts_ms - events(result.stderr, 'renewed').at(-1)!.ts_ms;
-      console.log(`SIGKILL ${Math.round(sinceRenewal)}ms after the last renewal (deadline ${5_000 - driftMs(5_000)}ms, margin ${schedulingMarginMs(5_000)}ms)`);
+      console.log(
+        `SIGKILL ${Math.round(sinceRenewal)}ms after the last renewal (deadline ${5_000 - driftMs(5_000)}ms, margin ${schedulingMarginMs(5_000)}ms)`,
+      );
       expect(sinceRenewal).toBeLessThan(5_000 - driftMs(5_000) - schedulingMarginMs(5_000) / 2);
     }
   });

@@ -41,12 +41,16 @@ test('beside another reader, a nested exclusive run or acquire in a --shared hol
   const reader = hold('nest-shared', { redis: redis.url, flags: ['--shared'] });
   await reader.child();
   const ran = join(tempDir(), 'ran');
-  const result = await outer(['--shared'], 'nest-shared', `
+  const result = await outer(
+    ['--shared'],
+    'nest-shared',
+    `
     run "$K" -- sh -c 'echo exclusive > ${ran}'; echo "run=$?"
     acquire "$K"; echo "acquire=$?"
     run --shared "$K" -- sh -c 'echo "shared under $DLOCK_FENCING_TOKEN"'; echo "shared=$?"
     "$D" status --redis "$R" "$K" | head -1
-  `);
+  `,
+  );
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout.trim().split('\n')).toEqual([
     'run=64',
@@ -71,13 +75,17 @@ test('the other slot held, only a nested --slots 2 runs under one of --slots 2, 
   const { env } = await other.child();
   expect(env.DLOCK_SLOT).toBe('0');
   const ran = join(tempDir(), 'ran');
-  const result = await outer(['--slots', '2'], 'nest-slots', `
+  const result = await outer(
+    ['--slots', '2'],
+    'nest-slots',
+    `
     run "$K" -- sh -c 'echo exclusive >> ${ran}'; echo "exclusive=$?"
     run --shared "$K" -- sh -c 'echo shared >> ${ran}'; echo "shared=$?"
     run --slots 3 "$K" -- sh -c 'echo slots3 >> ${ran}'; echo "slots3=$?"
     acquire "$K"; echo "acquire=$?"
     run --slots 2 "$K" -- sh -c 'echo "slot $DLOCK_SLOT fence $DLOCK_FENCING_TOKEN"'; echo "slots2=$?"
-  `);
+  `,
+  );
   expect(result.code, result.stderr).toBe(0);
   const codes = ['exclusive=64', 'shared=64', 'slots3=64', 'acquire=64'];
   expect(result.stdout.trim().split('\n')).toEqual([...codes, 'slot 1 fence 2', 'slots2=0']);
@@ -87,7 +95,8 @@ test('the other slot held, only a nested --slots 2 runs under one of --slots 2, 
   expect(lines).toEqual([
     `${asSlot}an exclusive run inside it would run beside the holders of the other slots: ${NOT_CONVERTED}`,
     `${asSlot}a --shared run inside it would run beside the holders of the other slots, which are not readers: ${
-      NOT_CONVERTED}`,
+      NOT_CONVERTED
+    }`,
     `${asSlot}a --slots 3 run inside it would count 3 slots where the key has 2: ${NOT_CONVERTED}`,
     `${asSlot}an exclusive acquire inside it would run beside the holders of the other slots: ${NOT_CONVERTED}`,
   ]);
@@ -96,12 +105,16 @@ test('the other slot held, only a nested --slots 2 runs under one of --slots 2, 
 });
 
 test('in an exclusive holder, a nested --shared run runs under it, a --slots 2 run or acquire exits 64', async () => {
-  const result = await outer([], 'nest-alone', `
+  const result = await outer(
+    [],
+    'nest-alone',
+    `
     run --shared "$K" -- sh -c 'echo "shared under $DLOCK_FENCING_TOKEN"'; echo "shared=$?"
     run "$K" -- sh -c 'echo "exclusive under $DLOCK_FENCING_TOKEN"'; echo "exclusive=$?"
     run --slots 2 "$K" -- sh -c 'echo "slot $DLOCK_SLOT"'; echo "slots=$?"
     acquire --slots 2 "$K"; echo "acquire=$?"
-  `);
+  `,
+  );
   expect(result.code, result.stderr).toBe(0);
   const under = ['shared under 1', 'shared=0', 'exclusive under 1', 'exclusive=0'];
   expect(result.stdout.trim().split('\n')).toEqual([...under, 'slots=64', 'acquire=64']);
@@ -112,15 +125,19 @@ test('in an exclusive holder, a nested --shared run runs under it, a --slots 2 r
   ]);
 });
 
-test('a nested --slots 2 run or acquire with a DLOCK_SLOT not the parent\'s exits 64, runs nothing', async () => {
+test("a nested --slots 2 run or acquire with a DLOCK_SLOT not the parent's exits 64, runs nothing", async () => {
   const other = hold('nest-slot-env', { redis: redis.url, flags: ['--slots', '2'] });
   expect((await other.child()).env.DLOCK_SLOT).toBe('0');
-  const result = await outer(['--slots', '2'], 'nest-slot-env', `
+  const result = await outer(
+    ['--slots', '2'],
+    'nest-slot-env',
+    `
     echo "outer slot $DLOCK_SLOT"
     DLOCK_SLOT=0 run --slots 2 "$K" -- sh -c 'echo "ran with slot $DLOCK_SLOT"'; echo "forged=$?"
     (unset DLOCK_SLOT; acquire --slots 2 "$K"); echo "unset=$?"
     run --slots 2 "$K" -- sh -c 'echo "ran with slot $DLOCK_SLOT"'; echo "inherited=$?"
-  `);
+  `,
+  );
   expect(result.code, result.stderr).toBe(0);
   const under = ['ran with slot 1', 'inherited=0'];
   expect(result.stdout.trim().split('\n')).toEqual(['outer slot 1', 'forged=64', 'unset=64', ...under]);

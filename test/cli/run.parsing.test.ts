@@ -33,7 +33,20 @@ describe('everything after the key is the command, with or without --', () => {
     ['with --', ['build-b', '--', ...PRINT_ARGS]],
   ])("dlock's option letters after the key reach the command untouched (%s)", async ([, args], { expect }) => {
     // -n is not --no-wait, -t not --ttl, -v not --verbose, --redis not dlock's.
-    const result = await dlock(['run', '--redis', redis.url, ...args, '-n', '-t', '5s', '-v', '--redis', 'nowhere', '--', '-E']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      ...args,
+      '-n',
+      '-t',
+      '5s',
+      '-v',
+      '--redis',
+      'nowhere',
+      '--',
+      '-E',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('-n\n-t\n5s\n-v\n--redis\nnowhere\n--\n-E\n');
@@ -49,7 +62,11 @@ describe('everything after the key is the command, with or without --', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('-n\n');
     // (and a wait-status event if the holder was read before the lock came free)
-    expect(events(result.stderr).map((e) => e.event).filter((event) => event !== 'wait-status')).toEqual(['waiting', 'acquired', 'released']);
+    expect(
+      events(result.stderr)
+        .map((e) => e.event)
+        .filter((event) => event !== 'wait-status'),
+    ).toEqual(['waiting', 'acquired', 'released']);
   });
 
   test('an option after the key is a usage error, and nothing runs', async () => {
@@ -62,7 +79,10 @@ describe('everything after the key is the command, with or without --', () => {
   });
 
   test('a key starting with "-" after a first --, with or without a second one', async () => {
-    for (const args of [['--', '-odd-key', '--', 'sh', '-c', 'echo "$DLOCK_KEY"'], ['--', '-odd-key', 'sh', '-c', 'echo "$DLOCK_KEY"']]) {
+    for (const args of [
+      ['--', '-odd-key', '--', 'sh', '-c', 'echo "$DLOCK_KEY"'],
+      ['--', '-odd-key', 'sh', '-c', 'echo "$DLOCK_KEY"'],
+    ]) {
       const result = await dlock(['run', '--redis', redis.url, ...args]);
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
@@ -90,7 +110,9 @@ describe('before and around the subcommand', () => {
   test('dlock help bogus: one "dlock: " line, exit 64', async () => {
     const result = await dlock(['help', 'bogus']);
     expect(result.code).toBe(64);
-    expect(result.stderr).toBe('dlock: unknown command "bogus" (commands: run, acquire, renew, status, release, history, doctor, completion, help)\n');
+    expect(result.stderr).toBe(
+      'dlock: unknown command "bogus" (commands: run, acquire, renew, status, release, history, doctor, completion, help)\n',
+    );
     expect(result.stdout).toBe('');
   });
 

@@ -51,7 +51,21 @@ describe('an acquire whose reply is lost', () => {
     const proxy = await proxyTo(servers[0]);
     // The acquire script carries the fence counter's key; -NOSCRIPT is not its reply (EVAL follows).
     const dropped = proxy.dropReplyTo('dlock:{lost-grant}:fence', { pass: /^-NOSCRIPT/ });
-    const run = start(['run', '-n', '--ttl', '60s', '--connect-timeout', '2s', '--redis', proxy.url, '--log-format', 'json', 'lost-grant', '--', 'true']);
+    const run = start([
+      'run',
+      '-n',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '2s',
+      '--redis',
+      proxy.url,
+      '--log-format',
+      'json',
+      'lost-grant',
+      '--',
+      'true',
+    ]);
     await dropped;
     const result = await run.result;
     expectOneError(result, 69, /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: connection lost$/);
@@ -63,10 +77,28 @@ describe('an acquire whose reply is lost', () => {
     const proxy = await proxyTo(servers[0]);
     // Down right after the script ran: every reconnect is refused, so the release cannot get through.
     const dropped = proxy.dropReplyTo('dlock:{lost-undo}:fence', { pass: /^-NOSCRIPT/, then: 'down' });
-    const run = start(['run', '-n', '--ttl', '60s', '--connect-timeout', '1s', '--redis', proxy.url, '--log-format', 'json', 'lost-undo', '--', 'true']);
+    const run = start([
+      'run',
+      '-n',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '1s',
+      '--redis',
+      proxy.url,
+      '--log-format',
+      'json',
+      'lost-undo',
+      '--',
+      'true',
+    ]);
     await dropped;
     const result = await run.result;
-    const line = expectOneError(result, 69, /could not undo the attempt on redis:\/\/127\.0\.0\.1:\d+: .* \(a lock it took there expires by itself within 1m\)$/);
+    const line = expectOneError(
+      result,
+      69,
+      /could not undo the attempt on redis:\/\/127\.0\.0\.1:\d+: .* \(a lock it took there expires by itself within 1m\)$/,
+    );
     expect(line).not.toMatch(/Redis client error|ioredis|Connection is closed/);
     // The script ran and the undo could not: the lock is there, with its TTL (never without one).
     expect(await leftBehind('lost-undo')).toHaveLength(1);
@@ -84,7 +116,20 @@ describe('an acquire whose reply is lost', () => {
     await clients[2].pexpire('dlock:{rl-lost}', 60_000);
     const dropped = proxy.dropReplyTo('dlock:{rl-lost}:fence', { pass: /^-NOSCRIPT/ });
     const urls = [proxy.url, servers[1].url, servers[2].url].flatMap((u) => ['--redis', u]);
-    const result = await start(['run', '-n', '--ttl', '60s', '--connect-timeout', '2s', ...urls, '--log-format', 'json', 'rl-lost', '--', 'true']).result;
+    const result = await start([
+      'run',
+      '-n',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '2s',
+      ...urls,
+      '--log-format',
+      'json',
+      'rl-lost',
+      '--',
+      'true',
+    ]).result;
     await dropped;
     expect(result.code, result.stderr).toBe(75);
     expect(await leftBehind('rl-lost', clients)).toEqual(['other', 'other']);
@@ -96,7 +141,21 @@ describe('a release that fails', () => {
   test('its reply lost: retried; the retry finds it gone, and says it cannot tell which', async () => {
     const proxy = await proxyTo(servers[0]);
     const dir = tempDir();
-    const run = start(['run', '--ttl', '60s', '--connect-timeout', '2s', '--redis', proxy.url, '--log-format', 'json', 'lost-release', '--', HOLD, dir]);
+    const run = start([
+      'run',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '2s',
+      '--redis',
+      proxy.url,
+      '--log-format',
+      'json',
+      'lost-release',
+      '--',
+      HOLD,
+      dir,
+    ]);
     await run.waitFor('"acquired"');
     await childEnv(dir);
     const dropped = proxy.dropReplyTo('dlock:{lost-release}:released', { pass: /^-NOSCRIPT/ });
@@ -109,10 +168,22 @@ describe('a release that fails', () => {
     expect(await leftBehind('lost-release')).toEqual([]);
   });
 
-  test('Redis unreachable at release: one warning without -v naming it and the expiry bound; the exit code is the command\'s', async () => {
+  test("Redis unreachable at release: one warning without -v naming it and the expiry bound; the exit code is the command's", async () => {
     const proxy = await proxyTo(servers[0]);
     const dir = tempDir();
-    const run = start(['run', '--ttl', '60s', '--connect-timeout', '1s', '--redis', proxy.url, 'stalled-release', '--', HOLD, dir]);
+    const run = start([
+      'run',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '1s',
+      '--redis',
+      proxy.url,
+      'stalled-release',
+      '--',
+      HOLD,
+      dir,
+    ]);
     await childEnv(dir);
     proxy.stall();
     writeFileSync(join(dir, 'stop'), '');
@@ -120,7 +191,9 @@ describe('a release that fails', () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stderr.split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^dlock: could not release stalled-release on redis:\/\/127\.0\.0\.1:\d+: timed out after \d+ms \(it expires by itself within \d+(\.\d)?s\)$/);
+    expect(lines[0]).toMatch(
+      /^dlock: could not release stalled-release on redis:\/\/127\.0\.0\.1:\d+: timed out after \d+ms \(it expires by itself within \d+(\.\d)?s\)$/,
+    );
     // It is still there, ours, and expires by itself.
     expect(await admin.pttl('dlock:{stalled-release}')).toBeGreaterThan(0);
     await admin.del('dlock:{stalled-release}');
@@ -129,14 +202,32 @@ describe('a release that fails', () => {
   test('as a json event, with the instance, the reason and the expiry bound, within --connect-timeout', async () => {
     const proxy = await proxyTo(servers[0]);
     const dir = tempDir();
-    const run = start(['run', '--ttl', '60s', '--connect-timeout', '1s', '--redis', proxy.url, '--log-format', 'json', 'json-release', '--', HOLD, dir]);
+    const run = start([
+      'run',
+      '--ttl',
+      '60s',
+      '--connect-timeout',
+      '1s',
+      '--redis',
+      proxy.url,
+      '--log-format',
+      'json',
+      'json-release',
+      '--',
+      HOLD,
+      dir,
+    ]);
     await childEnv(dir);
     proxy.stall();
     writeFileSync(join(dir, 'stop'), '');
     const result = await run.result;
     expect(result.code, result.stderr).toBe(0);
     const failed = onlyEvent(result.stderr, 'release-failed');
-    expect(failed).toMatchObject({ key: 'json-release', instance: proxy.url, error: expect.stringMatching(/timed out/) });
+    expect(failed).toMatchObject({
+      key: 'json-release',
+      instance: proxy.url,
+      error: expect.stringMatching(/timed out/),
+    });
     expect(failed.expires_in_ms).toBeGreaterThan(55_000);
     expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: false });
     // Retried until --connect-timeout (1s) after the command exited, not given up at once, not longer.
@@ -153,7 +244,9 @@ describe('a release that fails', () => {
     writeFileSync(join(dir, 'stop'), '');
     const result = await run.result;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/^dlock: taken was no longer ours at release \(it expired or was taken, fence \d+\): the command may have run unprotected\n$/);
+    expect(result.stderr).toMatch(
+      /^dlock: taken was no longer ours at release \(it expired or was taken, fence \d+\): the command may have run unprotected\n$/,
+    );
     expect(await admin.hget('dlock:{taken}', 'owner')).toBe('someone-else');
     await admin.del('dlock:{taken}');
   });
@@ -168,7 +261,11 @@ describe('a release that fails', () => {
     writeFileSync(join(dir, 'stop'), '');
     const result = await run.result;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(new RegExp(`^dlock: could not release rl-release on ${proxy.url.replace(/[./]/g, '\\$&')}: timed out after \\d+ms \\(it expires by itself within \\d+(\\.\\d)?s\\)\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^dlock: could not release rl-release on ${proxy.url.replace(/[./]/g, '\\$&')}: timed out after \\d+ms \\(it expires by itself within \\d+(\\.\\d)?s\\)\\n$`,
+      ),
+    );
     const clients = [servers[1].client(), servers[2].client()];
     expect(await leftBehind('rl-release', clients)).toEqual([]);
     await admin.del('dlock:{rl-release}');

@@ -72,7 +72,14 @@ describe('a Redis that wants another password (requirepass)', () => {
   });
 
   test('with a user name too', async () => {
-    const result = await dlock(['run', '--redis', `redis://default:${ENCODED}@127.0.0.1:${secured.port}`, 'pw', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      `redis://default:${ENCODED}@127.0.0.1:${secured.port}`,
+      'pw',
+      '--',
+      'true',
+    ]);
     expect(result.code).toBe(69);
     expectNoSecret(result, RIGHT);
   });

@@ -60,7 +60,7 @@ describe('a command made ready while waiting runs exactly as one started at once
     const key = 'ready-same';
     const run = `"$DL" run --redis "$URL" --wait 20s ${key} -- sh -c '${SHOW.replace(/'/g, `'"'"'`)}' ${WORDS} 3>three 5>&1 4>&- 6>&- 7>&- 8>&- 9>&-`;
     const marker = `${process.pid}-ready-same-${Date.now()}`;
-    const env = { ODD: "x  y'\"z", EMPTY: '', DLOCK_TEST_MARKER: marker };
+    const env = { ODD: 'x  y\'"z', EMPTY: '', DLOCK_TEST_MARKER: marker };
     const direct = await sh(run, cwd, env);
     expect(direct.code, direct.stderr).toBe(0);
 
@@ -85,8 +85,15 @@ describe('a command made ready while waiting runs exactly as one started at once
     // `env` itself, not a shell, prints them: a shell as the command would set its own. (The npm
     // build starts through bin/dlock's sh part, which sets them as any shell does; the binary
     // passes the caller's on. Either way a waiter's command must see what a direct one sees.)
-    const run = () => spawnDlock(['run', '--redis', redis.url, '--wait', '20s', key, '--', 'env'], { env: cleanEnv({ PPID: '77', OPTIND: '5' }) });
-    const shellVars = (stdout: string) => stdout.split('\n').filter((line) => /^(PPID|OPTIND)=/.test(line)).sort();
+    const run = () =>
+      spawnDlock(['run', '--redis', redis.url, '--wait', '20s', key, '--', 'env'], {
+        env: cleanEnv({ PPID: '77', OPTIND: '5' }),
+      });
+    const shellVars = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((line) => /^(PPID|OPTIND)=/.test(line))
+        .sort();
     const direct = await run().result;
     expect(direct.code, direct.stderr).toBe(0);
     expect(shellVars(direct.stdout)).toHaveLength(2);
@@ -124,11 +131,28 @@ describe('nothing of the command runs or stays before the grant', () => {
     const holder = hold(key, { redis: redis.url });
     await holder.child();
     const dir = tempDir();
-    const waiter = spawnDlock(['run', '--redis', redis.url, '--wait', '20s', key, '--', 'sh', '-c', `touch ${join(dir, 'ran')}`, marker]);
+    const waiter = spawnDlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--wait',
+      '20s',
+      key,
+      '--',
+      'sh',
+      '-c',
+      `touch ${join(dir, 'ran')}`,
+      marker,
+    ]);
     await waitUntil('the waiter in line', async () => (await inLine(key)) === 1);
     // Only dlock's own command line has the command's words: not the ready command's.
-    const listed = await new Promise<string>((resolve) => execFile('ps', ['-eo', 'pid=,args='], (_, stdout) => resolve(stdout)));
-    const showing = listed.split('\n').filter((line) => line.includes(marker)).map((line) => Number(line.trim().split(' ')[0]));
+    const listed = await new Promise<string>((resolve) =>
+      execFile('ps', ['-eo', 'pid=,args='], (_, stdout) => resolve(stdout)),
+    );
+    const showing = listed
+      .split('\n')
+      .filter((line) => line.includes(marker))
+      .map((line) => Number(line.trim().split(' ')[0]));
     expect(showing).toEqual([waiter.process.pid]);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     holder.stop();
@@ -146,9 +170,12 @@ describe('nothing of the command runs or stays before the grant', () => {
     const holder = hold(key, { redis: redis.url });
     await holder.child();
     const dir = tempDir();
-    const waiter = spawnDlock(['run', '--redis', redis.url, ...flags, key, '--', 'sh', '-c', `touch ${join(dir, 'ran')}`], {
-      env: cleanEnv({ DLOCK_TEST_MARKER: marker.split('=')[1] }),
-    });
+    const waiter = spawnDlock(
+      ['run', '--redis', redis.url, ...flags, key, '--', 'sh', '-c', `touch ${join(dir, 'ran')}`],
+      {
+        env: cleanEnv({ DLOCK_TEST_MARKER: marker.split('=')[1] }),
+      },
+    );
     await waitUntil('the waiter in line', async () => (await inLine(key)) === 1);
     // The ready command is there while it waits (else this test would prove nothing)...
     await waitUntil('the ready command', async () => readyWith(marker).length === 1);

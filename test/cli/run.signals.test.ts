@@ -7,7 +7,18 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
-import { childEnv, childPid, events, hold, isAlive, onlyEvent, signalsSeen, spawnDlock, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childEnv,
+  childPid,
+  events,
+  hold,
+  isAlive,
+  onlyEvent,
+  signalsSeen,
+  spawnDlock,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let redis: RedisServer;
@@ -41,7 +52,12 @@ describe('a terminating signal to dlock reaches the child; the lock is gone righ
 
   test('a child that ignores SIGTERM is SIGKILLed after --kill-after: 137', async () => {
     const dir = tempDir();
-    const holder = hold('sig-stubborn', { redis: redis.url, dir, flags: ['-t', '3s', '--kill-after', '300ms'], onSignal: 'ignore' });
+    const holder = hold('sig-stubborn', {
+      redis: redis.url,
+      dir,
+      flags: ['-t', '3s', '--kill-after', '300ms'],
+      onSignal: 'ignore',
+    });
     await childPid(dir);
     holder.process.kill('SIGTERM');
     const result = await holder.result;
@@ -111,7 +127,9 @@ test('SIGKILL to dlock: the child dies too, and the lock frees once its TTL runs
   const next = hold('sig-kill', { redis: redis.url, dir: nextDir, flags: ['--wait', '5s'] });
   await childPid(nextDir);
   const acquired = onlyEvent(next.stderr(), 'acquired');
-  console.log(`next holder acquired ${acquired.ts_ms - expiresAt}ms after the killed holder's lock expired (waited ${acquired.waited_ms}ms)`);
+  console.log(
+    `next holder acquired ${acquired.ts_ms - expiresAt}ms after the killed holder's lock expired (waited ${acquired.waited_ms}ms)`,
+  );
   expect(acquired.ts_ms).toBeGreaterThanOrEqual(expiresAt);
   expect(BigInt(acquired.fence!)).toBeGreaterThan(BigInt(fence));
   // Noticed when it expired (re-poll at the remaining PTTL), not seconds later.

@@ -45,7 +45,13 @@ describe('dlock status <key>', () => {
     expect(status).toMatchObject({
       key: 'st-json',
       held: true,
-      holder: { host: hostname(), pid: held.process.pid, cmd: `${HOLD} ${held.dir}`, ttl_ms: 5_000, fence: child.env.DLOCK_FENCING_TOKEN },
+      holder: {
+        host: hostname(),
+        pid: held.process.pid,
+        cmd: `${HOLD} ${held.dir}`,
+        ttl_ms: 5_000,
+        fence: child.env.DLOCK_FENCING_TOKEN,
+      },
     });
     expect(status.holder.ttl_left_ms).toBeGreaterThan(0);
     expect(status.holder.ttl_left_ms).toBeLessThanOrEqual(5_000);
@@ -150,7 +156,18 @@ describe('dlock release', () => {
     expect(onlyEvent(holder.stderr, 'lost').reason).toBe('refused');
     expect(isAlive(child.pid)).toBe(false);
     // The counter survives a forced release: the next holder's token is higher.
-    const next = await dlock(['run', '--redis', redis.url, '--wait', '5s', 'rel-force', '--', 'sh', '-c', 'echo $DLOCK_FENCING_TOKEN']);
+    const next = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--wait',
+      '5s',
+      'rel-force',
+      '--',
+      'sh',
+      '-c',
+      'echo $DLOCK_FENCING_TOKEN',
+    ]);
     expect(BigInt(next.stdout.trim())).toBeGreaterThan(BigInt(child.env.DLOCK_FENCING_TOKEN));
   });
 

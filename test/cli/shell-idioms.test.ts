@@ -104,7 +104,11 @@ describe('each failure of acquire stops the script with its exit status, in dash
 
   test('--wait ran out: 75', async () => {
     // Without a terminal a wait may print its status line first (if the holder was read in time).
-    await expectStops('--redis "$R" --wait 300ms busy', 75, /^(dlock: waiting for busy \(.*\)\n)?dlock: busy is busy .*\n$/);
+    await expectStops(
+      '--redis "$R" --wait 300ms busy',
+      75,
+      /^(dlock: waiting for busy \(.*\)\n)?dlock: busy is busy .*\n$/,
+    );
   });
 
   test('Redis unreachable: 69', async () => {
@@ -130,7 +134,9 @@ describe('each failure of acquire stops the script with its exit status, in dash
 
 /** The pid of the `dlock acquire` (not its keeper) that the script marked `mark` runs. */
 function acquirePid(mark: string): number | undefined {
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number)) {
+  for (const pid of readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)) {
     try {
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
@@ -200,7 +206,10 @@ interface KeeperKilled {
 
 /** The one `lost` event in a JSON log. */
 function lostEvent(stderr: string): Record<string, unknown> {
-  const lost = stderr.split('\n').filter((line) => line.includes('"event":"lost"')).map((line) => JSON.parse(line));
+  const lost = stderr
+    .split('\n')
+    .filter((line) => line.includes('"event":"lost"'))
+    .map((line) => JSON.parse(line));
   expect(lost, stderr).toHaveLength(1);
   return lost[0] as Record<string, unknown>;
 }

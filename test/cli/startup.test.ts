@@ -21,9 +21,17 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
   const dir = tempDir();
   const preload = join(dir, 'list.cjs');
   const out = join(dir, 'modules.txt');
-  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
+  );
   const code = await new Promise<number | null>((resolve) => {
-    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-modules', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+    execFile(
+      process.execPath,
+      ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-modules', '--', 'true'],
+      { env: cleanEnv() },
+      (error) => resolve(error ? (error.code as number) : 0),
+    );
   });
   expect(code).toBe(0);
   const loaded = readFileSync(out, 'utf8').split('\n');
@@ -40,7 +48,9 @@ async function calls(command: string): Promise<number> {
 test('the SHA-1s made at build time are the ones Redis knows: a second run sends only EVALSHA', async () => {
   const run = () =>
     new Promise<number | null>((resolve) => {
-      execFile(BIN, ['run', '--redis', redis.url, 'startup-sha', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+      execFile(BIN, ['run', '--redis', redis.url, 'startup-sha', '--', 'true'], { env: cleanEnv() }, (error) =>
+        resolve(error ? (error.code as number) : 0),
+      );
     });
   expect(await run()).toBe(0);
   const [evals, evalshas] = [await calls('eval'), await calls('evalsha')];
@@ -53,10 +63,15 @@ test('--version alone is answered by bin/dlock without the bundle, with the vers
   const dir = tempDir();
   const preload = join(dir, 'list.cjs');
   const out = join(dir, 'modules.txt');
-  writeFileSync(preload, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`);
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
+  );
   const node = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, args, { env: cleanEnv() }, (error, stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stdout, stderr }));
+      execFile(process.execPath, args, { env: cleanEnv() }, (error, stdout, stderr) =>
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr }),
+      );
     });
   const fast = await node(['--require', preload, BIN, '--version']);
   const bundled = await node([fileURLToPath(new URL('../../dist/dlock.cjs', import.meta.url)), '--version']);
@@ -85,7 +100,12 @@ vm.Script = class extends Script {
 };\n`,
   );
   const code = await new Promise<number | null>((resolve) => {
-    execFile(process.execPath, ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-cache', '--', 'true'], { env: cleanEnv() }, (error) => resolve(error ? (error.code as number) : 0));
+    execFile(
+      process.execPath,
+      ['--require', preload, BIN, 'run', '--redis', redis.url, 'startup-cache', '--', 'true'],
+      { env: cleanEnv() },
+      (error) => resolve(error ? (error.code as number) : 0),
+    );
   });
   expect(code).toBe(0);
   expect(readFileSync(out, 'utf8')).toBe('false');

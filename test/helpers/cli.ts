@@ -26,7 +26,8 @@ export interface Running {
 /** Environment without the caller's DLOCK_* settings, so tests state what they use. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
   return { ...env, ...extra };
 }
 
@@ -39,13 +40,19 @@ export interface StartOptions {
 
 export function start(args: string[], options: StartOptions = {}): Running {
   const [file, ...rest] = [...(options.via ?? []), DLOCK, ...args];
-  const child = spawn(file, rest, { env: options.env ?? cleanEnv(), cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, rest, {
+    env: options.env ?? cleanEnv(),
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
   child.stdout!.on('data', (d) => ((stdout += d), listeners.forEach((l) => l())));
   child.stderr!.on('data', (d) => ((stderr += d), listeners.forEach((l) => l())));
-  const result = new Promise<Result>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const result = new Promise<Result>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return {
     process: child,
     stderr: () => stderr,

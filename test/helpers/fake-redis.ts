@@ -72,7 +72,22 @@ export function defaultReply(argv: string[]): Reply {
   const name = argv[0]?.toUpperCase();
   switch (name) {
     case 'HELLO':
-      return ['server', 'redis', 'version', '7.2.0', 'proto', 2, 'id', 1, 'mode', 'standalone', 'role', 'master', 'modules', []];
+      return [
+        'server',
+        'redis',
+        'version',
+        '7.2.0',
+        'proto',
+        2,
+        'id',
+        1,
+        'mode',
+        'standalone',
+        'role',
+        'master',
+        'modules',
+        [],
+      ];
     case 'PING':
       return { simple: 'PONG' };
     case 'SELECT':
@@ -151,7 +166,8 @@ export class FakeRedis {
         for (const chunk of chunks) {
           if (closed || socket.destroyed) return;
           this.bytesSent += chunk.length;
-          if (!socket.write(chunk)) await new Promise<void>((resolve) => socket.once('drain', resolve).once('close', resolve));
+          if (!socket.write(chunk))
+            await new Promise<void>((resolve) => socket.once('drain', resolve).once('close', resolve));
         }
       });
     };

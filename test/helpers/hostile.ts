@@ -28,7 +28,10 @@ export function expectOneError(result: Result, code: number, pattern?: RegExp | 
   expect(result.code, `stderr: ${result.stderr}`).toBe(code);
   expect(lines, `stderr: ${result.stderr}`).toHaveLength(1);
   if (lines[0].startsWith('{')) {
-    expect(JSON.parse(lines[0]), `stderr: ${result.stderr}`).toMatchObject({ exit_code: code, message: expect.any(String) });
+    expect(JSON.parse(lines[0]), `stderr: ${result.stderr}`).toMatchObject({
+      exit_code: code,
+      message: expect.any(String),
+    });
     lines[0] = errorLines(lines[0])[0];
   }
   expect(lines[0]).toMatch(/^dlock: /);

@@ -30,7 +30,11 @@ export function lineOf(client: Redis, key: string): Promise<string[]> {
 /** A shell command that appends `<start_ns> <end_ns> <label> <slot> <fence> <token>` to `log` after sleeping `seconds`. */
 export function section(log: string, label: string, seconds = 0): string[] {
   const sleep = seconds > 0 ? `sleep ${seconds}; ` : '';
-  return ['sh', '-c', `s=$(date +%s%N); ${sleep}e=$(date +%s%N); echo "$s $e ${label} \${DLOCK_SLOT:--} $DLOCK_FENCING_TOKEN $DLOCK_TOKEN" >>${log}`];
+  return [
+    'sh',
+    '-c',
+    `s=$(date +%s%N); ${sleep}e=$(date +%s%N); echo "$s $e ${label} \${DLOCK_SLOT:--} $DLOCK_FENCING_TOKEN $DLOCK_TOKEN" >>${log}`,
+  ];
 }
 
 export interface Section {

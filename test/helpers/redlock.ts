@@ -24,7 +24,12 @@ export function waitForEvents(running: Running, event: string, count: number): P
     running.process.stderr!.on('data', onData);
     if (check()) return;
     void running.result.then(() => {
-      if (!check()) reject(new Error(`dlock exited after ${events(running.stderr(), event).length} of ${count} "${event}" events; stderr:\n${running.stderr()}`));
+      if (!check())
+        reject(
+          new Error(
+            `dlock exited after ${events(running.stderr(), event).length} of ${count} "${event}" events; stderr:\n${running.stderr()}`,
+          ),
+        );
     });
   });
 }

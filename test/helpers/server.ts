@@ -7,7 +7,10 @@ import { RedisServer } from '../../support/redis-server.mjs';
 import { killLeftovers, removeTempDirs } from '../fixtures/observe.js';
 
 /** Register the hooks; `started` receives the server before the file's first test. */
-export function useRedisServer(started: (server: RedisServer) => void, options?: Parameters<typeof RedisServer.start>[0]): void {
+export function useRedisServer(
+  started: (server: RedisServer) => void,
+  options?: Parameters<typeof RedisServer.start>[0],
+): void {
   let server: RedisServer | undefined;
   beforeAll(async () => {
     server = await RedisServer.start(options);

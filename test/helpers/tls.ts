@@ -31,14 +31,59 @@ function openssl(dir: string, args: string[]): void {
 
 /** A CA (EC P-256, valid a day) at `name`.crt/.key. */
 function makeCa(dir: string, name: string): void {
-  openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`]);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+  ]);
 }
 
 /** A leaf certificate signed by `ca`, with the given extensions (subjectAltName, extendedKeyUsage). */
 function makeLeaf(dir: string, ca: string, name: string, extensions: string): void {
-  openssl(dir, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${name}`,
+  ]);
   writeFileSync(join(dir, `${name}.ext`), extensions);
-  openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-out', `${name}.crt`, '-days', '1', '-extfile', `${name}.ext`]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.crt`,
+    '-CAkey',
+    `${ca}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+  ]);
 }
 
 export function makePki(): Pki {
@@ -84,7 +129,20 @@ export class TlsRedis {
   static async start(pki: Pki, options: TlsRedisOptions): Promise<TlsRedis> {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'dlock-tls-redis-'));
-    const args = ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+    const args = [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ];
     args.push('--tls-cert-file', options.cert, '--tls-key-file', options.key, '--tls-ca-cert-file', pki.ca);
     args.push('--tls-auth-clients', options.clientAuth ? 'yes' : 'no');
     const child = spawn('redis-server', args, { stdio: 'ignore' });
@@ -106,7 +164,11 @@ export class TlsRedis {
       host: '127.0.0.1',
       port: this.port,
       maxRetriesPerRequest: 1,
-      tls: { ca: readFileSync(this.pki.ca), cert: readFileSync(this.pki.clientCert), key: readFileSync(this.pki.clientKey) },
+      tls: {
+        ca: readFileSync(this.pki.ca),
+        cert: readFileSync(this.pki.clientCert),
+        key: readFileSync(this.pki.clientKey),
+      },
     });
     client.on('error', () => {});
     this.clients.push(client);

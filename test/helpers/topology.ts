@@ -29,7 +29,12 @@ async function closeOnFailure<T>(topology: { close(): Promise<void> }, step: () 
 /** One INFO section as a field map. */
 async function info(client: Redis, section: string): Promise<Record<string, string>> {
   const text = await client.info(section);
-  return Object.fromEntries(text.split('\r\n').filter((line) => line.includes(':')).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]));
+  return Object.fromEntries(
+    text
+      .split('\r\n')
+      .filter((line) => line.includes(':'))
+      .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]),
+  );
 }
 
 /**
@@ -51,7 +56,10 @@ async function linkUp(primary: Redis, replica: Redis, replicaPort: number): Prom
 
 /** A loopback client for assertions and fault injection; errors are left to the commands. */
 export function connectTo(port: number, password?: string): Redis {
-  return new Redis({ host: '127.0.0.1', port, password, maxRetriesPerRequest: 1, lazyConnect: false }).on('error', () => {});
+  return new Redis({ host: '127.0.0.1', port, password, maxRetriesPerRequest: 1, lazyConnect: false }).on(
+    'error',
+    () => {},
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -73,10 +81,16 @@ export class Replicated {
 
   static async start(options: ReplicatedOptions = {}): Promise<Replicated> {
     // No delay before a diskless full sync (5s by default): replicas are ready at once.
-    const args = ['--repl-diskless-sync-delay', '0', ...(options.password ? ['--requirepass', options.password, '--masterauth', options.password] : [])];
+    const args = [
+      '--repl-diskless-sync-delay',
+      '0',
+      ...(options.password ? ['--requirepass', options.password, '--masterauth', options.password] : []),
+    ];
     const primary = await RedisServer.start({ args });
     const replicas = await Promise.all(
-      Array.from({ length: options.replicas ?? 1 }, () => RedisServer.start({ args: [...args, '--replicaof', '127.0.0.1', String(primary.port)] })),
+      Array.from({ length: options.replicas ?? 1 }, () =>
+        RedisServer.start({ args: [...args, '--replicaof', '127.0.0.1', String(primary.port)] }),
+      ),
     );
     const topology = new Replicated([primary, ...replicas], options.password);
     await closeOnFailure(topology, () => Promise.all(replicas.map((replica) => topology.waitForLink(replica))));
@@ -100,7 +114,11 @@ export class Replicated {
 
   /** Resolve once `replica` is synced with `primary` and counted by it (see linkUp). */
   waitForLink(replica: RedisServer, primary: RedisServer = this.primary): Promise<true> {
-    return waitUntil(`replica ${replica.port} to sync`, () => linkUp(this.client(primary), this.client(replica), replica.port), TOPOLOGY_WAIT);
+    return waitUntil(
+      `replica ${replica.port} to sync`,
+      () => linkUp(this.client(primary), this.client(replica), replica.port),
+      TOPOLOGY_WAIT,
+    );
   }
 
   async close(): Promise<void> {
@@ -220,7 +238,9 @@ export class SentinelTopology {
         ...(options.sentinelPassword ? [`requirepass ${options.sentinelPassword}`] : []),
         '',
       ].join('\n');
-    const sentinels = await closeOnFailure(data, () => Promise.all(Array.from({ length: count }, () => SentinelServer.start(config))));
+    const sentinels = await closeOnFailure(data, () =>
+      Promise.all(Array.from({ length: count }, () => SentinelServer.start(config))),
+    );
     const topology = new SentinelTopology(data, sentinels, masterName, options.sentinelPassword);
     await closeOnFailure(topology, () => topology.waitUntilWatched());
     return topology;
@@ -242,7 +262,10 @@ export class SentinelTopology {
 
   /** The port of the server the sentinels currently name as primary. */
   async currentPrimaryPort(): Promise<number> {
-    const [, port] = (await this.sentinelClient().call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName)) as [string, string];
+    const [, port] = (await this.sentinelClient().call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.masterName)) as [
+      string,
+      string,
+    ];
     return Number(port);
   }
 
@@ -256,16 +279,28 @@ export class SentinelTopology {
   /** Every sentinel sees the primary up and each replica as a replica with a live link. */
   async waitUntilWatched(): Promise<void> {
     const primary = await this.currentPrimaryPort().catch(() => this.data.primary.port);
-    const expected = this.data.servers.filter((s) => s.port !== primary && s.pid !== undefined).map((s) => String(s.port));
+    const expected = this.data.servers
+      .filter((s) => s.port !== primary && s.pid !== undefined)
+      .map((s) => String(s.port));
     await Promise.all(
       this.sentinels.map(async (sentinel) => {
         const client = this.sentinelClient(sentinel);
-        await waitUntil(`sentinel ${sentinel.port} to see ${expected.length} healthy replicas`, async () => {
-          const replicas = ((await client.call('SENTINEL', 'REPLICAS', this.masterName)) as string[][]).map(fields);
-          const healthy = replicas.filter((r) => r.flags === 'slave' && r['master-link-status'] === 'ok').map((r) => r.port);
-          const master = fields((await client.call('SENTINEL', 'MASTER', this.masterName)) as string[]);
-          return master.flags === 'master' && expected.every((port) => healthy.includes(port)) && (this.sentinels.length === 1 || Number(master['num-other-sentinels']) === this.sentinels.length - 1);
-        }, TOPOLOGY_WAIT);
+        await waitUntil(
+          `sentinel ${sentinel.port} to see ${expected.length} healthy replicas`,
+          async () => {
+            const replicas = ((await client.call('SENTINEL', 'REPLICAS', this.masterName)) as string[][]).map(fields);
+            const healthy = replicas
+              .filter((r) => r.flags === 'slave' && r['master-link-status'] === 'ok')
+              .map((r) => r.port);
+            const master = fields((await client.call('SENTINEL', 'MASTER', this.masterName)) as string[]);
+            return (
+              master.flags === 'master' &&
+              expected.every((port) => healthy.includes(port)) &&
+              (this.sentinels.length === 1 || Number(master['num-other-sentinels']) === this.sentinels.length - 1)
+            );
+          },
+          TOPOLOGY_WAIT,
+        );
       }),
     );
   }
@@ -293,7 +328,11 @@ export class SentinelTopology {
   /** SENTINEL FAILOVER (the primary stays up, to be demoted later); resolves with the new primary's port. */
   async failover(): Promise<number> {
     const { switched } = await this.nextSwitch();
-    await waitUntil('SENTINEL FAILOVER to be accepted', async () => (await this.sentinelClient().call('SENTINEL', 'FAILOVER', this.masterName)) === 'OK', TOPOLOGY_WAIT);
+    await waitUntil(
+      'SENTINEL FAILOVER to be accepted',
+      async () => (await this.sentinelClient().call('SENTINEL', 'FAILOVER', this.masterName)) === 'OK',
+      TOPOLOGY_WAIT,
+    );
     return switched;
   }
 
@@ -337,13 +376,35 @@ export class ClusterTopology {
 
   static async start(options: ClusterOptions = {}): Promise<ClusterTopology> {
     const auth = options.password ? ['--requirepass', options.password, '--masterauth', options.password] : [];
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--repl-diskless-sync-delay', '0', ...auth];
+    const args = [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      '2000',
+      '--repl-diskless-sync-delay',
+      '0',
+      ...auth,
+    ];
     const count = options.primaries ?? 3;
     const replicate = options.replicate ?? [];
-    const servers = await Promise.all(Array.from({ length: count + replicate.length }, () => RedisServer.start({ args })));
+    const servers = await Promise.all(
+      Array.from({ length: count + replicate.length }, () => RedisServer.start({ args })),
+    );
     const primaries = servers.slice(0, count);
-    const topology = new ClusterTopology(primaries, servers.slice(count), replicate.map((i) => primaries[i]), options.password);
-    const cli = (...args: string[]) => exec('redis-cli', [...(options.password ? ['-a', options.password, '--no-auth-warning'] : []), '--cluster', ...args]);
+    const topology = new ClusterTopology(
+      primaries,
+      servers.slice(count),
+      replicate.map((i) => primaries[i]),
+      options.password,
+    );
+    const cli = (...args: string[]) =>
+      exec('redis-cli', [
+        ...(options.password ? ['-a', options.password, '--no-auth-warning'] : []),
+        '--cluster',
+        ...args,
+      ]);
     const nodes = primaries.map((s) => `127.0.0.1:${s.port}`);
     await closeOnFailure(topology, async () => {
       await cli('create', ...nodes, '--cluster-replicas', '0', '--cluster-yes');
@@ -376,14 +437,26 @@ export class ClusterTopology {
   /** Every node says cluster_state:ok and agrees on who serves every slot; replicas are synced. */
   async waitUntilReady(): Promise<void> {
     const all = [...this.primaries, ...this.replicas];
-    await waitUntil('the cluster to be ready', async () => {
-      const states = await Promise.all(all.map(async (server) => (await this.client(server).call('CLUSTER', 'INFO')) as string));
-      if (!states.every((state) => state.includes('cluster_state:ok'))) return false;
-      const maps = await Promise.all(all.map(async (server) => JSON.stringify(await this.client(server).call('CLUSTER', 'SLOTS'))));
-      if (new Set(maps).size !== 1) return false;
-      const links = await Promise.all(this.replicas.map((replica, i) => linkUp(this.client(this.replicated[i]), this.client(replica), replica.port)));
-      return links.every(Boolean);
-    }, TOPOLOGY_WAIT);
+    await waitUntil(
+      'the cluster to be ready',
+      async () => {
+        const states = await Promise.all(
+          all.map(async (server) => (await this.client(server).call('CLUSTER', 'INFO')) as string),
+        );
+        if (!states.every((state) => state.includes('cluster_state:ok'))) return false;
+        const maps = await Promise.all(
+          all.map(async (server) => JSON.stringify(await this.client(server).call('CLUSTER', 'SLOTS'))),
+        );
+        if (new Set(maps).size !== 1) return false;
+        const links = await Promise.all(
+          this.replicas.map((replica, i) =>
+            linkUp(this.client(this.replicated[i]), this.client(replica), replica.port),
+          ),
+        );
+        return links.every(Boolean);
+      },
+      TOPOLOGY_WAIT,
+    );
   }
 
   /** The primary whose slots hold `key` (a lock's keys all hash to one slot: its {tag}). */
@@ -410,14 +483,28 @@ export class ClusterTopology {
     for (;;) {
       const keys = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
       if (keys.length === 0) break;
-      await source.call('MIGRATE', '127.0.0.1', to.port, '', 0, 5000, ...(this.password ? ['AUTH', this.password] : []), 'KEYS', ...keys);
+      await source.call(
+        'MIGRATE',
+        '127.0.0.1',
+        to.port,
+        '',
+        0,
+        5000,
+        ...(this.password ? ['AUTH', this.password] : []),
+        'KEYS',
+        ...keys,
+      );
     }
     for (const server of this.primaries) await this.client(server).call('CLUSTER', 'SETSLOT', slot, 'NODE', toId);
     await this.waitUntilReady();
   }
 
   private async ownerOfSlot(slot: number): Promise<RedisServer> {
-    const ranges = (await this.client(this.primaries[0]).call('CLUSTER', 'SLOTS')) as [number, number, [string, number, string]][];
+    const ranges = (await this.client(this.primaries[0]).call('CLUSTER', 'SLOTS')) as [
+      number,
+      number,
+      [string, number, string],
+    ][];
     const range = ranges.find(([from, to]) => slot >= from && slot <= to);
     if (!range) throw new Error(`no node serves slot ${slot}`);
     return this.primaries.find((s) => s.port === Number(range[2][1]))!;

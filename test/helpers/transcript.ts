@@ -129,7 +129,10 @@ export function matches(expected: string[], actual: string[]): boolean {
 
 function lineMatches(expected: string, actual: string): boolean {
   if (!expected.includes('[..]')) return expected === actual;
-  const pattern = expected.split('[..]').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  const pattern = expected
+    .split('[..]')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
   return new RegExp(`^${pattern}$`).test(actual);
 }
 

@@ -43,7 +43,11 @@ test.for(NAMES)('a string in %s: run (each mode), status, release --force name i
   const before = await snapshot(key);
   const name = `dlock:\\{${key}\\}${suffix}`;
   const pattern = new RegExp(`^dlock: redis://[\\d.:]+: the key ${name} holds a string, not ${what}: delete`);
-  const runs = [['run', '-n'], ['run', '--shared', '-n'], ['run', '--slots', '2', '-n']];
+  const runs = [
+    ['run', '-n'],
+    ['run', '--shared', '-n'],
+    ['run', '--slots', '2', '-n'],
+  ];
   const commands = [...runs, ['status'], ['release', '--force']];
   for (const args of commands) {
     const result = await dlock([...args, '--redis', server.url, key, ...(args[0] === 'run' ? ['--', 'true'] : [])]);
@@ -64,7 +68,11 @@ test('a hash in :done: run --once-per names the done mark (69); a run without --
 });
 
 test('a fence counter that is not one (a word, a negative, the largest integer): nothing is written', async () => {
-  const values = [['fence-word', 'abc'], ['fence-negative', '-5'], ['fence-largest', '9223372036854775807']];
+  const values = [
+    ['fence-word', 'abc'],
+    ['fence-negative', '-5'],
+    ['fence-largest', '9223372036854775807'],
+  ];
   for (const [key, value] of values) {
     cli('SET', `dlock:{${key}}:fence`, value);
     for (const args of [['run', '-n'], ['run', '--shared', '-n'], ['status']]) {

@@ -44,10 +44,39 @@ useRedisServer((server) => {
 
 /** Characters a forger would pick, and any code point at all. */
 const nasty = fc.constantFrom(
-  '\x1b', '\x1b[2J', '\x1b]0;title\x07', '\x07', '\x00', '\x08', '\r', '\n', '\t', '\x7f', '\x85', '\x9b', '\x9b31m',
-  '\u202e', '\u2066', '\u200b', '\u200f', '\ufeff', '\u2028', '\u2029', '\ud800', '\udfff', '\u{e0001}', '"', '\\', '{', '}', '…',
+  '\x1b',
+  '\x1b[2J',
+  '\x1b]0;title\x07',
+  '\x07',
+  '\x00',
+  '\x08',
+  '\r',
+  '\n',
+  '\t',
+  '\x7f',
+  '\x85',
+  '\x9b',
+  '\x9b31m',
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\u200f',
+  '\ufeff',
+  '\u2028',
+  '\u2029',
+  '\ud800',
+  '\udfff',
+  '\u{e0001}',
+  '"',
+  '\\',
+  '{',
+  '}',
+  '…',
 );
-const nastyText = fc.string({ unit: fc.oneof(nasty, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 40 });
+const nastyText = fc.string({
+  unit: fc.oneof(nasty, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })),
+  maxLength: 40,
+});
 /** A field as a forger writes it: nasty text, raw bytes (invalid UTF-8 too), a bad number, or huge. */
 const field = fc.oneof(
   nastyText,
@@ -57,17 +86,34 @@ const field = fc.oneof(
 );
 const numberField = fc.oneof(field, fc.nat().map(String), fc.constant(String(Date.now() - 5000)));
 const forgedHash = fc.record(
-  { owner: fc.oneof(fc.constant(''), fc.string({ maxLength: 8 })), fence: field, host: field, pid: numberField, cmd: field, since_ms: numberField, ttl_ms: numberField },
+  {
+    owner: fc.oneof(fc.constant(''), fc.string({ maxLength: 8 })),
+    fence: field,
+    host: field,
+    pid: numberField,
+    cmd: field,
+    since_ms: numberField,
+    ttl_ms: numberField,
+  },
   { requiredKeys: ['owner'] },
 );
 /** A valid dlock key (printable, no whitespace, no braces) made of the characters shells and globs care about. */
 const validKey = fc
-  .string({ unit: fc.oneof(fc.constantFrom(...'*?[]^!\\\'"`$();|&<>~#%@:/.,=+-_…'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 24 })
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom(...'*?[]^!\\\'"`$();|&<>~#%@:/.,=+-_…'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+    minLength: 1,
+    maxLength: 24,
+  })
   .filter((k) => Buffer.byteLength(k) <= 256 && !/[\s\p{C}\p{Z}{}]/u.test(k));
 
 /** HGETALL's flat reply as ioredis gives it (UTF-8 decoded). */
 function flatReply(hash: Record<string, string | Buffer | undefined>): string[] {
-  return Object.entries(hash).flatMap(([name, value]) => (value === undefined ? [] : [name, Buffer.from(value as string).toString()]));
+  return Object.entries(hash).flatMap(([name, value]) =>
+    value === undefined ? [] : [name, Buffer.from(value as string).toString()],
+  );
 }
 
 describe('the formatting functions (in process)', () => {
@@ -87,8 +133,12 @@ describe('the formatting functions (in process)', () => {
   });
 
   test('printable: \\xNN up to U+00FF, \\uNNNN, \\u{...}', () => {
-    expect(printable('a\x1b[31mb\x9b\u202e\u2028\ud800\u{e0001}\x7f\n')).toBe('a\\x1b[31mb\\x9b\\u202e\\u2028\\ud800\\u{e0001}\\x7f\\x0a');
-    expect(toJson('\x1b\x7f\x9b\u202e\u2028\ud800\u{e0001}')).toBe('"\\u001b\\u007f\\u009b\\u202e\\u2028\\ud800\\udb40\\udc01"');
+    expect(printable('a\x1b[31mb\x9b\u202e\u2028\ud800\u{e0001}\x7f\n')).toBe(
+      'a\\x1b[31mb\\x9b\\u202e\\u2028\\ud800\\u{e0001}\\x7f\\x0a',
+    );
+    expect(toJson('\x1b\x7f\x9b\u202e\u2028\ud800\u{e0001}')).toBe(
+      '"\\u001b\\u007f\\u009b\\u202e\\u2028\\ud800\\udb40\\udc01"',
+    );
   });
 
   test('cut keeps SHOWN_MAX code points, never splits a pair, and says how many more there were', () => {
@@ -99,7 +149,9 @@ describe('the formatting functions (in process)', () => {
       fc.property(fc.string({ unit: 'grapheme', maxLength: 600 }), fc.integer({ min: 1, max: 300 }), (text, max) => {
         const shown = cut(text, max);
         const points = [...text];
-        expect(shown).toBe(points.length <= max ? text : `${points.slice(0, max).join('')}…(${points.length - max} more)`);
+        expect(shown).toBe(
+          points.length <= max ? text : `${points.slice(0, max).join('')}…(${points.length - max} more)`,
+        );
       }),
       { numRuns: 2000 },
     );
@@ -109,23 +161,30 @@ describe('the formatting functions (in process)', () => {
     const now = Date.now();
     const shape = Object.keys(publicHolder(holderFromReply(['owner', 'o'])!, 1)).sort();
     fc.assert(
-      fc.property(forgedHash, fc.oneof(validKey, nastyText), fc.integer({ min: -2, max: 10 ** 9 }), (hash, key, pttl) => {
-        const holder = holderFromReply(flatReply(hash))!;
-        for (const text of [holder.host, holder.pid, holder.cmd, holder.fence]) expect([...text].length).toBeLessThanOrEqual(SHOWN_MAX + 20);
-        const texts = [
-          describeStatus(key, holder, pttl, now),
-          table([{ key, holder, ttlMs: pttl }], now),
-          describeHolder(holder, pttl, now),
-          describeSnapshot({ holder, pttlMs: pttl, readAt: now }, now),
-        ];
-        for (const text of texts) expect(unsafeIn(text), JSON.stringify(text)).toBeUndefined();
-        const json = toJson(publicHolder(holder, pttl));
-        expect(unsafeIn(json)).toBeUndefined();
-        const parsed = JSON.parse(json);
-        expect(Object.keys(parsed).sort()).toEqual((hash.owner === '' ? [...shape, 'closed'] : shape).sort());
-        expect(parsed.since === null || !Number.isNaN(Date.parse(parsed.since))).toBe(true);
-        for (const name of ['pid', 'since_ms', 'ttl_ms']) expect(parsed[name] === null || Number.isSafeInteger(parsed[name])).toBe(true);
-      }),
+      fc.property(
+        forgedHash,
+        fc.oneof(validKey, nastyText),
+        fc.integer({ min: -2, max: 10 ** 9 }),
+        (hash, key, pttl) => {
+          const holder = holderFromReply(flatReply(hash))!;
+          for (const text of [holder.host, holder.pid, holder.cmd, holder.fence])
+            expect([...text].length).toBeLessThanOrEqual(SHOWN_MAX + 20);
+          const texts = [
+            describeStatus(key, holder, pttl, now),
+            table([{ key, holder, ttlMs: pttl }], now),
+            describeHolder(holder, pttl, now),
+            describeSnapshot({ holder, pttlMs: pttl, readAt: now }, now),
+          ];
+          for (const text of texts) expect(unsafeIn(text), JSON.stringify(text)).toBeUndefined();
+          const json = toJson(publicHolder(holder, pttl));
+          expect(unsafeIn(json)).toBeUndefined();
+          const parsed = JSON.parse(json);
+          expect(Object.keys(parsed).sort()).toEqual((hash.owner === '' ? [...shape, 'closed'] : shape).sort());
+          expect(parsed.since === null || !Number.isNaN(Date.parse(parsed.since))).toBe(true);
+          for (const name of ['pid', 'since_ms', 'ttl_ms'])
+            expect(parsed[name] === null || Number.isSafeInteger(parsed[name])).toBe(true);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -158,13 +217,22 @@ describe('bad numbers are unknown, never a crash', () => {
   test('since_ms, ttl_ms and pid that are not numbers: status (text, table, --json) and the busy line say unknown / null', async () => {
     const prefix = 'badnum:';
     for (const [i, bad] of BAD.entries()) {
-      await forge(`${prefix}{bad-${i}}`, { owner: 'o', fence: '7', host: 'h', pid: bad === '' ? 'x' : bad, cmd: 'c', since_ms: bad, ttl_ms: bad });
+      await forge(`${prefix}{bad-${i}}`, {
+        owner: 'o',
+        fence: '7',
+        host: 'h',
+        pid: bad === '' ? 'x' : bad,
+        cmd: 'c',
+        since_ms: bad,
+        ttl_ms: bad,
+      });
     }
     const list = await dlock(['status', '--json', '--redis', redis.url, '--prefix', prefix]);
     expect(list.code, list.stderr).toBe(0);
     const rows = JSON.parse(list.stdout) as Record<string, unknown>[];
     expect(rows).toHaveLength(BAD.length);
-    for (const row of rows) expect(row).toMatchObject({ pid: null, since: null, since_ms: null, ttl_ms: null, fence: '7' });
+    for (const row of rows)
+      expect(row).toMatchObject({ pid: null, since: null, since_ms: null, ttl_ms: null, fence: '7' });
 
     const text = await dlock(['status', '--redis', redis.url, '--prefix', prefix]);
     expect(text.code, text.stderr).toBe(0);
@@ -180,7 +248,9 @@ describe('bad numbers are unknown, never a crash', () => {
     }
     const busy = await dlock(['run', '-n', '--redis', redis.url, '--prefix', prefix, 'bad-1', '--', 'true']);
     expect(busy.code).toBe(75);
-    expect(busy.stderr).toMatch(/^dlock: bad-1 is busy \(held by h pid 1e300, fence 7, expires in [^)]*\); not acquired\n$/);
+    expect(busy.stderr).toMatch(
+      /^dlock: bad-1 is busy \(held by h pid 1e300, fence 7, expires in [^)]*\); not acquired\n$/,
+    );
   });
 });
 
@@ -190,8 +260,24 @@ describe('escaped in every output', () => {
 
   test('status, the table, --json, the busy line (text and json) and release --force', async () => {
     const prefix = 'evil:';
-    await forge(`${prefix}{k}`, { owner: 'o', fence: EVIL, host: EVIL, pid: EVIL, cmd: EVIL, since_ms: String(Date.now()), ttl_ms: '600000' });
-    await forge(`${prefix}{${EVIL}}`, { owner: 'o', fence: '1', host: 'h', pid: '1', cmd: 'c', since_ms: String(Date.now()), ttl_ms: '600000' });
+    await forge(`${prefix}{k}`, {
+      owner: 'o',
+      fence: EVIL,
+      host: EVIL,
+      pid: EVIL,
+      cmd: EVIL,
+      since_ms: String(Date.now()),
+      ttl_ms: '600000',
+    });
+    await forge(`${prefix}{${EVIL}}`, {
+      owner: 'o',
+      fence: '1',
+      host: 'h',
+      pid: '1',
+      cmd: 'c',
+      since_ms: String(Date.now()),
+      ttl_ms: '600000',
+    });
     const args = ['--redis', redis.url, '--prefix', prefix];
     const results: [string, Result][] = [
       ['status k', await dlock(['status', ...args, 'k'])],
@@ -231,7 +317,12 @@ describe('escaped in every output', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `redis://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
-      for (const args of [['status', 'k'], ['run', 'k', '--', 'true'], ['release', '--force', 'k'], ['status', '--log-format', 'json', 'k']]) {
+      for (const args of [
+        ['status', 'k'],
+        ['run', 'k', '--', 'true'],
+        ['release', '--force', 'k'],
+        ['status', '--log-format', 'json', 'k'],
+      ]) {
         const result = await dlock([...args.slice(0, 1), '--redis', url, '--connect-timeout', '2s', ...args.slice(1)]);
         expect(result.code, result.stderr).toBe(69);
         expect(unsafeIn(result.stderr), args.join(' ')).toBeUndefined();
@@ -248,7 +339,15 @@ describe('escaped in every output', () => {
 
 describe('a huge field changes nothing', () => {
   test('a forged 1 MB host: the spinner shows it cut, and SIGTERM during the wait exits 143 at once', async () => {
-    await forge('dlock:{forged-1m}', { owner: 'o', fence: '1', host: 'h'.repeat(1_000_000), pid: '1', cmd: 'c'.repeat(1_000_000), since_ms: String(Date.now()), ttl_ms: '600000' });
+    await forge('dlock:{forged-1m}', {
+      owner: 'o',
+      fence: '1',
+      host: 'h'.repeat(1_000_000),
+      pid: '1',
+      cmd: 'c'.repeat(1_000_000),
+      since_ms: String(Date.now()),
+      ttl_ms: '600000',
+    });
     const dir = tempDir();
     execFileSync('mkfifo', [join(dir, 'go')]);
     // The shell signals dlock and times the exit itself, with the same clock on both sides.
@@ -278,45 +377,75 @@ describe('property: forged holders and hostile key names, through real processes
   test('status, status --json, the table, the busy line (text, json) and the spinner never print a raw control character', async () => {
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(forgedHash, validKey, nastyText.filter((name) => name !== ''), async (hash, key, forgedName) => {
-        const prefix = `prop${run++}:`;
-        await forge(`${prefix}{${key}}`, hash);
-        // A name no dlock would make (control characters in it), found only by SCAN.
-        await forge(`${prefix}{${forgedName}}`, { owner: 'o', fence: '1', host: 'h', pid: '1', cmd: 'c', since_ms: String(Date.now()), ttl_ms: '600000' });
-        const dir = tempDir();
-        const common = '--redis "$REDIS" --prefix "$P"';
-        const script = [
-          `cd "$DIR"`,
-          `{ "$DLOCK" status ${common} -- "$K" >status.out 2>status.err; echo $? >status.rc; } &`,
-          `{ "$DLOCK" status --json ${common} -- "$K" >json.out 2>json.err; echo $? >json.rc; } &`,
-          `{ "$DLOCK" status ${common} >list.out 2>list.err; echo $? >list.rc; } &`,
-          `{ "$DLOCK" status --json ${common} >listjson.out 2>listjson.err; echo $? >listjson.rc; } &`,
-          `{ "$DLOCK" run -n ${common} -- "$K" true >busy.out 2>busy.err; echo $? >busy.rc; } &`,
-          `{ "$DLOCK" run -n --log-format json ${common} -- "$K" true >busyjson.out 2>busyjson.err; echo $? >busyjson.rc; } &`,
-          `"$DLOCK" run -w 400ms ${common} -- "$K" true`,
-          'wait',
-        ].join('\n');
-        writeFileSync(join(dir, 'sample.sh'), script);
-        const spinner = (await inTerminal('sh "$DIR/sample.sh"', { DIR: dir, P: prefix, K: key }).result).replace(ORA_SEQUENCES, '');
-        const read = (name: string) => readFileSync(join(dir, name), 'utf8');
-        const context = JSON.stringify({ hash, key, forgedName });
-        expect(spinner, context).toMatch(/[\u2800-\u28ff] waiting for /);
-        expect(unsafeIn(spinner), `spinner ${context}`).toBeUndefined();
-        for (const name of ['status', 'json', 'list', 'listjson', 'busy', 'busyjson']) {
-          expect(read(`${name}.rc`).trim(), `${name} ${read(`${name}.err`)} ${context}`).toBe(name.startsWith('busy') ? '75' : '0');
-          expect(unsafeIn(read(`${name}.out`)), `${name} ${context}`).toBeUndefined();
-          expect(unsafeIn(read(`${name}.err`)), `${name} ${context}`).toBeUndefined();
-        }
-        expect(JSON.parse(read('json.out'))).toMatchObject({ key, held: true });
-        const rows = JSON.parse(read('listjson.out')) as { key: string }[];
-        expect(rows.map((row) => row.key)).toContain(key);
-        expect(read('busy.err')).toMatch(/^dlock: [^\n]* is busy \([^\n]*\); not acquired\n$/);
-        expect(JSON.parse(read('busyjson.err'))).toMatchObject({ event: 'busy', exit_code: 75 });
-      }),
+      fc.asyncProperty(
+        forgedHash,
+        validKey,
+        nastyText.filter((name) => name !== ''),
+        async (hash, key, forgedName) => {
+          const prefix = `prop${run++}:`;
+          await forge(`${prefix}{${key}}`, hash);
+          // A name no dlock would make (control characters in it), found only by SCAN.
+          await forge(`${prefix}{${forgedName}}`, {
+            owner: 'o',
+            fence: '1',
+            host: 'h',
+            pid: '1',
+            cmd: 'c',
+            since_ms: String(Date.now()),
+            ttl_ms: '600000',
+          });
+          const dir = tempDir();
+          const common = '--redis "$REDIS" --prefix "$P"';
+          const script = [
+            `cd "$DIR"`,
+            `{ "$DLOCK" status ${common} -- "$K" >status.out 2>status.err; echo $? >status.rc; } &`,
+            `{ "$DLOCK" status --json ${common} -- "$K" >json.out 2>json.err; echo $? >json.rc; } &`,
+            `{ "$DLOCK" status ${common} >list.out 2>list.err; echo $? >list.rc; } &`,
+            `{ "$DLOCK" status --json ${common} >listjson.out 2>listjson.err; echo $? >listjson.rc; } &`,
+            `{ "$DLOCK" run -n ${common} -- "$K" true >busy.out 2>busy.err; echo $? >busy.rc; } &`,
+            `{ "$DLOCK" run -n --log-format json ${common} -- "$K" true >busyjson.out 2>busyjson.err; echo $? >busyjson.rc; } &`,
+            `"$DLOCK" run -w 400ms ${common} -- "$K" true`,
+            'wait',
+          ].join('\n');
+          writeFileSync(join(dir, 'sample.sh'), script);
+          const spinner = (await inTerminal('sh "$DIR/sample.sh"', { DIR: dir, P: prefix, K: key }).result).replace(
+            ORA_SEQUENCES,
+            '',
+          );
+          const read = (name: string) => readFileSync(join(dir, name), 'utf8');
+          const context = JSON.stringify({ hash, key, forgedName });
+          expect(spinner, context).toMatch(/[\u2800-\u28ff] waiting for /);
+          expect(unsafeIn(spinner), `spinner ${context}`).toBeUndefined();
+          for (const name of ['status', 'json', 'list', 'listjson', 'busy', 'busyjson']) {
+            expect(read(`${name}.rc`).trim(), `${name} ${read(`${name}.err`)} ${context}`).toBe(
+              name.startsWith('busy') ? '75' : '0',
+            );
+            expect(unsafeIn(read(`${name}.out`)), `${name} ${context}`).toBeUndefined();
+            expect(unsafeIn(read(`${name}.err`)), `${name} ${context}`).toBeUndefined();
+          }
+          expect(JSON.parse(read('json.out'))).toMatchObject({ key, held: true });
+          const rows = JSON.parse(read('listjson.out')) as { key: string }[];
+          expect(rows.map((row) => row.key)).toContain(key);
+          expect(read('busy.err')).toMatch(/^dlock: [^\n]* is busy \([^\n]*\); not acquired\n$/);
+          expect(JSON.parse(read('busyjson.err'))).toMatchObject({ event: 'busy', exit_code: 75 });
+        },
+      ),
       {
         numRuns: 25,
         examples: [
-          [{ owner: 'o', fence: '\x1b[2J', host: 'a\u202eb\x9b1m', pid: 'abc', cmd: '\u2028\x00', since_ms: '1e300', ttl_ms: 'NaN' }, '*?[\\', '\x1b[31m\u202e'],
+          [
+            {
+              owner: 'o',
+              fence: '\x1b[2J',
+              host: 'a\u202eb\x9b1m',
+              pid: 'abc',
+              cmd: '\u2028\x00',
+              since_ms: '1e300',
+              ttl_ms: 'NaN',
+            },
+            '*?[\\',
+            '\x1b[31m\u202e',
+          ],
           [{ owner: '', host: 'x'.repeat(100_000), since_ms: '-5', ttl_ms: '' }, '$(id)`id`', '\x85\u2029'],
         ],
       },

@@ -32,12 +32,38 @@ afterAll(async () => {
 });
 
 /** A child that prints its argv (after the script) and environment as JSON. */
-const PRINT = [process.execPath, '-e', 'process.stdout.write(JSON.stringify({ argv: process.argv.slice(1), env: process.env }))', '--'];
+const PRINT = [
+  process.execPath,
+  '-e',
+  'process.stdout.write(JSON.stringify({ argv: process.argv.slice(1), env: process.env }))',
+  '--',
+];
 
 describe('the child argv is never interpreted by a shell', () => {
   test('shell syntax arrives verbatim and runs nothing', async () => {
     const cwd = tempDir();
-    const args = ['$(touch x)', '`touch y`', 'a; touch z', '*', '?', '[a]', '~', '$HOME', "'quoted'", '"double"', '\\', 'a && b', 'a | b', '> out', '', ' ', 'line\nbreak', '--', '-e', 'ключ 🔒'];
+    const args = [
+      '$(touch x)',
+      '`touch y`',
+      'a; touch z',
+      '*',
+      '?',
+      '[a]',
+      '~',
+      '$HOME',
+      "'quoted'",
+      '"double"',
+      '\\',
+      'a && b',
+      'a | b',
+      '> out',
+      '',
+      ' ',
+      'line\nbreak',
+      '--',
+      '-e',
+      'ключ 🔒',
+    ];
     const result = await dlock(['run', '--redis', url, 'argv', '--', ...PRINT, ...args], { cwd });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).argv).toEqual(args);
@@ -46,14 +72,23 @@ describe('the child argv is never interpreted by a shell', () => {
 
   test('a command written as one string is looked up as one file name (127), not run by sh', async () => {
     const cwd = tempDir();
-    expectOneError(await dlock(['run', '--redis', url, 'argv', '--', 'true; touch pwned'], { cwd }), 127, /^dlock: true; touch pwned: command not found/);
+    expectOneError(
+      await dlock(['run', '--redis', url, 'argv', '--', 'true; touch pwned'], { cwd }),
+      127,
+      /^dlock: true; touch pwned: command not found/,
+    );
     expect(existsSync(join(cwd, 'pwned'))).toBe(false);
   });
 
   test('property: any argv arrives verbatim', async () => {
-    const unit = fc.oneof(fc.constantFrom(...'$`\'"\\;|&<>*?[]~#(){} \n\t-='), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+    const unit = fc.oneof(
+      fc.constantFrom(...'$`\'"\\;|&<>*?[]~#(){} \n\t-='),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    );
     // NUL cannot be in argv, and lone surrogates cannot be encoded; anything else must survive.
-    const arg = fc.string({ unit, maxLength: 20 }).filter((s) => !s.includes('\0') && !/[\ud800-\udfff]/.test(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')));
+    const arg = fc
+      .string({ unit, maxLength: 20 })
+      .filter((s) => !s.includes('\0') && !/[\ud800-\udfff]/.test(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')));
     await fc.assert(
       fc.asyncProperty(fc.array(arg, { maxLength: 6 }), async (args) => {
         const result = await dlock(['run', '--redis', url, 'argv', '--', ...PRINT, ...args]);
@@ -89,12 +124,20 @@ describe("the child's environment", () => {
     expect(Object.values(child).some((value) => value.includes(PASSWORD))).toBe(false);
   });
 
-  test('DLOCK_REDIS_PASSWORD is the caller\'s to pass on: dlock neither adds nor rewrites anything', async () => {
-    const caller = cleanEnv({ DLOCK_REDIS_URL: `redis://127.0.0.1:${redis.port}`, DLOCK_REDIS_PASSWORD: PASSWORD, DLOCK_TTL: '2s' });
+  test("DLOCK_REDIS_PASSWORD is the caller's to pass on: dlock neither adds nor rewrites anything", async () => {
+    const caller = cleanEnv({
+      DLOCK_REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      DLOCK_REDIS_PASSWORD: PASSWORD,
+      DLOCK_TTL: '2s',
+    });
     const child = await childEnvOf([], caller);
     expectCallerPlusLock(child, caller);
     // Only the caller's own variable holds it: nothing dlock derived from it.
-    expect(Object.entries(child).filter(([, value]) => value.includes(PASSWORD)).map(([name]) => name)).toEqual(['DLOCK_REDIS_PASSWORD']);
+    expect(
+      Object.entries(child)
+        .filter(([, value]) => value.includes(PASSWORD))
+        .map(([name]) => name),
+    ).toEqual(['DLOCK_REDIS_PASSWORD']);
   });
 });
 
@@ -109,7 +152,9 @@ describe('only the owner releases', () => {
     }
     expect(await admin.hget(keys.lock, 'owner')).toBe('a'.repeat(32));
     expect(await admin.pttl(keys.lock)).toBeGreaterThan(50_000);
-    expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), ['a'.repeat(32), '1', keys.wakePrefix])).toBe(1);
+    expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), ['a'.repeat(32), '1', keys.wakePrefix])).toBe(
+      1,
+    );
     expect(await admin.exists(keys.lock)).toBe(0);
   });
 
@@ -134,13 +179,31 @@ describe('only the owner releases', () => {
 
   test('release --force says whose lock it removed; the old holder then cannot delete the new one', async () => {
     const [dirA, dirC] = [tempDir(), tempDir()];
-    const a = start(['run', '--redis', url, '--ttl', '900ms', '--on-lost', 'ignore', '--log-format', 'json', 'forced', '--', HOLD, dirA]);
+    const a = start([
+      'run',
+      '--redis',
+      url,
+      '--ttl',
+      '900ms',
+      '--on-lost',
+      'ignore',
+      '--log-format',
+      'json',
+      'forced',
+      '--',
+      HOLD,
+      dirA,
+    ]);
     await a.waitFor('"acquired"');
     await waitForFile(join(dirA, 'pid'));
 
     const forced = await dlock(['release', '--force', '--redis', url, 'forced']);
     expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toMatch(new RegExp(`^forced: released the lock held by \\S+ pid ${a.process.pid}, .*fence 1.*\\(command: \\S*hold\\.sh ${dirA}\\); closed to new holders for [^\\n]+ more[^\\n]*\\n$`));
+    expect(forced.stdout).toMatch(
+      new RegExp(
+        `^forced: released the lock held by \\S+ pid ${a.process.pid}, .*fence 1.*\\(command: \\S*hold\\.sh ${dirA}\\); closed to new holders for [^\\n]+ more[^\\n]*\\n$`,
+      ),
+    );
     expect(forced.stdout).not.toContain(PASSWORD);
 
     // A notices at its next renewal; its child keeps running (--on-lost ignore) while C takes over.

@@ -33,7 +33,9 @@ async function allKeys(): Promise<string[]> {
 
 /** Hold each [prefix, key] with a child that sleeps until killed; resolves once all are acquired. */
 async function holdAll(locks: [string, string][]): Promise<Running[]> {
-  const holders = locks.map(([prefix, key]) => start(['run', '--redis', redis.url, '--prefix', prefix, '--log-format', 'json', '--', key, '--', 'sleep', '60']));
+  const holders = locks.map(([prefix, key]) =>
+    start(['run', '--redis', redis.url, '--prefix', prefix, '--log-format', 'json', '--', key, '--', 'sleep', '60']),
+  );
   const acquired = await Promise.allSettled(holders.map((holder) => holder.waitFor('"acquired"')));
   const failed = acquired.find((result) => result.status === 'rejected');
   if (failed) {
@@ -49,9 +51,33 @@ async function releaseAll(holders: Running[]): Promise<void> {
 }
 
 const LITERAL_KEYS = [
-  '*', '?', '[a]', '[!a]', '[a-z]', 'a', '\\', '\\*', 'a*', 'FLUSHALL', 'DEL',
-  "x')redis.call('flushall')--", '";FLUSHALL;"', '$(touch$IFS/tmp/pwned)', '`id`', '-n', '--', '--help',
-  '%s%n', '$HOME', '../../etc/passwd', 'a\\nb', 'ключ', '🔒', 'a:b:c', ':fence', ':released',
+  '*',
+  '?',
+  '[a]',
+  '[!a]',
+  '[a-z]',
+  'a',
+  '\\',
+  '\\*',
+  'a*',
+  'FLUSHALL',
+  'DEL',
+  "x')redis.call('flushall')--",
+  '";FLUSHALL;"',
+  '$(touch$IFS/tmp/pwned)',
+  '`id`',
+  '-n',
+  '--',
+  '--help',
+  '%s%n',
+  '$HOME',
+  '../../etc/passwd',
+  'a\\nb',
+  'ключ',
+  '🔒',
+  'a:b:c',
+  ':fence',
+  ':released',
 ];
 
 describe('keys are stored literally', () => {
@@ -61,7 +87,11 @@ describe('keys are stored literally', () => {
     const holders = await holdAll(LITERAL_KEYS.map((key) => ['dlock:', key]));
     try {
       // Each key has exactly its hash, fence counter and history under the prefix, and nothing else moved.
-      const expected = LITERAL_KEYS.flatMap((key) => [lockKeys('dlock:', key).lock, lockKeys('dlock:', key).fence, lockKeys('dlock:', key).history]);
+      const expected = LITERAL_KEYS.flatMap((key) => [
+        lockKeys('dlock:', key).lock,
+        lockKeys('dlock:', key).fence,
+        lockKeys('dlock:', key).history,
+      ]);
       expect(await allKeys()).toEqual([...expected, 'sentinel', 'dlock:{not-a-lock'].sort());
       expect(await admin.get('sentinel')).toBe('still here');
       expect(existsSync('/tmp/pwned')).toBe(false);
@@ -73,7 +103,9 @@ describe('keys are stored literally', () => {
       expect(rows.map((row) => row.key).sort()).toEqual([...LITERAL_KEYS].sort());
 
       // status <glob> shows that key's holder, not another one the glob would match.
-      const statuses = await Promise.all(LITERAL_KEYS.map((key) => dlock(['status', '--json', '--redis', redis.url, '--', key])));
+      const statuses = await Promise.all(
+        LITERAL_KEYS.map((key) => dlock(['status', '--json', '--redis', redis.url, '--', key])),
+      );
       for (const [i, key] of LITERAL_KEYS.entries()) {
         const status = statuses[i];
         expect(status.code, `${key}: ${status.stderr}`).toBe(0);
@@ -93,7 +125,18 @@ describe('keys are stored literally', () => {
 
   test('whitespace, control characters, braces and RESP are refused before Redis is touched', async () => {
     const before = await allKeys();
-    const refused = ['a\nb', 'a b', 'a\tb', '*\r\n*1\r\n$8\r\nFLUSHALL\r\n', '{a}', 'a}b', '\x1b[31mred', 'rtl\u202eevil', 'nbsp\u00a0x', 'x'.repeat(257)];
+    const refused = [
+      'a\nb',
+      'a b',
+      'a\tb',
+      '*\r\n*1\r\n$8\r\nFLUSHALL\r\n',
+      '{a}',
+      'a}b',
+      '\x1b[31mred',
+      'rtl\u202eevil',
+      'nbsp\u00a0x',
+      'x'.repeat(257),
+    ];
     for (const key of refused) {
       expectOneError(await dlock(['run', '--redis', redis.url, '--', key, '--', 'true']), 64, /^dlock: key: /);
       expectOneError(await dlock(['status', '--redis', redis.url, '--', key]), 64, /^dlock: key: /);
@@ -102,7 +145,10 @@ describe('keys are stored literally', () => {
   });
 
   test('property: a valid key round-trips exactly through run, the child env and status --json', async () => {
-    const keyChar = fc.oneof(fc.constantFrom(...'*?[]^!\\\'"`$();|&<>~#%@:/.,=+-_'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+    const keyChar = fc.oneof(
+      fc.constantFrom(...'*?[]^!\\\'"`$();|&<>~#%@:/.,=+-_'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    );
     const validKey = fc
       .string({ unit: keyChar, minLength: 1, maxLength: 30 })
       .filter((k) => Buffer.byteLength(k) <= 256 && !/[\s\p{C}\p{Z}{}]/u.test(k));
@@ -115,9 +161,26 @@ describe('keys are stored literally', () => {
     await fc.assert(
       fc.asyncProperty(validKey, async (key) => {
         const prefix = `p${run++}:`;
-        const result = await dlock(['run', '--redis', redis.url, '--prefix', prefix, '--', key, '--', process.execPath, '-e', child, DLOCK, `${redis.url}`], {
-          env: cleanEnv({ DLOCK_PREFIX: prefix }),
-        });
+        const result = await dlock(
+          [
+            'run',
+            '--redis',
+            redis.url,
+            '--prefix',
+            prefix,
+            '--',
+            key,
+            '--',
+            process.execPath,
+            '-e',
+            child,
+            DLOCK,
+            `${redis.url}`,
+          ],
+          {
+            env: cleanEnv({ DLOCK_PREFIX: prefix }),
+          },
+        );
         expect(result.code, result.stderr).toBe(0);
         const seen = JSON.parse(result.stdout);
         expect(seen.env).toBe(key);
@@ -153,15 +216,19 @@ describe('status without a key: SCAN MATCH with an escaped prefix', () => {
     const prefix = fc.string({ unit: globChar, maxLength: 6 });
     const key = fc.string({ unit: globChar, minLength: 1, maxLength: 4 });
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(prefix, { minLength: 2, maxLength: 4 }), fc.array(key, { minLength: 1, maxLength: 3 }), async (prefixes, keys) => {
-        await admin.flushall();
-        for (const p of prefixes) for (const k of keys) await admin.hset(lockKeys(p, k).lock, 'owner', 'o');
-        for (const p of prefixes) {
-          const [cursor, found] = await admin.scan('0', 'MATCH', lockPattern(p), 'COUNT', 10_000, 'TYPE', 'hash');
-          expect(cursor).toBe('0');
-          expect(found.sort()).toEqual([...new Set(keys)].map((k) => lockKeys(p, k).lock).sort());
-        }
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(prefix, { minLength: 2, maxLength: 4 }),
+        fc.array(key, { minLength: 1, maxLength: 3 }),
+        async (prefixes, keys) => {
+          await admin.flushall();
+          for (const p of prefixes) for (const k of keys) await admin.hset(lockKeys(p, k).lock, 'owner', 'o');
+          for (const p of prefixes) {
+            const [cursor, found] = await admin.scan('0', 'MATCH', lockPattern(p), 'COUNT', 10_000, 'TYPE', 'hash');
+            expect(cursor).toBe('0');
+            expect(found.sort()).toEqual([...new Set(keys)].map((k) => lockKeys(p, k).lock).sort());
+          }
+        },
+      ),
       { numRuns: 200 },
     );
     await admin.flushall();

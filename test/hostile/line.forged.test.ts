@@ -55,7 +55,7 @@ test('a "mode" forged into an exclusive holder\'s hash lets no shared holder in 
   expect((await writer.result).code, writer.stderr()).toBe(0);
 });
 
-test('a release by a token forged into a shared holders\' hash leaves the shared holders\' holds', async () => {
+test("a release by a token forged into a shared holders' hash leaves the shared holders' holds", async () => {
   const reader = hold('s', { redis: redis.url, flags: ['--shared'] });
   await reader.child();
   const forged = 'e'.repeat(32);

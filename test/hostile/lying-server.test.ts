@@ -18,7 +18,9 @@ const CONNECT_TIMEOUT_MS = 1000;
 const SLACK_MS = 2500;
 
 /** Which of dlock's scripts an EVAL carries (by a line only that script has). */
-function scriptOf(lua: string): 'enter' | 'leave' | 'acquire' | 'extend' | 'release' | 'raise-fence' | 'inspect' | 'force-release' {
+function scriptOf(
+  lua: string,
+): 'enter' | 'leave' | 'acquire' | 'extend' | 'release' | 'raise-fence' | 'inspect' | 'force-release' {
   if (lua.includes('local function take()')) return 'enter';
   if (lua.includes("if not redis.call('ZSCORE', Q, ARGV[1]) then return 0 end")) return 'leave';
   if (lua.includes("redis.call('INCR', KEYS[2])")) return 'acquire';
@@ -49,11 +51,22 @@ function scripted(replies: Partial<Record<ReturnType<typeof scriptOf>, Reply>>):
 }
 
 /** Run dlock against a fake and check it failed the SPEC way, in time, without crashing. */
-async function against(script: Script, args: string[], url = (fake: FakeRedis) => fake.url): Promise<{ result: Result; ms: number; fake: FakeRedis; line: string | undefined }> {
+async function against(
+  script: Script,
+  args: string[],
+  url = (fake: FakeRedis) => fake.url,
+): Promise<{ result: Result; ms: number; fake: FakeRedis; line: string | undefined }> {
   const fake = await FakeRedis.start(script);
   try {
     const started = Date.now();
-    const result = await dlock([args[0], '--redis', url(fake), '--connect-timeout', `${CONNECT_TIMEOUT_MS}ms`, ...args.slice(1)]);
+    const result = await dlock([
+      args[0],
+      '--redis',
+      url(fake),
+      '--connect-timeout',
+      `${CONNECT_TIMEOUT_MS}ms`,
+      ...args.slice(1),
+    ]);
     const ms = Date.now() - started;
     expect(result.signal, result.stderr).toBeNull();
     expect(result.stderr).not.toMatch(/RangeError|TypeError|Maximum call stack|Assertion|node:internal|\n\s+at /);
@@ -63,7 +76,12 @@ async function against(script: Script, args: string[], url = (fake: FakeRedis) =
   }
 }
 
-async function expectInstanceFailed(script: Script, args: string[], pattern: RegExp, url?: (fake: FakeRedis) => string): Promise<FakeRedis> {
+async function expectInstanceFailed(
+  script: Script,
+  args: string[],
+  pattern: RegExp,
+  url?: (fake: FakeRedis) => string,
+): Promise<FakeRedis> {
   const { result, ms, fake } = await against(script, args, url);
   expectOneError(result, 69, pattern);
   expect(result.stderr).not.toMatch(/busy|cannot reach/);
@@ -102,7 +120,14 @@ describe('enter (acquire on one instance) replies of the wrong shape: the instan
   });
 
   test('a 100 MB reply is refused after its announced length: dlock closes the connection, most of it is never sent', async () => {
-    const { result, ms, fake } = await against(scripted({ enter: [1, hugeBulk(100 * 1024 * 1024), -1] }), ['run', '-n', '--log-format', 'json', 'k', 'true']);
+    const { result, ms, fake } = await against(scripted({ enter: [1, hugeBulk(100 * 1024 * 1024), -1] }), [
+      'run',
+      '-n',
+      '--log-format',
+      'json',
+      'k',
+      'true',
+    ]);
     expectOneError(result, 69, /larger than 8 MiB/);
     expect(ms).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
     expect(fake.bytesSent).toBeLessThan(50 * 1024 * 1024);
@@ -142,7 +167,19 @@ describe('the other scripts', () => {
   });
 
   test('a holder whose fence field is not a token is only shown (escaped), never used: status says who holds it', async () => {
-    const fake = await FakeRedis.start(scripted({ inspect: [5000, '3', ['owner', 'o', 'fence', '3; rm -rf /\x1b[2J', 'host', 'h', 'pid', '1'], [], [], 0, 1_700_000_000_000] }));
+    const fake = await FakeRedis.start(
+      scripted({
+        inspect: [
+          5000,
+          '3',
+          ['owner', 'o', 'fence', '3; rm -rf /\x1b[2J', 'host', 'h', 'pid', '1'],
+          [],
+          [],
+          0,
+          1_700_000_000_000,
+        ],
+      }),
+    );
     try {
       const result = await dlock(['status', '--redis', fake.url, 'k']);
       expect(result.code, result.stderr).toBe(0);
@@ -180,12 +217,26 @@ describe('--once-per and history replies', () => {
     ['a negative server time', [3, '{}', 5000, -1]],
     ['a 100 MB mark', [3, hugeBulk(100 * 1024 * 1024), 5000, 1_700_000_000_000]],
   ])('enter answered "done" with %s: 69', async (_, reply) => {
-    await expectInstanceFailed(scripted({ enter: reply }), ['run', '-n', '--once-per', '1m', 'k', 'true'], INSTANCE_FAILED);
+    await expectInstanceFailed(
+      scripted({ enter: reply }),
+      ['run', '-n', '--once-per', '1m', 'k', 'true'],
+      INSTANCE_FAILED,
+    );
   });
 
   test('a forged done mark (not JSON, or JSON with escapes) is only shown, escaped: the run is turned away (75), one line', async () => {
-    for (const mark of ['not json', JSON.stringify({ host: 'h\x1b[2J', pid: { x: 1 }, started_ms: 'soon', finished_ms: '1700000000000' })]) {
-      const { result } = await against(scripted({ enter: [3, mark, 60_000, 1_700_000_000_000] }), ['run', '-n', '--once-per', '1m', 'k', 'true']);
+    for (const mark of [
+      'not json',
+      JSON.stringify({ host: 'h\x1b[2J', pid: { x: 1 }, started_ms: 'soon', finished_ms: '1700000000000' }),
+    ]) {
+      const { result } = await against(scripted({ enter: [3, mark, 60_000, 1_700_000_000_000] }), [
+        'run',
+        '-n',
+        '--once-per',
+        '1m',
+        'k',
+        'true',
+      ]);
       expectOneError(result, 75, /^dlock: k is done until 2023-11-14T22:14:20Z \(--once-per 1m\): it last succeeded /);
       expect(result.stderr).not.toContain('\x1b');
     }
@@ -199,11 +250,21 @@ describe('--once-per and history replies', () => {
     ['fields that are numbers', [['1-0', [1, 2]]]],
     ['100 000 nested arrays', nested(100_000)],
   ])('XREVRANGE (history) answered with %s: 69', async (_, reply) => {
-    await expectInstanceFailed((argv) => (argv[0] === 'XREVRANGE' ? reply : undefined), ['history', 'k'], INSTANCE_FAILED);
+    await expectInstanceFailed(
+      (argv) => (argv[0] === 'XREVRANGE' ? reply : undefined),
+      ['history', 'k'],
+      INSTANCE_FAILED,
+    );
   });
 
   test('forged history fields are shown escaped', async () => {
-    const { result } = await against((argv) => (argv[0] === 'XREVRANGE' ? [['1700000000000-0', ['event', 'released', 'host', 'h\x1b[2J', 'exit', '0', 'cmd', 'x\u202ey']]] : undefined), ['history', 'k']);
+    const { result } = await against(
+      (argv) =>
+        argv[0] === 'XREVRANGE'
+          ? [['1700000000000-0', ['event', 'released', 'host', 'h\x1b[2J', 'exit', '0', 'cmd', 'x\u202ey']]]
+          : undefined,
+      ['history', 'k'],
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('h\\x1b[2J');
     expect(result.stdout).toContain('x\\u202ey');
@@ -216,11 +277,22 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     ['100 000 nested arrays', nested(100_000)],
     ['a 100 MB bulk string', hugeBulk(100 * 1024 * 1024)],
   ])('HELLO answered with %s: 69', async (_, reply) => {
-    await expectInstanceFailed((argv) => (argv[0] === 'HELLO' ? reply : undefined), ['run', 'k', 'true'], INSTANCE_FAILED);
+    await expectInstanceFailed(
+      (argv) => (argv[0] === 'HELLO' ? reply : undefined),
+      ['run', 'k', 'true'],
+      INSTANCE_FAILED,
+    );
   });
 
   /** The lock is held by someone else, so dlock waits and subscribes; the subscription lies. */
-  const busyThen = (subscribe: Script): Script => (argv, conn) => (argv[0] === 'EVAL' && scriptOf(argv[1]) === 'enter' ? [0, 1, 60_000] : argv[0] === 'EVAL' ? 0 : subscribe(argv, conn));
+  const busyThen =
+    (subscribe: Script): Script =>
+    (argv, conn) =>
+      argv[0] === 'EVAL' && scriptOf(argv[1]) === 'enter'
+        ? [0, 1, 60_000]
+        : argv[0] === 'EVAL'
+          ? 0
+          : subscribe(argv, conn);
 
   test.each<[string, Script]>([
     ['SUBSCRIBE answered with a string', (argv) => (argv[0] === 'SUBSCRIBE' ? 'x' : undefined)],
@@ -255,7 +327,12 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     ['a node without a host', [[0, 16383, [null, 7000]]]],
     ['100 000 nested arrays', nested(100_000)],
   ])('CLUSTER SLOTS answered with %s: 69', async (_, reply) => {
-    await expectInstanceFailed((argv) => (argv[0] === 'CLUSTER' ? reply : undefined), ['run', 'k', 'true'], /^dlock: redis\+cluster:\/\/\S+: no cluster node answered \(the instance failed: /, (fake) => `redis+cluster://127.0.0.1:${fake.port}`);
+    await expectInstanceFailed(
+      (argv) => (argv[0] === 'CLUSTER' ? reply : undefined),
+      ['run', 'k', 'true'],
+      /^dlock: redis\+cluster:\/\/\S+: no cluster node answered \(the instance failed: /,
+      (fake) => `redis+cluster://127.0.0.1:${fake.port}`,
+    );
   });
 
   test.each<[string, Reply]>([
@@ -266,7 +343,12 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     ['a port out of range', ['127.0.0.1', '99999']],
   ])('SENTINEL get-master-addr-by-name answered with %s: 69', async (_, reply) => {
     await expectInstanceFailed(
-      (argv) => (argv[0] === 'SENTINEL' && argv[1] === 'get-master-addr-by-name' ? reply : argv[0] === 'SENTINEL' ? [] : undefined),
+      (argv) =>
+        argv[0] === 'SENTINEL' && argv[1] === 'get-master-addr-by-name'
+          ? reply
+          : argv[0] === 'SENTINEL'
+            ? []
+            : undefined,
       ['run', 'k', 'true'],
       /^dlock: redis\+sentinel:\/\/\S+: the instance failed: the sentinel answered an address that is not \[host, port\]$/,
       (fake) => `redis+sentinel://127.0.0.1:${fake.port}/mymaster`,
@@ -277,7 +359,11 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     const { result, ms } = await against((argv) => (argv[0] === 'EVAL' ? CLOSE : undefined), ['run', 'k', 'true']);
     // The script may have run before the connection closed: dlock tries to undo it (owner-checked)
     // and, when that fails too, says the lock it may have taken expires by itself.
-    expectOneError(result, 69, /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: connection lost(; could not undo the attempt on redis:\/\/127\.0\.0\.1:\d+: [^;]+ \(a lock it took there expires by itself within 30s\))?$/);
+    expectOneError(
+      result,
+      69,
+      /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: connection lost(; could not undo the attempt on redis:\/\/127\.0\.0\.1:\d+: [^;]+ \(a lock it took there expires by itself within 30s\))?$/,
+    );
     // Retried until --connect-timeout, and the undo as long again: the attempt in flight then may take one more.
     expect(ms).toBeLessThan(3 * CONNECT_TIMEOUT_MS + SLACK_MS);
   });
@@ -286,10 +372,26 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
 describe('status without a key ends within --connect-timeout', () => {
   let cursor = 0;
   test.each<[string, Script, RegExp]>([
-    ['a cursor that never comes back to 0', (argv) => (argv[0] === 'SCAN' ? [String(++cursor), []] : undefined), /SCAN did not finish within --connect-timeout \(1s; a larger one lists more keys\)/],
-    ['a string for the page', (argv) => (argv[0] === 'SCAN' ? 'x' : undefined), /the instance failed: it answered SCAN with "x"/],
-    ['keys that are not strings', (argv) => (argv[0] === 'SCAN' ? ['0', [5, ['x']]] : undefined), /the instance failed: it answered SCAN with an array of 2/],
-    ['a cursor with letters', (argv) => (argv[0] === 'SCAN' ? ['1x', []] : undefined), /the instance failed: it answered SCAN/],
+    [
+      'a cursor that never comes back to 0',
+      (argv) => (argv[0] === 'SCAN' ? [String(++cursor), []] : undefined),
+      /SCAN did not finish within --connect-timeout \(1s; a larger one lists more keys\)/,
+    ],
+    [
+      'a string for the page',
+      (argv) => (argv[0] === 'SCAN' ? 'x' : undefined),
+      /the instance failed: it answered SCAN with "x"/,
+    ],
+    [
+      'keys that are not strings',
+      (argv) => (argv[0] === 'SCAN' ? ['0', [5, ['x']]] : undefined),
+      /the instance failed: it answered SCAN with an array of 2/,
+    ],
+    [
+      'a cursor with letters',
+      (argv) => (argv[0] === 'SCAN' ? ['1x', []] : undefined),
+      /the instance failed: it answered SCAN/,
+    ],
   ])('%s: 69', async (_, script, pattern) => {
     const { result, ms, fake } = await against(script, ['status']);
     expectOneError(result, 69, pattern);
@@ -310,7 +412,21 @@ describe('Redlock: two honest instances and a liar', () => {
   async function runWithLiar(key: string, liar: Script): Promise<{ result: Result; fake: FakeRedis }> {
     const fake = await FakeRedis.start(liar);
     try {
-      const result = await dlock(['run', '--redis', servers[0].url, '--redis', servers[1].url, '--redis', fake.url, '--connect-timeout', '1s', key, 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"']);
+      const result = await dlock([
+        'run',
+        '--redis',
+        servers[0].url,
+        '--redis',
+        servers[1].url,
+        '--redis',
+        fake.url,
+        '--connect-timeout',
+        '1s',
+        key,
+        'sh',
+        '-c',
+        'printf %s "$DLOCK_FENCING_TOKEN"',
+      ]);
       return { result, fake };
     } finally {
       await fake.close();
@@ -321,18 +437,24 @@ describe('Redlock: two honest instances and a liar', () => {
     ['a fence past 2^63-1', [1, '99999999999999999999999']],
     ['a fence with letters', [1, '7e99']],
     ['nested arrays', nested(100_000)],
-  ])('a liar answering acquire with %s does not spread: the token and the honest counters stay theirs', async (_, reply) => {
-    const key = `liar-fence-${Math.random().toString(36).slice(2)}`;
-    const { result } = await runWithLiar(key, scripted({ acquire: reply }));
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe('1');
-    for (const server of servers) expect(await server.client().get(`dlock:{${key}}:fence`)).toBe('1');
-    expect(result.stderr).not.toMatch(/RangeError|TypeError|\n\s+at /);
-  });
+  ])(
+    'a liar answering acquire with %s does not spread: the token and the honest counters stay theirs',
+    async (_, reply) => {
+      const key = `liar-fence-${Math.random().toString(36).slice(2)}`;
+      const { result } = await runWithLiar(key, scripted({ acquire: reply }));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe('1');
+      for (const server of servers) expect(await server.client().get(`dlock:{${key}}:fence`)).toBe('1');
+      expect(result.stderr).not.toMatch(/RangeError|TypeError|\n\s+at /);
+    },
+  );
 
   test('a liar answering raise-fence and release with garbage (nested arrays) is one failed instance: the run succeeds', async () => {
     const key = `liar-raise-${Math.random().toString(36).slice(2)}`;
-    const { result, fake } = await runWithLiar(key, scripted({ acquire: [1, '1'], 'raise-fence': nested(100_000), release: nested(100_000) }));
+    const { result, fake } = await runWithLiar(
+      key,
+      scripted({ acquire: [1, '1'], 'raise-fence': nested(100_000), release: nested(100_000) }),
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('1');
     expect(fake.names()).toContain('EVAL');
@@ -346,8 +468,16 @@ describe('--tls-ca that is not a small regular file: 64, naming the option, at o
 
   test.each<[string, () => string, RegExp]>([
     ['/dev/zero', () => '/dev/zero', /not a regular file/],
-    ['a FIFO nobody writes to', () => (execFileSync('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')), /not a regular file/],
-    ['a 2 MiB file', () => (writeFileSync(join(dir, 'big.pem'), Buffer.alloc(2 * 1024 * 1024, 'A')), join(dir, 'big.pem')), /larger than 1 MiB/],
+    [
+      'a FIFO nobody writes to',
+      () => (execFileSync('mkfifo', [join(dir, 'fifo')]), join(dir, 'fifo')),
+      /not a regular file/,
+    ],
+    [
+      'a 2 MiB file',
+      () => (writeFileSync(join(dir, 'big.pem'), Buffer.alloc(2 * 1024 * 1024, 'A')), join(dir, 'big.pem')),
+      /larger than 1 MiB/,
+    ],
   ])('%s', async (_, path, pattern) => {
     const started = Date.now();
     const result = await dlock(['run', '--redis', 'rediss://127.0.0.1:1', '--tls-ca', path(), 'k', 'true']);

@@ -34,7 +34,9 @@ function expectNoSecret(text: string, ...more: string[]): void {
 describe('DEBUG set for other tools', () => {
   test.for(['ioredis:*', '*'])('DEBUG=%s prints neither the password nor the owner token', async (debug) => {
     const dir = tempDir();
-    const running = spawnDlock(['run', '--redis', url, '-v', 'dbg', '--', HOLD, dir], { env: cleanEnv({ DEBUG: debug, DEBUG_COLORS: 'no' }) });
+    const running = spawnDlock(['run', '--redis', url, '-v', 'dbg', '--', HOLD, dir], {
+      env: cleanEnv({ DEBUG: debug, DEBUG_COLORS: 'no' }),
+    });
     const { DLOCK_TOKEN } = await childEnv(dir);
     expect(DLOCK_TOKEN).toMatch(/^[0-9a-f]{32}$/);
     writeFileSync(join(dir, 'stop'), '');
@@ -61,7 +63,18 @@ describe('the password in the command line', () => {
 
   test('the stored cmd masks a %-encoded password in a URL and a password given as its own argument', async () => {
     const dir = tempDir();
-    const running = spawnDlock(['run', '--redis', url, 'meta', '--', HOLD, dir, `redis://user:${encodeURIComponent(PASSWORD + "@/")}@db.example:6379/0`, PASSWORD, 'banana']);
+    const running = spawnDlock([
+      'run',
+      '--redis',
+      url,
+      'meta',
+      '--',
+      HOLD,
+      dir,
+      `redis://user:${encodeURIComponent(PASSWORD + '@/')}@db.example:6379/0`,
+      PASSWORD,
+      'banana',
+    ]);
     await childPid(dir);
     const cmd = await admin.hget('dlock:{meta}', 'cmd');
     expect(cmd).toBe(`${HOLD} ${dir} redis://user:***@db.example:6379/0 *** banana`);
@@ -74,7 +87,18 @@ describe('the password in the command line', () => {
     const reader = new Redis({ port: plain.port });
     try {
       const dir = tempDir();
-      const running = spawnDlock(['run', '--redis', `redis://:a@127.0.0.1:${plain.port}`, 'one', '--', HOLD, dir, 'banana', 'a', '--pw=a']);
+      const running = spawnDlock([
+        'run',
+        '--redis',
+        `redis://:a@127.0.0.1:${plain.port}`,
+        'one',
+        '--',
+        HOLD,
+        dir,
+        'banana',
+        'a',
+        '--pw=a',
+      ]);
       await childPid(dir);
       expect(await reader.hget('dlock:{one}', 'cmd')).toBe(`${HOLD} ${dir} banana *** --pw=***`);
       writeFileSync(join(dir, 'stop'), '');
@@ -89,13 +113,18 @@ describe('the password in the command line', () => {
 describe('DLOCK_REDIS_URL', () => {
   test('a comma inside a password never shows a piece of it, reachable or not', async () => {
     const [closed, closed2] = [await freePort(), await freePort()];
-    for (const list of [`redis://:${PASSWORD}@127.0.0.1:${closed}`, `redis://:${PASSWORD}@127.0.0.1:${closed},redis://127.0.0.1:${closed2}`]) {
+    for (const list of [
+      `redis://:${PASSWORD}@127.0.0.1:${closed}`,
+      `redis://:${PASSWORD}@127.0.0.1:${closed},redis://127.0.0.1:${closed2}`,
+    ]) {
       const result = await dlock(['run', 'comma', '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_URL: list }) });
       expect(result.code).toBe(69);
       expect(result.stderr).toMatch(/^dlock: [^\n]*\n$/);
       expectNoSecret(result.stderr + result.stdout);
     }
-    const ok = await dlock(['run', 'comma', '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${server.port}` }) });
+    const ok = await dlock(['run', 'comma', '--', 'true'], {
+      env: cleanEnv({ DLOCK_REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${server.port}` }),
+    });
     expect(ok.code).toBe(0);
   });
 });

@@ -30,10 +30,16 @@ const port = (server: Server) => (server.address() as { port: number }).port;
 
 beforeAll(async () => {
   pki = makePki();
-  [master, secured, tls] = await Promise.all([RedisServer.start(), RedisServer.start({ args: ['--requirepass', PASSWORD] }), TlsRedis.start(pki, { cert: pki.serverCert, key: pki.serverKey })]);
+  [master, secured, tls] = await Promise.all([
+    RedisServer.start(),
+    RedisServer.start({ args: ['--requirepass', PASSWORD] }),
+    TlsRedis.start(pki, { cert: pki.serverCert, key: pki.serverKey }),
+  ]);
   replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
   fakes.http = await listen(createHttpServer((_req, res) => res.end('hello')) as unknown as Server);
-  fakes.http400 = await listen(createServer((s) => s.once('data', () => s.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'))));
+  fakes.http400 = await listen(
+    createServer((s) => s.once('data', () => s.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'))),
+  );
   fakes.banner = await listen(createServer((s) => (s.write('SSH-2.0-OpenSSH_9.6\r\n'), s.on('data', () => {}))));
   fakes.garbage = await listen(createServer((s) => s.once('data', () => s.write(Buffer.from([0, 0xff, 0x13, 0x0a])))));
   fakes.silence = await listen(createServer((s) => s.on('data', () => {})));
@@ -61,14 +67,46 @@ async function timed(args: string[]) {
 
 describe('the wrong server: one line, 69, at once (well inside --connect-timeout 4s)', () => {
   const scenarios: [string, () => string, RegExp][] = [
-    ['a replica', () => replica.url, /^dlock: redis:\/\/127\.0\.0\.1:\d+: a read-only replica: give the master's URL, or redis\+sentinel:\/\//],
-    ['an HTTP server (node:http)', () => `redis://127.0.0.1:${port(fakes.http)}`, /^dlock: redis:\/\/127\.0\.0\.1:\d+: not a Redis server: it answered HTTP \(check the host and port\)$/],
-    ['a listener answering HTTP/1.1 400', () => `redis://127.0.0.1:${port(fakes.http400)}`, /: not a Redis server: it answered HTTP/],
-    ['an SSH-like banner', () => `redis://127.0.0.1:${port(fakes.banner)}`, /: not a Redis server: it answered "SSH-2\.0-OpenSSH_9\.6"/],
-    ['garbage bytes', () => `redis://127.0.0.1:${port(fakes.garbage)}`, /: not a Redis server: it answered "\\x00\\xff\\x13"/],
-    ['a TLS port given as redis://', () => `redis://127.0.0.1:${tls.port}`, /^dlock: redis:\/\/127\.0\.0\.1:\d+: a TLS port: use rediss:\/\//],
-    ['redis+sentinel:// at a plain Redis', () => `redis+sentinel://127.0.0.1:${master.port}/mymaster`, /^dlock: redis\+sentinel:\/\/127\.0\.0\.1:\d+\/mymaster: a Redis server answered, not a sentinel/],
-    ['no password for a requirepass server', () => secured.url, /^dlock: redis:\/\/127\.0\.0\.1:\d+: the server needs a password: put it in the URL .* or in DLOCK_REDIS_PASSWORD$/],
+    [
+      'a replica',
+      () => replica.url,
+      /^dlock: redis:\/\/127\.0\.0\.1:\d+: a read-only replica: give the master's URL, or redis\+sentinel:\/\//,
+    ],
+    [
+      'an HTTP server (node:http)',
+      () => `redis://127.0.0.1:${port(fakes.http)}`,
+      /^dlock: redis:\/\/127\.0\.0\.1:\d+: not a Redis server: it answered HTTP \(check the host and port\)$/,
+    ],
+    [
+      'a listener answering HTTP/1.1 400',
+      () => `redis://127.0.0.1:${port(fakes.http400)}`,
+      /: not a Redis server: it answered HTTP/,
+    ],
+    [
+      'an SSH-like banner',
+      () => `redis://127.0.0.1:${port(fakes.banner)}`,
+      /: not a Redis server: it answered "SSH-2\.0-OpenSSH_9\.6"/,
+    ],
+    [
+      'garbage bytes',
+      () => `redis://127.0.0.1:${port(fakes.garbage)}`,
+      /: not a Redis server: it answered "\\x00\\xff\\x13"/,
+    ],
+    [
+      'a TLS port given as redis://',
+      () => `redis://127.0.0.1:${tls.port}`,
+      /^dlock: redis:\/\/127\.0\.0\.1:\d+: a TLS port: use rediss:\/\//,
+    ],
+    [
+      'redis+sentinel:// at a plain Redis',
+      () => `redis+sentinel://127.0.0.1:${master.port}/mymaster`,
+      /^dlock: redis\+sentinel:\/\/127\.0\.0\.1:\d+\/mymaster: a Redis server answered, not a sentinel/,
+    ],
+    [
+      'no password for a requirepass server',
+      () => secured.url,
+      /^dlock: redis:\/\/127\.0\.0\.1:\d+: the server needs a password: put it in the URL .* or in DLOCK_REDIS_PASSWORD$/,
+    ],
   ];
   for (const [command, args] of COMMANDS) {
     test.concurrent.for(scenarios)(`${command}: %s`, async ([, url, pattern], { expect }) => {
@@ -98,8 +136,16 @@ describe('the wrong server: one line, 69, at once (well inside --connect-timeout
 
 describe('silence and TLS to a plain port: 69 when --connect-timeout runs out, saying so', () => {
   test.concurrent.for<[string, () => string[], RegExp]>([
-    ['a listener that never answers', () => ['run', '--redis', `redis://127.0.0.1:${port(fakes.silence)}`], /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: timed out after 1500ms waiting for an answer \(a hung Redis, or not a Redis port\?\)$/],
-    ['rediss:// to a plain port', () => ['run', '--redis', `rediss://127.0.0.1:${master.port}`, '--tls-ca', pki.ca], /^dlock: cannot reach rediss:\/\/127\.0\.0\.1:\d+: timed out after 1500ms in the TLS handshake \(is this a plain-text port\? use redis:\/\/\)$/],
+    [
+      'a listener that never answers',
+      () => ['run', '--redis', `redis://127.0.0.1:${port(fakes.silence)}`],
+      /^dlock: cannot reach redis:\/\/127\.0\.0\.1:\d+: timed out after 1500ms waiting for an answer \(a hung Redis, or not a Redis port\?\)$/,
+    ],
+    [
+      'rediss:// to a plain port',
+      () => ['run', '--redis', `rediss://127.0.0.1:${master.port}`, '--tls-ca', pki.ca],
+      /^dlock: cannot reach rediss:\/\/127\.0\.0\.1:\d+: timed out after 1500ms in the TLS handshake \(is this a plain-text port\? use redis:\/\/\)$/,
+    ],
   ])('%s', async ([, args, pattern], { expect }) => {
     const { result, elapsed } = await timed([...args(), '--connect-timeout', '1500ms', 'k', '--', 'true']);
     expectOneError(result, 69, pattern);
@@ -120,9 +166,24 @@ describe('a database the server does not have: 64, naming the database and never
 
 describe('a lock key that holds a value dlock did not write: 69 naming the key and its type, never "cannot reach"', () => {
   test.for<[string, string, (key: string) => Promise<unknown>, RegExp]>([
-    ['a string in the lock key', 'foreign-string', (key) => master.client().set(`dlock:{${key}}`, 'hello'), /the key dlock:\{foreign-string\} holds a string, not a lock dlock wrote \(a hash\): delete it if nothing needs it, or use another key or --prefix$/],
-    ['a list in the lock key', 'foreign-list', (key) => master.client().rpush(`dlock:{${key}}`, 'a'), /the key dlock:\{foreign-list\} holds a list, not a lock dlock wrote/],
-    ['a word in the fence counter', 'foreign-fence', (key) => master.client().set(`dlock:{${key}}:fence`, 'abc'), /the key dlock:\{foreign-fence\}:fence holds a value that is not an integer, not dlock's fencing counter: set it to an integer above every token handed out, or use another --prefix$/],
+    [
+      'a string in the lock key',
+      'foreign-string',
+      (key) => master.client().set(`dlock:{${key}}`, 'hello'),
+      /the key dlock:\{foreign-string\} holds a string, not a lock dlock wrote \(a hash\): delete it if nothing needs it, or use another key or --prefix$/,
+    ],
+    [
+      'a list in the lock key',
+      'foreign-list',
+      (key) => master.client().rpush(`dlock:{${key}}`, 'a'),
+      /the key dlock:\{foreign-list\} holds a list, not a lock dlock wrote/,
+    ],
+    [
+      'a word in the fence counter',
+      'foreign-fence',
+      (key) => master.client().set(`dlock:{${key}}:fence`, 'abc'),
+      /the key dlock:\{foreign-fence\}:fence holds a value that is not an integer, not dlock's fencing counter: set it to an integer above every token handed out, or use another --prefix$/,
+    ],
   ])('%s', async ([, key, plant, pattern]) => {
     await plant(key);
     const admin = master.client();

@@ -21,7 +21,9 @@ const BARE_ENV = { PATH: '/usr/bin:/bin' };
 let redis: RedisServer;
 beforeAll(async () => {
   const started = performance.now();
-  const build = await exec(process.execPath, [join(ROOT, 'scripts/build-binary.mjs'), '--out', binary], { env: process.env });
+  const build = await exec(process.execPath, [join(ROOT, 'scripts/build-binary.mjs'), '--out', binary], {
+    env: process.env,
+  });
   if (build.code !== 0) throw new Error(`build-binary failed: ${build.stderr}`);
   console.log(`built ${binary} in ${((performance.now() - started) / 1000).toFixed(1)}s`);
   redis = await RedisServer.start();
@@ -35,7 +37,12 @@ function exec(file: string, args: string[], options: { env?: NodeJS.ProcessEnv }
   return new Promise((resolve) => {
     execFile(file, args, { cwd: tmpdir(), env: options.env ?? BARE_ENV, encoding: 'utf8' }, (error, stdout, stderr) => {
       const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-      resolve({ code: typeof failure?.code === 'number' ? failure.code : 0, signal: failure?.signal ?? null, stdout, stderr });
+      resolve({
+        code: typeof failure?.code === 'number' ? failure.code : 0,
+        signal: failure?.signal ?? null,
+        stdout,
+        stderr,
+      });
     });
   });
 }
@@ -43,7 +50,9 @@ const standalone = (args: string[], env?: NodeJS.ProcessEnv) => exec(binary, arg
 
 test('comes with its checksum file, checked as the README install recipe does', async () => {
   const check = await new Promise<Result>((resolve) => {
-    execFile('sha256sum', ['-c', 'dlock-linux-x64.sha256'], { cwd: work, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ code: error ? 1 : 0, signal: null, stdout, stderr }));
+    execFile('sha256sum', ['-c', 'dlock-linux-x64.sha256'], { cwd: work, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ code: error ? 1 : 0, signal: null, stdout, stderr }),
+    );
   });
   expect(check).toMatchObject({ code: 0, stdout: 'dlock-linux-x64: OK\n' });
 });
@@ -53,17 +62,44 @@ test('starts with an empty environment and prints the version, no warnings', asy
 });
 
 test('runs a real lock: exit code passes through, the child gets its fencing token', async () => {
-  const result = await standalone(['run', '--redis', redis.url, 'binary-lock', '--', 'sh', '-c', 'echo "$DLOCK_KEY $DLOCK_FENCING_TOKEN"; exit 7']);
+  const result = await standalone([
+    'run',
+    '--redis',
+    redis.url,
+    'binary-lock',
+    '--',
+    'sh',
+    '-c',
+    'echo "$DLOCK_KEY $DLOCK_FENCING_TOKEN"; exit 7',
+  ]);
   expect(result).toEqual({ code: 7, signal: null, stdout: 'binary-lock 1\n', stderr: '' });
   expect(await redis.client().exists('dlock:{binary-lock}')).toBe(0);
 });
 
 test('status, run and the JSON log load their lazily imported modules', async () => {
   // The child asks who holds the lock it runs under: held, so status exits 0 and dlock passes it on.
-  const result = await standalone(['run', '-v', '--log-format', 'json', '--redis', redis.url, 'binary-status', '--', binary, 'status', '--json', '--redis', redis.url, 'binary-status']);
+  const result = await standalone([
+    'run',
+    '-v',
+    '--log-format',
+    'json',
+    '--redis',
+    redis.url,
+    'binary-status',
+    '--',
+    binary,
+    'status',
+    '--json',
+    '--redis',
+    redis.url,
+    'binary-status',
+  ]);
   expect(result.code).toBe(0);
   expect(JSON.parse(result.stdout)).toMatchObject({ key: 'binary-status', held: true });
-  const events = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as { event: string });
+  const events = result.stderr
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { event: string });
   expect(events.map((e) => e.event)).toEqual(['acquired', 'released']);
   expect(await standalone(['status', '--redis', redis.url, 'binary-status'])).toMatchObject({ code: 1, stderr: '' });
 });
@@ -73,9 +109,14 @@ test('reads no .env or bunfig.toml from the directory it starts in (dlock is con
   writeFileSync(join(dir, '.env'), 'DLOCK_TEST_FROM_DOTENV=leaked\nDLOCK_REDIS_URL=redis://127.0.0.1:1\n');
   writeFileSync(join(dir, 'bunfig.toml'), 'preload = ["./nope.js"]\n');
   const result = await new Promise<Result>((resolve) => {
-    execFile(binary, ['run', '--redis', redis.url, 'binary-dotenv', '--', 'sh', '-c', 'echo "${DLOCK_TEST_FROM_DOTENV-unset}"'], { cwd: dir, env: BARE_ENV, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, signal: null, stdout, stderr });
-    });
+    execFile(
+      binary,
+      ['run', '--redis', redis.url, 'binary-dotenv', '--', 'sh', '-c', 'echo "${DLOCK_TEST_FROM_DOTENV-unset}"'],
+      { cwd: dir, env: BARE_ENV, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, signal: null, stdout, stderr });
+      },
+    );
   });
   expect(result).toEqual({ code: 0, signal: null, stdout: 'unset\n', stderr: '' });
 });

@@ -41,7 +41,9 @@ let run: { code: number | null; output: string };
 beforeAll(async () => {
   const out = join(dir, 'results.json');
   run = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUNNER, '--smoke', '--seed', SEED, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RUNNER, '--smoke', '--seed', SEED, '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -117,7 +119,10 @@ describe('chaos smoke run', () => {
     expect(stall.promises).toEqual({ tokens: true, expiry: false });
     expect(stall.metrics.stalls_reported).toBeGreaterThan(0);
     expect(stall.metrics.unreported_overruns).toBe(0);
-    expect(stall.checks.find((c) => c.property === 'unreported_overruns')).toMatchObject({ promised: true, pass: true });
+    expect(stall.checks.find((c) => c.property === 'unreported_overruns')).toMatchObject({
+      promised: true,
+      pass: true,
+    });
   });
 
   test('what the SPEC does not promise is reported, not hidden: FLUSHALL and a restart without persistence roll the counter back', () => {
@@ -140,7 +145,9 @@ describe('chaos smoke run', () => {
         expect(fault.promoted, `${name}: ${JSON.stringify(fault)}`).toEqual(expect.any(Number));
         expect(fault.first_section_after_failover_ms, `${name}: ${JSON.stringify(fault)}`).toEqual(expect.any(Number));
       }
-      console.log(`${name}: token regressions ${k.metrics.token_regressions}, stale accepted ${k.metrics.stale_accepted}, overlaps ${k.metrics.overlaps}`);
+      console.log(
+        `${name}: token regressions ${k.metrics.token_regressions}, stale accepted ${k.metrics.stale_accepted}, overlaps ${k.metrics.overlaps}`,
+      );
     }
   });
 });

@@ -23,16 +23,29 @@ const USER_ENV = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: wor
 
 function exec(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: options.cwd ?? work, env: options.env ?? USER_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-      resolve({ code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0, signal: failure?.signal ?? null, stdout, stderr });
-    });
+    execFile(
+      file,
+      args,
+      { cwd: options.cwd ?? work, env: options.env ?? USER_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
+        resolve({
+          code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0,
+          signal: failure?.signal ?? null,
+          stdout,
+          stderr,
+        });
+      },
+    );
   });
 }
 
 /** npm with the caller's environment (its cache), never the network. */
 async function npm(args: string[]): Promise<string> {
-  const result = await exec('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: ROOT, env: process.env });
+  const result = await exec('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: ROOT,
+    env: process.env,
+  });
   if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed: ${result.stderr}`);
   return result.stdout;
 }
@@ -41,7 +54,9 @@ let redis: RedisServer;
 let files: string[];
 beforeAll(async () => {
   // --ignore-scripts: use dist/ as `npm test` built it rather than rebuild it under running tests.
-  const [packed] = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work])) as [{ filename: string; files: { path: string }[] }];
+  const [packed] = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work])) as [
+    { filename: string; files: { path: string }[] },
+  ];
   files = packed.files.map((file) => file.path).sort();
   const started = performance.now();
   await npm(['install', '--global', '--prefix', prefix, '--ignore-scripts', join(work, packed.filename)]);
@@ -79,18 +94,37 @@ test('the package holds only what users need, and every docs page the README lin
 });
 
 test('the installed dlock prints its version, from any directory, without warnings', async () => {
-  expect(await exec(installed, ['--version'], { cwd: tmpdir() })).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: '' });
+  expect(await exec(installed, ['--version'], { cwd: tmpdir() })).toEqual({
+    code: 0,
+    signal: null,
+    stdout: `${version}\n`,
+    stderr: '',
+  });
 });
 
 test('the installed dlock runs a real lock', async () => {
-  const result = await exec(installed, ['run', '--redis', redis.url, 'packed', '--', 'sh', '-c', 'echo "fence $DLOCK_FENCING_TOKEN"; exit 3']);
+  const result = await exec(installed, [
+    'run',
+    '--redis',
+    redis.url,
+    'packed',
+    '--',
+    'sh',
+    '-c',
+    'echo "fence $DLOCK_FENCING_TOKEN"; exit 3',
+  ]);
   expect(result).toEqual({ code: 3, signal: null, stdout: 'fence 1\n', stderr: '' });
   expect(await redis.client().exists('dlock:{packed}')).toBe(0);
 });
 
 test('the installed dlock (a symlink to the sh prologue of bin/dlock) passes descriptor 3 to the command', async () => {
   const script = `"$0" run --redis ${redis.url} packed-fd -- sh -c 'echo x >&3' 3>&1`;
-  expect(await exec('/bin/sh', ['-c', script, installed])).toEqual({ code: 0, signal: null, stdout: 'x\n', stderr: '' });
+  expect(await exec('/bin/sh', ['-c', script, installed])).toEqual({
+    code: 0,
+    signal: null,
+    stdout: 'x\n',
+    stderr: '',
+  });
 });
 
 test('the installed package brings its completions and man page', async () => {
@@ -108,7 +142,10 @@ test('the runtime dependencies are bundled: dist/dlock.cjs needs no node_modules
   const copy = join(isolated, 'dlock.cjs');
   await exec('cp', [bundle, copy]);
   expect(readdirSync(isolated)).toEqual(['dlock.cjs']);
-  expect(await exec(process.execPath, [copy, 'status', '--redis', redis.url, 'packed'])).toMatchObject({ code: 1, stderr: '' });
+  expect(await exec(process.execPath, [copy, 'status', '--redis', redis.url, 'packed'])).toMatchObject({
+    code: 1,
+    stderr: '',
+  });
 });
 
 test('man/dlock.1 is up to date with --help (`npm run build:man` regenerates it)', async () => {

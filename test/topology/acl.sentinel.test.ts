@@ -6,7 +6,28 @@ import { dlock } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
 import { SentinelTopology } from '../helpers/topology.js';
 
-const GRANTS = ['~dlock:*', '&dlock:*', '+evalsha', '+eval', '+scan', '+subscribe', '+hget', '+hset', '+hgetall', '+exists', '+pttl', '+pexpire', '+incr', '+get', '+set', '+del', '+publish', '+wait', '+select', '+ping'];
+const GRANTS = [
+  '~dlock:*',
+  '&dlock:*',
+  '+evalsha',
+  '+eval',
+  '+scan',
+  '+subscribe',
+  '+hget',
+  '+hset',
+  '+hgetall',
+  '+exists',
+  '+pttl',
+  '+pexpire',
+  '+incr',
+  '+get',
+  '+set',
+  '+del',
+  '+publish',
+  '+wait',
+  '+select',
+  '+ping',
+];
 
 let topology: SentinelTopology;
 

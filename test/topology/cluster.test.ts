@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { parseRedisUrl } from '../../src/redis/url.js';
-import { childEnv, CRITICAL, events, hold, killLeftovers, onlyEvent, removeTempDirs, spawnDlock, tempDir } from '../fixtures/observe.js';
+import {
+  childEnv,
+  CRITICAL,
+  events,
+  hold,
+  killLeftovers,
+  onlyEvent,
+  removeTempDirs,
+  spawnDlock,
+  tempDir,
+} from '../fixtures/observe.js';
 import { cleanEnv, dlock as runDlock, type Result } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
 import { freePort, RedisServer } from '../../support/redis-server.mjs';
@@ -19,7 +29,8 @@ import { ClusterTopology } from '../helpers/topology.js';
 const PASSWORD = 'Clu5ter-pw-Wd';
 
 function expectNoPassword(result: Result): Result {
-  for (const secret of [PASSWORD, encodeURIComponent(PASSWORD)]) expect(result.stdout + result.stderr).not.toContain(secret);
+  for (const secret of [PASSWORD, encodeURIComponent(PASSWORD)])
+    expect(result.stdout + result.stderr).not.toContain(secret);
   return result;
 }
 
@@ -31,7 +42,17 @@ async function dlock(args: string[], options: { env?: NodeJS.ProcessEnv } = {}):
 describe('redis+cluster:// URLs (no server)', () => {
   test('seed nodes, user and password; the label hides the password', () => {
     const target = parseRedisUrl('redis+cluster://app:s3cret@n1:7000,n2,[::1]:7002', '--redis');
-    expect(target).toMatchObject({ kind: 'cluster', username: 'app', password: 's3cret', db: 0, nodes: [{ host: 'n1', port: 7000 }, { host: 'n2', port: 6379 }, { host: '::1', port: 7002 }] });
+    expect(target).toMatchObject({
+      kind: 'cluster',
+      username: 'app',
+      password: 's3cret',
+      db: 0,
+      nodes: [
+        { host: 'n1', port: 7000 },
+        { host: 'n2', port: 6379 },
+        { host: '::1', port: 7002 },
+      ],
+    });
     expect(target.label).toBe('redis+cluster://app:***@n1:7000,n2:6379,[::1]:7002');
     expect(parseRedisUrl('redis+cluster://n1:7000/', '--redis').nodes).toHaveLength(1);
   });
@@ -85,7 +106,22 @@ describe('a 3-master cluster with a password', () => {
 
   test('mutual exclusion and increasing fences on keys served by each master', async () => {
     const dir = tempDir();
-    const runs = keys.flatMap((key) => Array.from({ length: 6 }, () => dlock(['run', '--redis', url, '-t', '5s', key, '--', CRITICAL, join(dir, `${key}.count`), join(dir, `${key}.log`)])));
+    const runs = keys.flatMap((key) =>
+      Array.from({ length: 6 }, () =>
+        dlock([
+          'run',
+          '--redis',
+          url,
+          '-t',
+          '5s',
+          key,
+          '--',
+          CRITICAL,
+          join(dir, `${key}.count`),
+          join(dir, `${key}.log`),
+        ]),
+      ),
+    );
     const results = await Promise.all(runs);
     expect(results.map((r) => r.code)).toEqual(Array(runs.length).fill(0));
     for (const [i, key] of keys.entries()) {
@@ -100,7 +136,14 @@ describe('a 3-master cluster with a password', () => {
         expect(sections[n][2]).toBeGreaterThan(sections[n - 1][2]);
       }
       // The lock's keys live on the master serving its slot, and nowhere else.
-      const counters = await Promise.all(cluster.primaries.map((p) => cluster.client(p).get(`dlock:{${key}}:fence`).catch(() => null)));
+      const counters = await Promise.all(
+        cluster.primaries.map((p) =>
+          cluster
+            .client(p)
+            .get(`dlock:{${key}}:fence`)
+            .catch(() => null),
+        ),
+      );
       expect(counters).toEqual(cluster.primaries.map((_, n) => (n === i ? '6' : null)));
     }
   });
@@ -117,7 +160,11 @@ describe('a 3-master cluster with a password', () => {
     for (const [i, key] of keys.entries()) {
       const status = await dlock(['status', '--redis', url, '--json', key]);
       expect(status.code, status.stderr).toBe(0);
-      expect(JSON.parse(status.stdout)).toMatchObject({ key, held: true, holder: { fence: (await childEnv(dirs[i])).DLOCK_FENCING_TOKEN } });
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        key,
+        held: true,
+        holder: { fence: (await childEnv(dirs[i])).DLOCK_FENCING_TOKEN },
+      });
       const released = await dlock(['release', '--force', '--now', '--redis', url, key]);
       expect(released.code, released.stderr).toBe(0);
       expect(released.stdout).toMatch(new RegExp(`^${key}: released the lock held by`));
@@ -206,12 +253,39 @@ describe('a 3-master cluster with a password', () => {
   test('--sync-replicas WAITs on the master serving the lock: with a replica it passes, without one it is 69', async () => {
     // keys[0] is served by the master with a replica, keys[1] and keys[2] by masters without.
     for (let round = 0; round < 2; round++) {
-      const ok = await dlock(['run', '--redis', url, '--sync-replicas', '1', '--connect-timeout', '300ms', keys[0], '--', 'true']);
+      const ok = await dlock([
+        'run',
+        '--redis',
+        url,
+        '--sync-replicas',
+        '1',
+        '--connect-timeout',
+        '300ms',
+        keys[0],
+        '--',
+        'true',
+      ]);
       expect(ok.code, ok.stderr).toBe(0);
       for (const key of keys.slice(1)) {
         const dir = tempDir();
-        const short = await dlock(['run', '--redis', url, '--sync-replicas', '1', '--connect-timeout', '300ms', key, '--', 'touch', join(dir, 'ran')]);
-        expectOneError(short, 69, /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 300ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/);
+        const short = await dlock([
+          'run',
+          '--redis',
+          url,
+          '--sync-replicas',
+          '1',
+          '--connect-timeout',
+          '300ms',
+          key,
+          '--',
+          'touch',
+          join(dir, 'ran'),
+        ]);
+        expectOneError(
+          short,
+          69,
+          /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 300ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/,
+        );
         expect(existsSync(join(dir, 'ran'))).toBe(false);
         expect(await cluster.client(await cluster.primaryOf(`dlock:{${key}}`)).exists(`dlock:{${key}}`)).toBe(0);
       }
@@ -220,26 +294,69 @@ describe('a 3-master cluster with a password', () => {
 
   test('unreachable seeds, a server that is not a cluster node, a wrong password: 69 within --connect-timeout', async () => {
     const closed = [await freePort(), await freePort()];
-    const none = await dlock(['run', '--redis', `redis+cluster://127.0.0.1:${closed[0]},127.0.0.1:${closed[1]}`, '--connect-timeout', '1s', 'k', '--', 'true']);
-    expectOneError(none, 69, /^dlock: cannot reach redis\+cluster:\/\/127\.0\.0\.1:\d+,127\.0\.0\.1:\d+: no cluster node answered$/);
+    const none = await dlock([
+      'run',
+      '--redis',
+      `redis+cluster://127.0.0.1:${closed[0]},127.0.0.1:${closed[1]}`,
+      '--connect-timeout',
+      '1s',
+      'k',
+      '--',
+      'true',
+    ]);
+    expectOneError(
+      none,
+      69,
+      /^dlock: cannot reach redis\+cluster:\/\/127\.0\.0\.1:\d+,127\.0\.0\.1:\d+: no cluster node answered$/,
+    );
 
     const plain = await RedisServer.start();
     try {
-      const result = await dlock(['run', '--redis', `redis+cluster://127.0.0.1:${plain.port}`, '--connect-timeout', '1s', 'k', '--', 'true']);
-      expectOneError(result, 69, /not a cluster node \(cluster support disabled; use redis:\/\/ for a single server\)$/);
+      const result = await dlock([
+        'run',
+        '--redis',
+        `redis+cluster://127.0.0.1:${plain.port}`,
+        '--connect-timeout',
+        '1s',
+        'k',
+        '--',
+        'true',
+      ]);
+      expectOneError(
+        result,
+        69,
+        /not a cluster node \(cluster support disabled; use redis:\/\/ for a single server\)$/,
+      );
     } finally {
       await plain.close();
     }
 
-    const wrong = await dlock(['run', '--redis', url.replace(`:${PASSWORD}@`, ':not-it@'), '--connect-timeout', '1s', 'k', '--', 'true']);
-    expectOneError(wrong, 69, /^dlock: cannot reach redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*authentication failed/);
+    const wrong = await dlock([
+      'run',
+      '--redis',
+      url.replace(`:${PASSWORD}@`, ':not-it@'),
+      '--connect-timeout',
+      '1s',
+      'k',
+      '--',
+      'true',
+    ]);
+    expectOneError(
+      wrong,
+      69,
+      /^dlock: cannot reach redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*authentication failed/,
+    );
 
     cluster.primaries[0].pause();
     try {
       const started = Date.now();
       const hung = await dlock(['run', '--redis', url, '--connect-timeout', '600ms', 'k', '--', 'true']);
       const elapsed = Date.now() - started;
-      expectOneError(hung, 69, /^dlock: cannot reach redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: timed out after 600ms$/);
+      expectOneError(
+        hung,
+        69,
+        /^dlock: cannot reach redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: timed out after 600ms$/,
+      );
       console.log(`seed SIGSTOPped, --connect-timeout 600ms: 69 after ${elapsed}ms`);
       expect(elapsed).toBeLessThan(3_000);
     } finally {
@@ -249,9 +366,15 @@ describe('a 3-master cluster with a password', () => {
 
   test('DLOCK_REDIS_URL may hold a cluster URL with its comma-separated seeds', async () => {
     const seeds = cluster.url(cluster.primaries);
-    const result = await dlock(['run', '--log-format', 'json', keys[1], '--', 'true'], { env: cleanEnv({ DLOCK_REDIS_URL: seeds }) });
+    const result = await dlock(['run', '--log-format', 'json', keys[1], '--', 'true'], {
+      env: cleanEnv({ DLOCK_REDIS_URL: seeds }),
+    });
     expect(result.code, result.stderr).toBe(0);
     const status = await dlock(['status', '--json', keys[1]], { env: cleanEnv({ DLOCK_REDIS_URL: seeds }) });
-    expect(JSON.parse(status.stdout)).toMatchObject({ held: false, quorum: 1, instances: [{ redis: seeds.replace(`:${PASSWORD}@`, ':***@') }] });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      held: false,
+      quorum: 1,
+      instances: [{ redis: seeds.replace(`:${PASSWORD}@`, ':***@') }],
+    });
   });
 });

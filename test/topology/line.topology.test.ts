@@ -34,7 +34,9 @@ async function threeInOrder(url: string, key: string, server: Redis): Promise<vo
   expect(fences[1]).toBeGreaterThan(fences[0]);
   expect(fences[2]).toBeGreaterThan(fences[1]);
   // Each is woken by the release before it (its own wake channel), not by its next poll.
-  const handovers = [1, 2].map((i) => eventOf(results[i], 'acquired').ts_ms - eventOf(results[i - 1], 'released').ts_ms);
+  const handovers = [1, 2].map(
+    (i) => eventOf(results[i], 'acquired').ts_ms - eventOf(results[i - 1], 'released').ts_ms,
+  );
   console.log(`${url.split(':')[0]}: hand-overs ${handovers.map((g) => `${g.toFixed(1)}ms`).join(', ')}`);
   for (const gap of handovers) expect(gap).toBeLessThan(1_000);
   expect(await server.exists(`dlock:{${key}}`, `dlock:{${key}}:line`)).toBe(0);

@@ -30,11 +30,20 @@ describe('RedundancyWatch: report when the set of failing instances changes', ()
     ['one fails, and keeps failing: said once', [['a'], ['a'], ['a']], ['degraded a', undefined, undefined]],
     ['back to all: restored', [['a'], []], ['degraded a', 'restored']],
     ['another one fails: said again', [['a'], ['a', 'b'], ['b']], ['degraded a', 'degraded a b', 'degraded b']],
-    ['order does not matter', [['a', 'b'], ['b', 'a']], ['degraded a b', undefined]],
+    [
+      'order does not matter',
+      [
+        ['a', 'b'],
+        ['b', 'a'],
+      ],
+      ['degraded a b', undefined],
+    ],
   ])('%s', (_, rounds, said) => {
     const watch = new RedundancyWatch();
     const changes = rounds.map((labels) => watch.observe(down(...labels)));
-    expect(changes.map((c) => (c?.kind === 'degraded' ? `degraded ${c.failing.map((f) => f.label).join(' ')}` : c?.kind))).toEqual(said);
+    expect(
+      changes.map((c) => (c?.kind === 'degraded' ? `degraded ${c.failing.map((f) => f.label).join(' ')}` : c?.kind)),
+    ).toEqual(said);
   });
 
   test('another reason for the same instance is no news', () => {
@@ -81,13 +90,34 @@ describe('a held Redlock with an instance down warns once', () => {
       `dlock: degraded-text is held on 2 of 3 Redis instances (2 needed; one more failure loses the lock); failing: ${servers[1].url}: connection refused\n`,
     );
 
-    const quiet = await dlock(['run', '-q', ...redisFlags(servers), '-t', '1500ms', 'degraded-quiet', '--', 'sleep', '1']);
+    const quiet = await dlock([
+      'run',
+      '-q',
+      ...redisFlags(servers),
+      '-t',
+      '1500ms',
+      'degraded-quiet',
+      '--',
+      'sleep',
+      '1',
+    ]);
     expect(quiet).toMatchObject({ code: 0, stderr: '' });
   });
 
   test('json: one degraded event with the instances and reasons, over many renewals', async () => {
     await servers[1].stop();
-    const result = await dlock(['run', ...redisFlags(servers), '-t', '1500ms', '--log-format', 'json', 'degraded-json', '--', 'sleep', '2.2']);
+    const result = await dlock([
+      'run',
+      ...redisFlags(servers),
+      '-t',
+      '1500ms',
+      '--log-format',
+      'json',
+      'degraded-json',
+      '--',
+      'sleep',
+      '2.2',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(events(result.stderr, 'renewed').length).toBeGreaterThanOrEqual(3);
     const degraded = onlyEvent(result.stderr, 'degraded');
@@ -127,14 +157,26 @@ describe('a held Redlock with an instance down warns once', () => {
 });
 
 describe.each([1, 3])('a waiter rides out an outage that starts while it waits (%i instance(s))', (n) => {
-  test('Redis restarted: the waiter keeps waiting, and acquires on the holder\'s release', async () => {
+  test("Redis restarted: the waiter keeps waiting, and acquires on the holder's release", async () => {
     const set = servers.slice(0, n);
     const key = `outage-${n}`;
     const dir = tempDir();
     // -t 15s: the holder outlives the outage (it loses the lock ~10s after its last renewal).
     const holder = hold(key, { redis: set.map((s) => s.url), dir, flags: ['-t', '15s'] });
     await holder.waitFor('"event":"acquired"');
-    const waiter = spawnDlock(['run', ...redisFlags(set), '--wait', '30s', '--connect-timeout', '1s', '--log-format', 'json', key, '--', 'true']);
+    const waiter = spawnDlock([
+      'run',
+      ...redisFlags(set),
+      '--wait',
+      '30s',
+      '--connect-timeout',
+      '1s',
+      '--log-format',
+      'json',
+      key,
+      '--',
+      'true',
+    ]);
     await waiter.waitFor('"event":"waiting"');
 
     // A majority (the one instance, or 2 of 3) goes down, for longer than --connect-timeout.
@@ -154,7 +196,11 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     // Both are connected again and the waiter listens for the release on every instance.
     await waitForMoreEvents(holder, 'renewed', 1);
     for (const [i] of set.entries()) {
-      await waitUntil(`the waiter's subscription on instance ${i}`, async () => (await listening(clients[i], key)) === 1, { timeoutMs: 5_000 });
+      await waitUntil(
+        `the waiter's subscription on instance ${i}`,
+        async () => (await listening(clients[i], key)) === 1,
+        { timeoutMs: 5_000 },
+      );
     }
 
     writeFileSync(join(dir, 'stop'), '');
@@ -165,7 +211,9 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     expect(events(result.stderr, 'outage')).toHaveLength(1);
     // Handed over by the release message (polls are up to 5s apart).
     const handOverMs = onlyEvent(result.stderr, 'acquired').ts_ms - onlyEvent(held.stderr, 'released').ts_ms;
-    console.log(`${n} instance(s): outage reported ${outage.ts_ms - stoppedAt}ms after the stop; hand-over ${Math.round(handOverMs)}ms after the release`);
+    console.log(
+      `${n} instance(s): outage reported ${outage.ts_ms - stoppedAt}ms after the stop; hand-over ${Math.round(handOverMs)}ms after the release`,
+    );
     expect(handOverMs).toBeLessThan(1_000);
     // After the holder's token 1. One instance counts every grant, so 2; with Redlock an attempt
     // that met a partly released lock (the release reaches the instances one by one) and was
@@ -181,24 +229,54 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     const dir = tempDir();
     const holder = hold(key, { redis: set.map((s) => s.url), dir, flags: ['-t', '10s'] });
     await holder.waitFor('"event":"acquired"');
-    const waiter = spawnDlock(['run', ...redisFlags(set), '--wait', '2s', '--connect-timeout', '500ms', key, '--', 'true']);
+    const waiter = spawnDlock([
+      'run',
+      ...redisFlags(set),
+      '--wait',
+      '2s',
+      '--connect-timeout',
+      '500ms',
+      key,
+      '--',
+      'true',
+    ]);
     await waitUntil('the waiter waiting', async () => (await listening(clients[0], key)) === 1, { timeoutMs: 5_000 });
     await Promise.all(set.slice(0, quorumSize(n)).map((server) => server.stop()));
 
     const result = await waiter.result;
     expect(result.code, result.stderr).toBe(69);
     // Besides the status lines of the wait (its start, and every 30 s).
-    const lines = result.stderr.trimEnd().split('\n').filter((line) => !line.startsWith(`dlock: waiting for ${key} (`));
+    const lines = result.stderr
+      .trimEnd()
+      .split('\n')
+      .filter((line) => !line.startsWith(`dlock: waiting for ${key} (`));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^dlock: Redis is unreachable while waiting for ${key} \\(.*\\); retrying until --wait 2s runs out$`));
-    expect(lines[1]).toMatch(new RegExp(`^dlock: ${key} not acquired within 2s: Redis was unreachable for the last [\\d.]+m?s \\((cannot reach|no quorum)`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^dlock: Redis is unreachable while waiting for ${key} \\(.*\\); retrying until --wait 2s runs out$`),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^dlock: ${key} not acquired within 2s: Redis was unreachable for the last [\\d.]+m?s \\((cannot reach|no quorum)`,
+      ),
+    );
   });
 });
 
 test('at the start, an unreachable Redis is still 69 within --connect-timeout, whatever --wait says', async () => {
   servers[0].pause();
   const started = Date.now();
-  const result = await dlock(['run', '--redis', servers[0].url, '--wait', '30s', '--connect-timeout', '1s', 'start-down', '--', 'true']);
+  const result = await dlock([
+    'run',
+    '--redis',
+    servers[0].url,
+    '--wait',
+    '30s',
+    '--connect-timeout',
+    '1s',
+    'start-down',
+    '--',
+    'true',
+  ]);
   const elapsed = Date.now() - started;
   expect(result.code, result.stderr).toBe(69);
   expect(result.stderr).toMatch(new RegExp(`^dlock: cannot reach ${servers[0].url}: timed out after 1000ms[^\n]*\n$`));
@@ -207,7 +285,17 @@ test('at the start, an unreachable Redis is still 69 within --connect-timeout, w
   expect(elapsed).toBeLessThan(2_500);
 
   await servers[1].stop();
-  const refused = await dlock(['run', ...redisFlags(servers.slice(1)), '--wait', '30s', '--connect-timeout', '1s', 'start-down', '--', 'true']);
+  const refused = await dlock([
+    'run',
+    ...redisFlags(servers.slice(1)),
+    '--wait',
+    '30s',
+    '--connect-timeout',
+    '1s',
+    'start-down',
+    '--',
+    'true',
+  ]);
   expect(refused.code, refused.stderr).toBe(69);
   expect(refused.stderr).toMatch(/^dlock: no quorum: 2 of 2 Redis instances needed, 1 failed \(/);
 });

@@ -7,29 +7,67 @@ import { findDuplicate, hostForm, type ResolvedTarget } from '../../src/lockset/
 import { dlock } from '../helpers/cli.js';
 import { freePort } from '../../support/redis-server.mjs';
 
-const one = (label: string, addresses: string[], port = 6379): ResolvedTarget => ({ label, kind: 'standalone', nodes: [{ addresses, port }] });
+const one = (label: string, addresses: string[], port = 6379): ResolvedTarget => ({
+  label,
+  kind: 'standalone',
+  nodes: [{ addresses, port }],
+});
 
 describe('findDuplicate', () => {
   test.each<[string, ResolvedTarget[], string | undefined]>([
     ['distinct ports', [one('a', ['127.0.0.1'], 6379), one('b', ['127.0.0.1'], 6380)], undefined],
     ['distinct addresses', [one('a', ['10.0.0.1']), one('b', ['10.0.0.2'])], undefined],
     ['same address and port', [one('a', ['127.0.0.1']), one('b', ['127.0.0.1'])], '127.0.0.1:6379'],
-    ['a name resolving to an address used by another', [one('a', ['127.0.0.1']), one('b', ['::1', '127.0.0.1'])], '127.0.0.1:6379'],
-    ['only the third repeats one', [one('a', ['10.0.0.1']), one('b', ['10.0.0.2']), one('c', ['10.0.0.1'])], '10.0.0.1:6379'],
+    [
+      'a name resolving to an address used by another',
+      [one('a', ['127.0.0.1']), one('b', ['::1', '127.0.0.1'])],
+      '127.0.0.1:6379',
+    ],
+    [
+      'only the third repeats one',
+      [one('a', ['10.0.0.1']), one('b', ['10.0.0.2']), one('c', ['10.0.0.1'])],
+      '10.0.0.1:6379',
+    ],
     ['IPv4-mapped IPv6 is the IPv4 address', [one('a', ['::ffff:10.0.0.1']), one('b', ['10.0.0.1'])], '10.0.0.1:6379'],
-    ['host names compare without case or trailing dot', [one('a', ['Redis.Example']), one('b', ['redis.example.'])], 'redis.example:6379'],
+    [
+      'host names compare without case or trailing dot',
+      [one('a', ['Redis.Example']), one('b', ['redis.example.'])],
+      'redis.example:6379',
+    ],
     ['IPv6 in brackets or not', [one('a', ['[::1]']), one('b', ['::1'])], '[::1]:6379'],
-    ['one target listing an address twice is not a duplicate', [one('a', ['127.0.0.1', '127.0.0.1']), one('b', ['::1'])], undefined],
+    [
+      'one target listing an address twice is not a duplicate',
+      [one('a', ['127.0.0.1', '127.0.0.1']), one('b', ['::1'])],
+      undefined,
+    ],
     [
       'a cluster seed node is the same server as a plain URL',
-      [one('a', ['10.0.0.1'], 7000), { label: 'c', kind: 'cluster', nodes: [{ addresses: ['10.0.0.2'], port: 7000 }, { addresses: ['10.0.0.1'], port: 7000 }] }],
+      [
+        one('a', ['10.0.0.1'], 7000),
+        {
+          label: 'c',
+          kind: 'cluster',
+          nodes: [
+            { addresses: ['10.0.0.2'], port: 7000 },
+            { addresses: ['10.0.0.1'], port: 7000 },
+          ],
+        },
+      ],
       '10.0.0.1:7000',
     ],
     [
       'the same master through a shared sentinel',
       [
         { label: 's1', kind: 'sentinel', masterName: 'm', nodes: [{ addresses: ['10.0.0.1'], port: 26379 }] },
-        { label: 's2', kind: 'sentinel', masterName: 'm', nodes: [{ addresses: ['10.0.0.9'], port: 26379 }, { addresses: ['10.0.0.1'], port: 26379 }] },
+        {
+          label: 's2',
+          kind: 'sentinel',
+          masterName: 'm',
+          nodes: [
+            { addresses: ['10.0.0.9'], port: 26379 },
+            { addresses: ['10.0.0.1'], port: 26379 },
+          ],
+        },
       ],
       'master m of sentinel 10.0.0.1:26379',
     ],
@@ -46,7 +84,11 @@ describe('findDuplicate', () => {
   });
 
   test('names the first target and the one that repeats it', () => {
-    expect(findDuplicate([one('a', ['1.1.1.1']), one('b', ['2.2.2.2']), one('c', ['2.2.2.2'])])).toEqual({ first: 'b', second: 'c', server: '2.2.2.2:6379' });
+    expect(findDuplicate([one('a', ['1.1.1.1']), one('b', ['2.2.2.2']), one('c', ['2.2.2.2'])])).toEqual({
+      first: 'b',
+      second: 'c',
+      server: '2.2.2.2:6379',
+    });
   });
 
   test.each([
@@ -73,9 +115,18 @@ describe('dlock refuses a server given twice (64), before connecting to anything
   afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
 
   test.each([
-    ['127.0.0.1 and localhost', (p: number) => [`redis://127.0.0.1:${p}`, `redis://localhost:${p}`, `redis://127.0.0.1:${p + 1}`]],
-    ['the same URL with another db', (p: number) => [`redis://127.0.0.1:${p}/0`, `redis://127.0.0.1:${p + 1}`, `redis://127.0.0.1:${p}/3`]],
-    ['the default port written and left out', () => ['redis://127.0.0.1:6379', 'redis://127.0.0.1', 'redis://127.0.0.1:1']],
+    [
+      '127.0.0.1 and localhost',
+      (p: number) => [`redis://127.0.0.1:${p}`, `redis://localhost:${p}`, `redis://127.0.0.1:${p + 1}`],
+    ],
+    [
+      'the same URL with another db',
+      (p: number) => [`redis://127.0.0.1:${p}/0`, `redis://127.0.0.1:${p + 1}`, `redis://127.0.0.1:${p}/3`],
+    ],
+    [
+      'the default port written and left out',
+      () => ['redis://127.0.0.1:6379', 'redis://127.0.0.1', 'redis://127.0.0.1:1'],
+    ],
   ])('%s', async (_, urls) => {
     const list = urls(port);
     for (const command of [
@@ -84,13 +135,26 @@ describe('dlock refuses a server given twice (64), before connecting to anything
     ]) {
       const result = await dlock(command);
       expect(result.code, result.stderr).toBe(64);
-      expect(result.stderr).toMatch(/^dlock: redis:\/\/\S+ and redis:\/\/\S+ are the same Redis server \(\S+\): it would count twice toward the Redlock majority; give each server once\n$/);
+      expect(result.stderr).toMatch(
+        /^dlock: redis:\/\/\S+ and redis:\/\/\S+ are the same Redis server \(\S+\): it would count twice toward the Redlock majority; give each server once\n$/,
+      );
     }
     expect(connections).toBe(0);
   });
 
   test('the message names both URLs as given, passwords masked', async () => {
-    const result = await dlock(['run', '--redis', `redis://:pw@127.0.0.1:${port}`, '--redis', `redis://:pw@localhost:${port}/2`, '--redis', `redis://127.0.0.1:${port + 1}`, 'dup', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--redis',
+      `redis://:pw@127.0.0.1:${port}`,
+      '--redis',
+      `redis://:pw@localhost:${port}/2`,
+      '--redis',
+      `redis://127.0.0.1:${port + 1}`,
+      'dup',
+      '--',
+      'true',
+    ]);
     expect(result.code).toBe(64);
     expect(result.stderr).toBe(
       `dlock: redis://:***@127.0.0.1:${port} and redis://:***@localhost:${port}/2 are the same Redis server (127.0.0.1:${port}): it would count twice toward the Redlock majority; give each server once\n`,
@@ -99,7 +163,18 @@ describe('dlock refuses a server given twice (64), before connecting to anything
   });
 
   test('an unresolvable host is an unreachable instance (69), not a usage error', async () => {
-    const result = await dlock(['run', '--connect-timeout', '2s', '--redis', `redis://127.0.0.1:${port}`, '--redis', 'redis://no-such-host.invalid:6379', 'dup', '--', 'true']);
+    const result = await dlock([
+      'run',
+      '--connect-timeout',
+      '2s',
+      '--redis',
+      `redis://127.0.0.1:${port}`,
+      '--redis',
+      'redis://no-such-host.invalid:6379',
+      'dup',
+      '--',
+      'true',
+    ]);
     expect(result.code, result.stderr).toBe(69);
     expect(result.stderr).toContain('redis://no-such-host.invalid:6379: host not found');
   });

@@ -20,7 +20,12 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   servers = await startServers(3, { args: ['--requirepass', PASSWORD] });
-  clients = servers.map((server) => new Redis({ host: '127.0.0.1', port: server.port, password: PASSWORD, maxRetriesPerRequest: 1 }).on('error', () => {}));
+  clients = servers.map((server) =>
+    new Redis({ host: '127.0.0.1', port: server.port, password: PASSWORD, maxRetriesPerRequest: 1 }).on(
+      'error',
+      () => {},
+    ),
+  );
   urls = servers.map((server) => `redis://:${PASSWORD}@127.0.0.1:${server.port}`);
   flags = urls.flatMap((url) => ['--redis', url]);
   env = cleanEnv({ DLOCK_REDIS_URL: urls.join(',') });
@@ -43,7 +48,11 @@ test('a comma-separated DLOCK_REDIS_URL is the same Redlock as repeated --redis'
   const holder = spawnDlock(['run', '-t', '1s', '--log-format', 'json', key, '--', HOLD, dir], { env });
   await holder.waitFor('"event":"acquired"');
   const { DLOCK_TOKEN: owner } = await childEnv(dir);
-  expect(await Promise.all(clients.map((client) => client.hget(`dlock:{${key}}`, 'owner')))).toEqual([owner, owner, owner]);
+  expect(await Promise.all(clients.map((client) => client.hget(`dlock:{${key}}`, 'owner')))).toEqual([
+    owner,
+    owner,
+    owner,
+  ]);
 
   // status sees one lock on 3 instances, whether the URLs come from the environment or flags.
   for (const options of [{ args: ['status', '--json', key], env }, { args: ['status', '--json', ...flags, key] }]) {
@@ -61,7 +70,9 @@ test('a comma-separated DLOCK_REDIS_URL is the same Redlock as repeated --redis'
   await waitForMoreEvents(holder, 'renewed', 2);
   writeFileSync(join(dir, 'stop'), '');
   expect((await holder.result).code).toBe(0);
-  expect(await dlock(['run', '-t', '1s', key, '--', 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"'], { env })).toMatchObject({ code: 0, stdout: '2' });
+  expect(
+    await dlock(['run', '-t', '1s', key, '--', 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"'], { env }),
+  ).toMatchObject({ code: 0, stdout: '2' });
 });
 
 test('with 2 of 3 failing: 69 naming each and why, passwords masked, the same from the env as from flags', async () => {
@@ -83,11 +94,15 @@ test('with 2 of 3 failing: 69 naming each and why, passwords masked, the same fr
   expect(existsSync(ran)).toBe(false);
 
   await servers[2].stop();
-  for (const args of [['status', 'k'], ['release', '--force', 'k']]) {
+  for (const args of [
+    ['status', 'k'],
+    ['release', '--force', 'k'],
+  ]) {
     const result = await dlock(args, { env });
     expect(result.code, result.stderr).toBe(69);
     expect(result.stderr).toMatch(/^dlock: no quorum: 2 of 3 Redis instances needed, 2 failed \(/);
-    for (const server of [servers[0], servers[2]]) expect(result.stderr).toContain(`${shown(server)}: connection refused`);
+    for (const server of [servers[0], servers[2]])
+      expect(result.stderr).toContain(`${shown(server)}: connection refused`);
     expect(result.stderr + result.stdout).not.toContain(PASSWORD);
   }
 });

@@ -28,7 +28,19 @@ const counters = (key: string) => Promise.all(clients.map((client) => client.get
 
 /** Run a holder that only reports its token; returns DLOCK_FENCING_TOKEN. */
 async function nextToken(key: string): Promise<string> {
-  const result = await dlock(['run', ...flags, '-t', '2s', '--log-format', 'json', key, '--', 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"']);
+  const result = await dlock([
+    'run',
+    ...flags,
+    '-t',
+    '2s',
+    '--log-format',
+    'json',
+    key,
+    '--',
+    'sh',
+    '-c',
+    'printf %s "$DLOCK_FENCING_TOKEN"',
+  ]);
   expect(result.code, result.stderr).toBe(0);
   expect(events(result.stderr, 'acquired')[0].fence).toBe(result.stdout);
   return result.stdout;

@@ -4,7 +4,16 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { quorumSize } from '../../src/lockset/quorum.js';
-import { childPid, events, hold, isAlive, killLeftovers, signalsSeen, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childPid,
+  events,
+  hold,
+  isAlive,
+  killLeftovers,
+  signalsSeen,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 import { startServers, type RedisServer } from '../../support/redis-server.mjs';
 import { fail, heal, waitForEvents, waitForMoreEvents, type Fault } from '../helpers/redlock.js';
 
@@ -55,13 +64,19 @@ describe.each<Fault>(['stop', 'pause'])('instances failing one by one while the 
     if (fault === 'stop') expect(events(result.stderr, 'renew-failed').length).toBeGreaterThan(0);
     else expect(events(result.stderr, 'lost')[0].message).toMatch(/no quorum answered the renewal sent \d+ms ago/);
     expect(events(result.stderr, 'lost')[0]).toMatchObject({ reason: 'expiring' });
-    expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!)).toMatchObject({ event: 'error', exit_code: 76, message: expect.stringMatching(/^lost the lock one-by-one-\d-\w+ while the child ran: /) });
+    expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!)).toMatchObject({
+      event: 'error',
+      exit_code: 76,
+      message: expect.stringMatching(/^lost the lock one-by-one-\d-\w+ while the child ran: /),
+    });
 
     // The child is gone before the lease could run out on the instances still up: it was last
     // renewed (by a quorum) at most at the "renewed" event, and lasts TTL from when it was sent.
     const lastRenewed = Date.parse(events(result.stderr, 'renewed').at(-1)!.ts);
     const lostAt = Date.parse(events(result.stderr, 'lost')[0].ts);
-    console.log(`${n} instances, ${fault}: lost ${lostAt - lastRenewed}ms and child gone ${diedAt - lastRenewed}ms after the last renewal (ttl ${TTL_MS}ms)`);
+    console.log(
+      `${n} instances, ${fault}: lost ${lostAt - lastRenewed}ms and child gone ${diedAt - lastRenewed}ms after the last renewal (ttl ${TTL_MS}ms)`,
+    );
     expect(diedAt - lastRenewed).toBeLessThan(TTL_MS);
   });
 });

@@ -5,7 +5,17 @@
 
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { childEnv, childPid, events, hold, isAlive, killLeftovers, onlyEvent, removeTempDirs, tempDir } from '../fixtures/observe.js';
+import {
+  childEnv,
+  childPid,
+  events,
+  hold,
+  isAlive,
+  killLeftovers,
+  onlyEvent,
+  removeTempDirs,
+  tempDir,
+} from '../fixtures/observe.js';
 import { startServers, type RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
 import { heal, waitForEvents, waitForMoreEvents } from '../helpers/redlock.js';
@@ -61,7 +71,8 @@ test('three of five instances restarted empty one at a time: each is re-taken, t
   expect(events(result.stderr, 'lost')).toEqual([]);
   expect(events(result.stderr, 'retaken').map((e) => e.instances)).toEqual([0, 1, 2].map((i) => servers[i].url));
   expect(onlyEvent(result.stderr, 'released').released).toBe(true);
-  for (const i of [0, 1, 2]) expect(BigInt((await clients[i].get(`${lock}:fence`)) ?? '0')).toBeGreaterThanOrEqual(BigInt(fence));
+  for (const i of [0, 1, 2])
+    expect(BigInt((await clients[i].get(`${lock}:fence`)) ?? '0')).toBeGreaterThanOrEqual(BigInt(fence));
   expect(await Promise.all(clients.map((client) => client.exists(lock)))).toEqual([0, 0, 0, 0, 0]);
 });
 
@@ -97,7 +108,8 @@ test('a minority view never re-creates: with a majority down, an instance restar
   await servers[3].restart();
   let seen = 0;
   const done = holder.result.then(() => true);
-  while (!(await Promise.race([done, new Promise((resolve) => setTimeout(() => resolve(false), 10))]))) seen += await clients[3].exists(lock).catch(() => 0);
+  while (!(await Promise.race([done, new Promise((resolve) => setTimeout(() => resolve(false), 10))])))
+    seen += await clients[3].exists(lock).catch(() => 0);
   const result = await holder.result;
   expect(result.code, result.stderr).toBe(76);
   expect(seen).toBe(0);

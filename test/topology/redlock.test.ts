@@ -5,7 +5,19 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { childEnv, childPid, CRITICAL, events, HOLD, isAlive, killLeftovers, onlyEvent, spawnDlock, tempDir, waitForDeath } from '../fixtures/observe.js';
+import {
+  childEnv,
+  childPid,
+  CRITICAL,
+  events,
+  HOLD,
+  isAlive,
+  killLeftovers,
+  onlyEvent,
+  spawnDlock,
+  tempDir,
+  waitForDeath,
+} from '../fixtures/observe.js';
 import { DLOCK, dlock } from '../helpers/cli.js';
 import { startServers, type RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
@@ -33,7 +45,15 @@ const fenceKey = (key: string) => `dlock:{${key}}:fence`;
 
 /** Write a lock hash owned by another (made-up) dlock on instance `i`, as its acquire would. */
 async function holdForeign(i: number, key: string, owner = 'someone-else', host = 'elsewhere'): Promise<void> {
-  await clients[i].hset(lockKey(key), { owner, host, pid: '1', fence: '7', cmd: 'other', since_ms: Date.now(), ttl_ms: 30_000 });
+  await clients[i].hset(lockKey(key), {
+    owner,
+    host,
+    pid: '1',
+    fence: '7',
+    cmd: 'other',
+    since_ms: Date.now(),
+    ttl_ms: 30_000,
+  });
   await clients[i].pexpire(lockKey(key), 30_000);
 }
 
@@ -47,7 +67,9 @@ test('mutual exclusion: 15 concurrent dlock run over 5 instances', async () => {
   const counter = join(dir, 'counter');
   const log = join(dir, 'sections');
   const started = Date.now();
-  const results = await Promise.all(Array.from({ length: 15 }, () => dlock(['run', ...flags, '-t', '2s', 'mutex', '--', CRITICAL, counter, log])));
+  const results = await Promise.all(
+    Array.from({ length: 15 }, () => dlock(['run', ...flags, '-t', '2s', 'mutex', '--', CRITICAL, counter, log])),
+  );
   console.log(`15 contenders over 5 instances finished in ${Date.now() - started}ms`);
 
   for (const result of results) expect(result.code, result.stderr).toBe(0);
@@ -61,7 +83,9 @@ test('mutual exclusion: 15 concurrent dlock run over 5 instances', async () => {
   expect(sections).toHaveLength(15);
   for (let i = 1; i < sections.length; i++) {
     expect(sections[i].start, `section ${i} starts before section ${i - 1} ends`).toBeGreaterThan(sections[i - 1].end);
-    expect(sections[i].fence, 'fencing tokens increase in the order the sections ran').toBeGreaterThan(sections[i - 1].fence);
+    expect(sections[i].fence, 'fencing tokens increase in the order the sections ran').toBeGreaterThan(
+      sections[i - 1].fence,
+    );
   }
   expect(await holdersOf('mutex')).toEqual([null, null, null, null, null]);
 });
@@ -95,7 +119,18 @@ describe.each<Fault>(['stop', 'pause'])('instances down (%s)', (fault) => {
     const key = `three-down-${fault}`;
     for (const i of [0, 2, 3]) await fail(servers[i], fault);
     const dir = tempDir();
-    const result = await dlock(['run', ...flags, '-t', '1s', '--connect-timeout', '300ms', key, '--', 'touch', join(dir, 'ran')]);
+    const result = await dlock([
+      'run',
+      ...flags,
+      '-t',
+      '1s',
+      '--connect-timeout',
+      '300ms',
+      key,
+      '--',
+      'touch',
+      join(dir, 'ran'),
+    ]);
 
     expect(result.code, result.stderr).toBe(69);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
@@ -111,7 +146,19 @@ describe.each<Fault>(['stop', 'pause'])('instances down (%s)', (fault) => {
 });
 
 test('a nested dlock run on the same key and instances runs under the lock it holds, with 2 of 5 down too', async () => {
-  const inner = [DLOCK, 'run', ...flags, '-n', '-t', '1s', 'nested', '--', 'sh', '-c', 'printf "%s %s;" "$DLOCK_KEY" "$DLOCK_FENCING_TOKEN"'];
+  const inner = [
+    DLOCK,
+    'run',
+    ...flags,
+    '-n',
+    '-t',
+    '1s',
+    'nested',
+    '--',
+    'sh',
+    '-c',
+    'printf "%s %s;" "$DLOCK_KEY" "$DLOCK_FENCING_TOKEN"',
+  ];
   const outer = await dlock(['run', ...flags, '-t', '1s', 'nested', '--', ...inner]);
   expect(outer).toMatchObject({ code: 0, stdout: 'nested 1;' });
 
@@ -166,7 +213,9 @@ describe('no partial lock is left behind by a failed attempt', () => {
     // closed (owner "") for that owner's remaining lease.
     const released = await dlock(['release', '--force', ...flags, key]);
     expect(released.code, released.stderr).toBe(0);
-    expect(released.stdout).toMatch(/^split: released the lock held by elsewhere pid 1, .*fence 7.* \(command: other\); closed to new holders for [^\n]+\n$/);
+    expect(released.stdout).toMatch(
+      /^split: released the lock held by elsewhere pid 1, .*fence 7.* \(command: other\); closed to new holders for [^\n]+\n$/,
+    );
     expect(await holdersOf(key, [0, 1, 3, 4])).toEqual(['', '', null, null]);
   });
 
@@ -177,7 +226,22 @@ describe('no partial lock is left behind by a failed attempt', () => {
     for (const i of [0, 1, 2]) await holdForeign(i, key);
     // A long TTL: anything we left behind would still be there when we look.
     const dir = tempDir();
-    const waiter = spawnDlock(['run', ...flags, '-w', '2s', '-t', '30s', '--connect-timeout', '300ms', '--log-format', 'json', key, '--', 'touch', join(dir, 'ran')]);
+    const waiter = spawnDlock([
+      'run',
+      ...flags,
+      '-w',
+      '2s',
+      '-t',
+      '30s',
+      '--connect-timeout',
+      '300ms',
+      '--log-format',
+      'json',
+      key,
+      '--',
+      'touch',
+      join(dir, 'ran'),
+    ]);
     await waiter.waitFor('"event":"waiting"');
 
     // The waiter took (and undid) 3 and 4 on each try so far: it is idle now, until told.
@@ -191,7 +255,9 @@ describe('no partial lock is left behind by a failed attempt', () => {
     expect(result.code, result.stderr).toBe(69);
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     for (const i of [2, 3, 4]) expect(result.stderr).toContain(`${servers[i].url}: timed out after 300ms`);
-    expect(onlyEvent(result.stderr, 'error').message).toMatch(/^hung not acquired within 2s: Redis was unreachable for the last [\d.]+m?s \(no quorum: /);
+    expect(onlyEvent(result.stderr, 'error').message).toMatch(
+      /^hung not acquired within 2s: Redis was unreachable for the last [\d.]+m?s \(no quorum: /,
+    );
     expect(events(result.stderr, 'outage')).toHaveLength(1);
     // A wait rides out an outage until it runs out: it took (and undid) 0 and 1 on every try.
     const tries = await Promise.all([0, 1].map(async (i) => BigInt((await clients[i].get(fenceKey(key)))!)));
@@ -201,8 +267,13 @@ describe('no partial lock is left behind by a failed attempt', () => {
 
     // 3 and 4 now run the acquires queued while they hung (their counters move), each followed by its release.
     await heal(servers);
-    const lateAcquires = async () => (await Promise.all([3, 4].map((i) => clients[i].get(fenceKey(key))))).map((v) => BigInt(v!));
-    await waitUntil('the late acquires', async () => (await lateAcquires()).every((v, n) => v === counters[n] + tries[0]), { timeoutMs: 5_000 });
+    const lateAcquires = async () =>
+      (await Promise.all([3, 4].map((i) => clients[i].get(fenceKey(key))))).map((v) => BigInt(v!));
+    await waitUntil(
+      'the late acquires',
+      async () => (await lateAcquires()).every((v, n) => v === counters[n] + tries[0]),
+      { timeoutMs: 5_000 },
+    );
     expect(await holdersOf(key)).toEqual([null, null, 'someone-else', null, null]);
     expect(await clients[2].get(fenceKey(key))).toBe(null);
   });
@@ -220,7 +291,8 @@ describe('status across instances', () => {
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^${key}: held\\n  host     \\S+\\n  pid      ${pid}\\n`));
     expect(text.stdout).toContain('instances (3 of 5 needed; a majority agrees):');
-    for (const server of servers) expect(text.stdout).toMatch(new RegExp(`\\n  ${server.url}  held by \\S+ pid ${pid} \\(fence 1\\)\\n`));
+    for (const server of servers)
+      expect(text.stdout).toMatch(new RegExp(`\\n  ${server.url}  held by \\S+ pid ${pid} \\(fence 1\\)\\n`));
 
     const json = await dlock(['status', '--json', ...flags, key]);
     expect(json.code).toBe(0);
@@ -238,7 +310,9 @@ describe('status across instances', () => {
     expect(degraded.stdout).toContain('a majority agrees');
     expect(degraded.stdout).toContain(`  ${servers[1].url}  error: connection refused\n`);
     expect(degraded.stdout).toContain(`  ${servers[3].url}  error: timed out after 300ms waiting for an answer`);
-    const degradedJson = JSON.parse((await dlock(['status', '--json', '--connect-timeout', '300ms', ...flags, key])).stdout);
+    const degradedJson = JSON.parse(
+      (await dlock(['status', '--json', '--connect-timeout', '300ms', ...flags, key])).stdout,
+    );
     expect(degradedJson.instances.map((i: { held: boolean; error?: string }) => [i.held, i.error])).toEqual([
       [true, undefined],
       [false, 'connection refused'],
@@ -266,14 +340,22 @@ describe('status across instances', () => {
     expect(split.stdout).toContain(`  ${servers[3].url}  held by host-b pid 1 (fence 7)\n`);
     const json = JSON.parse((await dlock(['status', '--json', ...flags, key])).stdout);
     expect(json).toMatchObject({ held: false, holder: null });
-    expect(json.instances.map((i: { holder?: { host: string } }) => i.holder?.host ?? null)).toEqual(['host-a', 'host-a', 'host-b', 'host-b', null]);
+    expect(json.instances.map((i: { holder?: { host: string } }) => i.holder?.host ?? null)).toEqual([
+      'host-a',
+      'host-a',
+      'host-b',
+      'host-b',
+      null,
+    ]);
 
     // "b" on 2, the "free" one and one "b" instance down: "a" or "b" could hold a majority.
     await fail(servers[3], 'stop');
     await fail(servers[4], 'stop');
     const unknown = await dlock(['status', ...flags, key]);
     expect(unknown.code, unknown.stdout).toBe(69);
-    expect(unknown.stderr).toMatch(/^dlock: cannot tell whether a majority holds torn: 2 of 5 instances did not answer \(/);
+    expect(unknown.stderr).toMatch(
+      /^dlock: cannot tell whether a majority holds torn: 2 of 5 instances did not answer \(/,
+    );
     expect(unknown.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(unknown.stdout).toContain(`  ${servers[4].url}  error: connection refused\n`);
 
@@ -308,7 +390,11 @@ test('release --force --now removes the lock from every instance; the holder the
 
   const released = await dlock(['release', '--force', '--now', ...flags, key]);
   expect(released.code, released.stderr).toBe(0);
-  expect(released.stdout).toMatch(new RegExp(`^${key}: released the lock held by \\S+ pid ${holder.process.pid}, .*fence 1.*\\(command: ${HOLD} ${dir}\\); open to new holders now\\n$`));
+  expect(released.stdout).toMatch(
+    new RegExp(
+      `^${key}: released the lock held by \\S+ pid ${holder.process.pid}, .*fence 1.*\\(command: ${HOLD} ${dir}\\); open to new holders now\\n$`,
+    ),
+  );
   expect(await holdersOf(key)).toEqual([null, null, null, null, null]);
 
   const lost = await holder.result;

@@ -32,9 +32,30 @@ function expectNoPassword(result: Result): void {
 
 describe('redis+sentinel:// URLs (no server)', () => {
   test.each([
-    ['one sentinel, default port', 'redis+sentinel://10.0.0.1/mymaster', { kind: 'sentinel', nodes: [{ host: '10.0.0.1', port: 26379 }], masterName: 'mymaster', db: 0 }],
-    ['three sentinels, user, password, db', 'redis+sentinel://app:p%40ss@s1:26379,s2:26380,[::1]:26381/mymaster/3', { username: 'app', password: 'p@ss', db: 3, nodes: [{ host: 's1', port: 26379 }, { host: 's2', port: 26380 }, { host: '::1', port: 26381 }] }],
-    ['password with "/" and "@"', 'redis+sentinel://:a/b@c@h:1/m', { password: 'a/b@c', masterName: 'm', nodes: [{ host: 'h', port: 1 }] }],
+    [
+      'one sentinel, default port',
+      'redis+sentinel://10.0.0.1/mymaster',
+      { kind: 'sentinel', nodes: [{ host: '10.0.0.1', port: 26379 }], masterName: 'mymaster', db: 0 },
+    ],
+    [
+      'three sentinels, user, password, db',
+      'redis+sentinel://app:p%40ss@s1:26379,s2:26380,[::1]:26381/mymaster/3',
+      {
+        username: 'app',
+        password: 'p@ss',
+        db: 3,
+        nodes: [
+          { host: 's1', port: 26379 },
+          { host: 's2', port: 26380 },
+          { host: '::1', port: 26381 },
+        ],
+      },
+    ],
+    [
+      'password with "/" and "@"',
+      'redis+sentinel://:a/b@c@h:1/m',
+      { password: 'a/b@c', masterName: 'm', nodes: [{ host: 'h', port: 1 }] },
+    ],
   ])('%s', (_what, url, expected) => {
     const target = parseRedisUrl(url, '--redis');
     expect(target).toMatchObject(expected);
@@ -42,7 +63,9 @@ describe('redis+sentinel:// URLs (no server)', () => {
   });
 
   test('the label shows the hosts and master, never the password', () => {
-    expect(parseRedisUrl('redis+sentinel://app:secret@s1,s2:26380/mymaster', '--redis').label).toBe('redis+sentinel://app:***@s1:26379,s2:26380/mymaster');
+    expect(parseRedisUrl('redis+sentinel://app:secret@s1,s2:26380/mymaster', '--redis').label).toBe(
+      'redis+sentinel://app:***@s1:26379,s2:26380/mymaster',
+    );
   });
 
   test.each([
@@ -61,7 +84,12 @@ describe('redis+sentinel:// URLs (no server)', () => {
     for (const option of ['--redis', 'DLOCK_REDIS_URL']) {
       let error: unknown;
       try {
-        parseRedisUrl(url.replace('redis+sentinel://', `redis+sentinel://u:${PASSWORD}@`).replace('rediss+sentinel://', `rediss+sentinel://u:${PASSWORD}@`), option);
+        parseRedisUrl(
+          url
+            .replace('redis+sentinel://', `redis+sentinel://u:${PASSWORD}@`)
+            .replace('rediss+sentinel://', `rediss+sentinel://u:${PASSWORD}@`),
+          option,
+        );
       } catch (caught) {
         error = caught;
       }
@@ -74,29 +102,67 @@ describe('redis+sentinel:// URLs (no server)', () => {
 
   test('any text after a multi-host scheme: a target or a usage error, never the password', () => {
     const secret = 'Zq-SECRET-7';
-    const piece = fc.constantFrom('a', 'h', ':', ',', '/', '@', '[', ']', '::1', '%', '%4', '1', '99999', '0', 'm', '?', '#', '.', '-', ' ');
-    const tail = fc.oneof(fc.string(), fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')));
+    const piece = fc.constantFrom(
+      'a',
+      'h',
+      ':',
+      ',',
+      '/',
+      '@',
+      '[',
+      ']',
+      '::1',
+      '%',
+      '%4',
+      '1',
+      '99999',
+      '0',
+      'm',
+      '?',
+      '#',
+      '.',
+      '-',
+      ' ',
+    );
+    const tail = fc.oneof(
+      fc.string(),
+      fc.array(piece, { maxLength: 12 }).map((parts) => parts.join('')),
+    );
     fc.assert(
-      fc.property(fc.constantFrom('redis+sentinel://', 'redis+cluster://', 'rediss+cluster://', 'REDIS+SENTINEL://'), tail, fc.boolean(), (scheme, rest, withUser) => {
-        const url = `${scheme}${withUser ? 'u' : ''}:${secret}@${rest}`;
-        try {
-          const target = parseRedisUrl(url, '--redis');
-          expect(target.label).not.toContain(secret);
-          expect(target.nodes.length).toBeGreaterThan(0);
-          expect(target.password).toContain(secret);
-        } catch (error) {
-          expect(error).toBeInstanceOf(UsageError);
-          expect((error as UsageError).message).toMatch(/^--redis: /);
-          expect((error as UsageError).message).not.toContain(secret);
-        }
-      }),
+      fc.property(
+        fc.constantFrom('redis+sentinel://', 'redis+cluster://', 'rediss+cluster://', 'REDIS+SENTINEL://'),
+        tail,
+        fc.boolean(),
+        (scheme, rest, withUser) => {
+          const url = `${scheme}${withUser ? 'u' : ''}:${secret}@${rest}`;
+          try {
+            const target = parseRedisUrl(url, '--redis');
+            expect(target.label).not.toContain(secret);
+            expect(target.nodes.length).toBeGreaterThan(0);
+            expect(target.password).toContain(secret);
+          } catch (error) {
+            expect(error).toBeInstanceOf(UsageError);
+            expect((error as UsageError).message).toMatch(/^--redis: /);
+            expect((error as UsageError).message).not.toContain(secret);
+          }
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   test('passwords from the environment: DLOCK_SENTINEL_PASSWORD for the sentinels, DLOCK_REDIS_PASSWORD for the master; neither in the holder metadata', () => {
-    const config = runConfig('k', ['deploy', `--token=${SENTINEL_PASSWORD}`, PASSWORD], { redis: ['redis+sentinel://s1,s2/m', 'redis://plain:6379'] }, { DLOCK_SENTINEL_PASSWORD: SENTINEL_PASSWORD, DLOCK_REDIS_PASSWORD: PASSWORD });
-    expect(config.targets[0]).toMatchObject({ kind: 'sentinel', password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+    const config = runConfig(
+      'k',
+      ['deploy', `--token=${SENTINEL_PASSWORD}`, PASSWORD],
+      { redis: ['redis+sentinel://s1,s2/m', 'redis://plain:6379'] },
+      { DLOCK_SENTINEL_PASSWORD: SENTINEL_PASSWORD, DLOCK_REDIS_PASSWORD: PASSWORD },
+    );
+    expect(config.targets[0]).toMatchObject({
+      kind: 'sentinel',
+      password: PASSWORD,
+      sentinelPassword: SENTINEL_PASSWORD,
+    });
     expect(config.targets[1]).toMatchObject({ kind: 'standalone', password: PASSWORD });
     expect(config.targets[1].sentinelPassword).toBeUndefined();
     expect(config.holderCmd).toBe('deploy --token=*** ***');
@@ -104,16 +170,15 @@ describe('redis+sentinel:// URLs (no server)', () => {
 
   test('DLOCK_REDIS_URL is split only where a new URL starts', () => {
     expect(splitRedisUrls('redis+sentinel://:pw@a:1,b:2,c:3/m')).toEqual(['redis+sentinel://:pw@a:1,b:2,c:3/m']);
-    expect(splitRedisUrls('redis+sentinel://a:1,b:2/m,redis://c:3, rediss://d:4,redis+cluster://e:5,f:6,,redis://g')).toEqual([
-      'redis+sentinel://a:1,b:2/m',
-      'redis://c:3',
-      ' rediss://d:4',
-      'redis+cluster://e:5,f:6',
-      'redis://g',
-    ]);
+    expect(
+      splitRedisUrls('redis+sentinel://a:1,b:2/m,redis://c:3, rediss://d:4,redis+cluster://e:5,f:6,,redis://g'),
+    ).toEqual(['redis+sentinel://a:1,b:2/m', 'redis://c:3', ' rediss://d:4', 'redis+cluster://e:5,f:6', 'redis://g']);
     // A comma not followed by a scheme stays in the URL before it: a password may hold one.
     expect(splitRedisUrls('redis://a:1,nope')).toEqual(['redis://a:1,nope']);
-    expect(splitRedisUrls('redis://:pa,ss@a:1,redis://:x,,y@b:2,')).toEqual(['redis://:pa,ss@a:1', 'redis://:x,,y@b:2']);
+    expect(splitRedisUrls('redis://:pa,ss@a:1,redis://:x,,y@b:2,')).toEqual([
+      'redis://:pa,ss@a:1',
+      'redis://:x,,y@b:2',
+    ]);
     // A comma in a sentinel URL's password stays in it.
     expect(splitRedisUrls('redis+sentinel://:p,w@a:1/m')).toEqual(['redis+sentinel://:p,w@a:1/m']);
   });
@@ -128,7 +193,10 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
 
   test('run, status and release --force go to the master the sentinels name', async () => {
     const url = topology.url();
-    const first = await dlock(['run', '--redis', url, '--log-format', 'json', '--sync-replicas', '1', 'job', '--', 'true'], { env });
+    const first = await dlock(
+      ['run', '--redis', url, '--log-format', 'json', '--sync-replicas', '1', 'job', '--', 'true'],
+      { env },
+    );
     expect(first.code, first.stderr).toBe(0);
     expect(onlyEvent(first.stderr, 'acquired').fence).toBe('1');
     // The fence counter is on the primary, and (WAITed for) on the replica.
@@ -142,7 +210,12 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
     expect((await childEnv(dir)).DLOCK_FENCING_TOKEN).toBe('2');
     const status = await dlock(['status', '--redis', url, '--json', 'job'], { env });
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ key: 'job', held: true, holder: { fence: '2' }, instances: [{ redis: url.replace(`:${PASSWORD}@`, ':***@') }] });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      key: 'job',
+      held: true,
+      holder: { fence: '2' },
+      instances: [{ redis: url.replace(`:${PASSWORD}@`, ':***@') }],
+    });
     const list = await dlock(['status', '--redis', url], { env });
     expect(list.stdout).toMatch(/^job\s+\S+\s+\d+/m);
     const released = await dlock(['release', '--force', '--redis', url, 'job'], { env });
@@ -161,20 +234,33 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
     // The comma of the host list does not split DLOCK_REDIS_URL: still one (non-Redlock) instance.
     const viaEnv = await dlock(['status', '--json', 'order'], { env: { ...env, DLOCK_REDIS_URL: url } });
     expect(viaEnv.code, viaEnv.stderr).toBe(1);
-    expect(JSON.parse(viaEnv.stdout)).toMatchObject({ held: false, quorum: 1, instances: [{ redis: url.replace(`:${PASSWORD}@`, ':***@') }] });
+    expect(JSON.parse(viaEnv.stdout)).toMatchObject({
+      held: false,
+      quorum: 1,
+      instances: [{ redis: url.replace(`:${PASSWORD}@`, ':***@') }],
+    });
   });
 
   test('no sentinel answers: 69 within --connect-timeout, never a hang', async () => {
     const closed = [await freePort(), await freePort()];
     const started = Date.now();
-    const refused = await dlock(['run', '--redis', topology.url({ sentinels: closed }), '--connect-timeout', '1s', 'k', '--', 'true'], { env });
-    expectOneError(refused, 69, /^dlock: cannot reach redis\+sentinel:\/\/:\*\*\*@127\.0\.0\.1:\d+,127\.0\.0\.1:\d+\/dlock-primary: no sentinel answered$/);
+    const refused = await dlock(
+      ['run', '--redis', topology.url({ sentinels: closed }), '--connect-timeout', '1s', 'k', '--', 'true'],
+      { env },
+    );
+    expectOneError(
+      refused,
+      69,
+      /^dlock: cannot reach redis\+sentinel:\/\/:\*\*\*@127\.0\.0\.1:\d+,127\.0\.0\.1:\d+\/dlock-primary: no sentinel answered$/,
+    );
     console.log(`sentinels refusing: 69 after ${Date.now() - started}ms`);
 
     topology.sentinels[0].pause();
     try {
       const hungAt = Date.now();
-      const hung = await dlock(['run', '--redis', topology.url(), '--connect-timeout', '600ms', 'k', '--', 'true'], { env });
+      const hung = await dlock(['run', '--redis', topology.url(), '--connect-timeout', '600ms', 'k', '--', 'true'], {
+        env,
+      });
       const elapsed = Date.now() - hungAt;
       expectOneError(hung, 69, /^dlock: cannot reach redis\+sentinel:\/\/:\*\*\*@127\.0\.0\.1:\d+\/dlock-primary: /);
       console.log(`sentinel SIGSTOPped, --connect-timeout 600ms: 69 after ${elapsed}ms (${hung.stderr.trim()})`);
@@ -189,11 +275,23 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
   });
 
   test.each([
-    ['an unknown master name', () => topology.url().replace(/dlock-primary$/, 'other'), env, /no sentinel knows a master by that name$/],
+    [
+      'an unknown master name',
+      () => topology.url().replace(/dlock-primary$/, 'other'),
+      env,
+      /no sentinel knows a master by that name$/,
+    ],
     ['a wrong master password', () => topology.url({ password: 'wrong-pw' }), env, /: authentication failed$/],
-    ['a missing sentinel password', () => topology.url(), cleanEnv(), /the sentinels refused the connection: authentication failed/],
+    [
+      'a missing sentinel password',
+      () => topology.url(),
+      cleanEnv(),
+      /the sentinels refused the connection: authentication failed/,
+    ],
   ])('%s: 69 with a clear message', async (_what, url, runEnv, message) => {
-    const result = await dlock(['run', '--redis', url(), '--connect-timeout', '2s', 'k', '--', 'true'], { env: runEnv });
+    const result = await dlock(['run', '--redis', url(), '--connect-timeout', '2s', 'k', '--', 'true'], {
+      env: runEnv,
+    });
     expectOneError(result, 69, message);
     expectNoPassword(result);
   });
@@ -201,9 +299,21 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
   test('malformed sentinel URLs are usage errors (64) naming the option, before any connection', async () => {
     const port = topology.sentinels[0].port;
     const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
-      [['--redis', `redis+sentinel://:${PASSWORD}@127.0.0.1:${port}`], env, /^dlock: --redis: the URL needs the master's name/],
-      [[], { ...env, DLOCK_REDIS_URL: `redis+sentinel://:${PASSWORD}@127.0.0.1:${port},/m` }, /^dlock: DLOCK_REDIS_URL: the host list has an empty entry/],
-      [['--redis', `redis+sentinel://:${PASSWORD}@127.0.0.1:0/m`], env, /^dlock: --redis: the port of "127\.0\.0\.1:0" must be from 1 to 65535/],
+      [
+        ['--redis', `redis+sentinel://:${PASSWORD}@127.0.0.1:${port}`],
+        env,
+        /^dlock: --redis: the URL needs the master's name/,
+      ],
+      [
+        [],
+        { ...env, DLOCK_REDIS_URL: `redis+sentinel://:${PASSWORD}@127.0.0.1:${port},/m` },
+        /^dlock: DLOCK_REDIS_URL: the host list has an empty entry/,
+      ],
+      [
+        ['--redis', `redis+sentinel://:${PASSWORD}@127.0.0.1:0/m`],
+        env,
+        /^dlock: --redis: the port of "127\.0\.0\.1:0" must be from 1 to 65535/,
+      ],
     ];
     for (const [flags, runEnv, message] of cases) {
       const result = await dlock(['run', ...flags, 'k', '--', 'true'], { env: runEnv });
@@ -219,15 +329,27 @@ function holdThroughFailover(topology: SentinelTopology, key: string, dir: strin
 }
 
 /** After the hold: a contender sees the lock on the new master; the next holder gets the next fence there. */
-async function expectLockFollowed(topology: SentinelTopology, key: string, fence: string, newPrimary: number): Promise<void> {
+async function expectLockFollowed(
+  topology: SentinelTopology,
+  key: string,
+  fence: string,
+  newPrimary: number,
+): Promise<void> {
   const next = await dlock(['run', '--redis', topology.url(), '--log-format', 'json', key, '--', 'true'], { env });
   expect(next.code, next.stderr).toBe(0);
   expect(BigInt(onlyEvent(next.stderr, 'acquired').fence!)).toBe(BigInt(fence) + 1n);
-  expect(await topology.data.client(topology.server(newPrimary)).get(`dlock:{${key}}:fence`)).toBe(String(BigInt(fence) + 1n));
+  expect(await topology.data.client(topology.server(newPrimary)).get(`dlock:{${key}}:fence`)).toBe(
+    String(BigInt(fence) + 1n),
+  );
 }
 
 test('SENTINEL FAILOVER during a hold (3 sentinels): dlock renews on the new master, the child is never disturbed', async () => {
-  const topology = await SentinelTopology.start({ sentinels: 3, quorum: 2, password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+  const topology = await SentinelTopology.start({
+    sentinels: 3,
+    quorum: 2,
+    password: PASSWORD,
+    sentinelPassword: SENTINEL_PASSWORD,
+  });
   try {
     const dir = tempDir();
     const key = 'forced';
@@ -266,11 +388,18 @@ test('SENTINEL FAILOVER during a hold (3 sentinels): dlock renews on the new mas
 });
 
 test('SENTINEL FAILOVER with --slots 2 and two holders: each renews on the new master and keeps its slot', async () => {
-  const topology = await SentinelTopology.start({ sentinels: 3, quorum: 2, password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+  const topology = await SentinelTopology.start({
+    sentinels: 3,
+    quorum: 2,
+    password: PASSWORD,
+    sentinelPassword: SENTINEL_PASSWORD,
+  });
   try {
     const key = 'forced-slots';
     const lock = `dlock:{${key}}`;
-    const holders = [0, 1].map(() => hold(key, { redis: topology.url(), flags: ['-t', '3s', '--slots', '2', '--sync-replicas', '1'], env }));
+    const holders = [0, 1].map(() =>
+      hold(key, { redis: topology.url(), flags: ['-t', '3s', '--slots', '2', '--sync-replicas', '1'], env }),
+    );
     const children = await Promise.all(holders.map((holder) => holder.child()));
     expect(children.map((child) => child.env.DLOCK_SLOT).sort()).toEqual(['0', '1']);
 
@@ -291,7 +420,10 @@ test('SENTINEL FAILOVER with --slots 2 and two holders: each renews on the new m
       expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true });
     }
     const last = children.map((child) => BigInt(child.env.DLOCK_FENCING_TOKEN)).reduce((a, b) => (a > b ? a : b));
-    const next = await dlock(['run', '--redis', topology.url(), '--slots', '2', '--log-format', 'json', key, '--', 'true'], { env });
+    const next = await dlock(
+      ['run', '--redis', topology.url(), '--slots', '2', '--log-format', 'json', key, '--', 'true'],
+      { env },
+    );
     expect(next.code, next.stderr).toBe(0);
     expect(onlyEvent(next.stderr, 'acquired')).toMatchObject({ fence: String(last + 1n), slot: 0 });
   } finally {
@@ -302,7 +434,11 @@ test('SENTINEL FAILOVER with --slots 2 and two holders: each renews on the new m
 test('the primary is killed during a hold: the sentinel fails over, dlock retries its renewal until it reaches the new master', async () => {
   // Down after 1s, then promotion (~1s): a renewal every 1.7s (ttl 5s) falls into the outage,
   // fails, and is retried until the new master takes it, well within the lease.
-  const topology = await SentinelTopology.start({ downAfterMs: 1_000, password: PASSWORD, sentinelPassword: SENTINEL_PASSWORD });
+  const topology = await SentinelTopology.start({
+    downAfterMs: 1_000,
+    password: PASSWORD,
+    sentinelPassword: SENTINEL_PASSWORD,
+  });
   try {
     const dir = tempDir();
     const key = 'killed';
@@ -321,7 +457,9 @@ test('the primary is killed during a hold: the sentinel fails over, dlock retrie
     await waitForEvents(holder, 'renewed', renewalsBefore + 1);
     const renewedAt = events(holder.stderr(), 'renewed').at(-1)!.ts_ms;
     const failed = events(holder.stderr(), 'renew-failed').length;
-    console.log(`first renewal on the new master ${Math.round(renewedAt - killedAt)}ms after the kill (ttl 5s; ${failed} failed renewals before it)`);
+    console.log(
+      `first renewal on the new master ${Math.round(renewedAt - killedAt)}ms after the kill (ttl 5s; ${failed} failed renewals before it)`,
+    );
     expect(failed).toBeGreaterThan(0);
 
     const contender = await dlock(['run', '--redis', topology.url(), '-n', key, '--', 'true'], { env });

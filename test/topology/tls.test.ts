@@ -44,7 +44,9 @@ describe('rediss:// with a CA given', () => {
 
     const holder = start(['run', '--redis', tls.url, '--tls-ca', pki.ca, '-v', 'tls-held', '--', 'sleep', '30']);
     await holder.waitFor('acquired tls-held');
-    const status = await dlock(['status', '--json', '--redis', tls.url, 'tls-held'], { env: cleanEnv({ DLOCK_TLS_CA: pki.ca }) });
+    const status = await dlock(['status', '--json', '--redis', tls.url, 'tls-held'], {
+      env: cleanEnv({ DLOCK_TLS_CA: pki.ca }),
+    });
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ key: 'tls-held', held: true, holder: { cmd: 'sleep 30' } });
     holder.process.kill('SIGTERM');
@@ -67,7 +69,20 @@ describe('rediss:// with a CA given', () => {
   });
 
   test('a client certificate from --tls-cert/--tls-key or DLOCK_TLS_CERT/DLOCK_TLS_KEY', async () => {
-    const flags = await dlock(['run', '--redis', mutual.url, '--tls-ca', pki.ca, '--tls-cert', pki.clientCert, '--tls-key', pki.clientKey, 'mtls', '--', ...FENCE]);
+    const flags = await dlock([
+      'run',
+      '--redis',
+      mutual.url,
+      '--tls-ca',
+      pki.ca,
+      '--tls-cert',
+      pki.clientCert,
+      '--tls-key',
+      pki.clientKey,
+      'mtls',
+      '--',
+      ...FENCE,
+    ]);
     expect(flags.stderr).toBe('');
     expect(flags.stdout).toBe('fence=1\n');
     const env = cleanEnv({ DLOCK_TLS_CA: pki.ca, DLOCK_TLS_CERT: pki.clientCert, DLOCK_TLS_KEY: pki.clientKey });
@@ -76,13 +91,20 @@ describe('rediss:// with a CA given', () => {
     expect(fromEnv.stdout).toBe('fence=2\n');
   });
 
-  test('the child gets no TLS key material: its environment is the caller\'s plus DLOCK_KEY/FENCING_TOKEN/TOKEN/TTL_MS', async () => {
+  test("the child gets no TLS key material: its environment is the caller's plus DLOCK_KEY/FENCING_TOKEN/TOKEN/TTL_MS", async () => {
     const caller = cleanEnv({ DLOCK_TLS_KEY: pki.clientKey });
     const print = [process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'];
-    const result = await dlock(['run', '--redis', mutual.url, '--tls-ca', pki.ca, '--tls-cert', pki.clientCert, 'mtls-env', '--', ...print], { env: caller });
+    const result = await dlock(
+      ['run', '--redis', mutual.url, '--tls-ca', pki.ca, '--tls-cert', pki.clientCert, 'mtls-env', '--', ...print],
+      { env: caller },
+    );
     expect(result.code, result.stderr).toBe(0);
     const child = JSON.parse(result.stdout) as Record<string, string>;
-    expect(Object.keys(child).filter((name) => !(name in caller)).sort()).toEqual(['DLOCK_FENCING_TOKEN', 'DLOCK_KEY', 'DLOCK_TOKEN', 'DLOCK_TTL_MS']);
+    expect(
+      Object.keys(child)
+        .filter((name) => !(name in caller))
+        .sort(),
+    ).toEqual(['DLOCK_FENCING_TOKEN', 'DLOCK_KEY', 'DLOCK_TOKEN', 'DLOCK_TTL_MS']);
     for (const [name, value] of Object.entries(caller)) expect(child[name], name).toBe(value);
     expect(result.stdout).not.toMatch(/PRIVATE KEY|BEGIN CERTIFICATE/);
   });
@@ -90,11 +112,17 @@ describe('rediss:// with a CA given', () => {
 
 describe('certificate errors are 69 with a clear message', () => {
   test('no CA given: the system trust store does not know the test CA', async () => {
-    expectOneError(await dlock(['run', '--redis', tls.url, 'k', '--', 'true']), 69, /cannot reach rediss:\/\/127\.0\.0\.1:\d+: TLS certificate not trusted \(unknown CA/);
+    expectOneError(
+      await dlock(['run', '--redis', tls.url, 'k', '--', 'true']),
+      69,
+      /cannot reach rediss:\/\/127\.0\.0\.1:\d+: TLS certificate not trusted \(unknown CA/,
+    );
   });
 
   test('NODE_TLS_REJECT_UNAUTHORIZED=0 does not turn verification off', async () => {
-    const result = await dlock(['status', '--redis', tls.url, 'k'], { env: cleanEnv({ NODE_TLS_REJECT_UNAUTHORIZED: '0' }) });
+    const result = await dlock(['status', '--redis', tls.url, 'k'], {
+      env: cleanEnv({ NODE_TLS_REJECT_UNAUTHORIZED: '0' }),
+    });
     // Node itself may warn about the variable; dlock's own output is still its one line.
     const ours = result.stderr.split('\n').filter((line) => line.startsWith('dlock: '));
     expect(result.code).toBe(69);
@@ -103,20 +131,47 @@ describe('certificate errors are 69 with a clear message', () => {
   });
 
   test('a CA that did not sign the server certificate', async () => {
-    expectOneError(await dlock(['status', '--redis', tls.url, '--tls-ca', pki.otherCa, 'k']), 69, /TLS certificate not trusted/);
+    expectOneError(
+      await dlock(['status', '--redis', tls.url, '--tls-ca', pki.otherCa, 'k']),
+      69,
+      /TLS certificate not trusted/,
+    );
   });
 
   test('a certificate for another host name', async () => {
-    expectOneError(await dlock(['run', '--redis', wrongHost.url, '--tls-ca', pki.ca, 'k', '--', 'true']), 69, /TLS certificate does not match the host name/);
+    expectOneError(
+      await dlock(['run', '--redis', wrongHost.url, '--tls-ca', pki.ca, 'k', '--', 'true']),
+      69,
+      /TLS certificate does not match the host name/,
+    );
   });
 
   test('a server that requires a client certificate, none given', async () => {
-    expectOneError(await dlock(['run', '--redis', mutual.url, '--tls-ca', pki.ca, 'k', '--', 'true']), 69, /cannot reach rediss:\/\/127\.0\.0\.1:\d+: the server requires a client certificate/);
+    expectOneError(
+      await dlock(['run', '--redis', mutual.url, '--tls-ca', pki.ca, 'k', '--', 'true']),
+      69,
+      /cannot reach rediss:\/\/127\.0\.0\.1:\d+: the server requires a client certificate/,
+    );
   });
 
   test('no silent fallback: redis:// to a TLS port and rediss:// to a plain port both fail', async () => {
-    expectOneError(await dlock(['run', '--redis', `redis://127.0.0.1:${tls.port}`, '--connect-timeout', '2s', 'k', '--', 'true']), 69, /^dlock: redis:\/\/127\.0\.0\.1:\d+: a TLS port: use rediss:\/\//);
-    const tlsToPlain = ['run', '--redis', `rediss://127.0.0.1:${plain.port}`, '--tls-ca', pki.ca, '--connect-timeout', '1s', 'k', '--', 'true'];
+    expectOneError(
+      await dlock(['run', '--redis', `redis://127.0.0.1:${tls.port}`, '--connect-timeout', '2s', 'k', '--', 'true']),
+      69,
+      /^dlock: redis:\/\/127\.0\.0\.1:\d+: a TLS port: use rediss:\/\//,
+    );
+    const tlsToPlain = [
+      'run',
+      '--redis',
+      `rediss://127.0.0.1:${plain.port}`,
+      '--tls-ca',
+      pki.ca,
+      '--connect-timeout',
+      '1s',
+      'k',
+      '--',
+      'true',
+    ];
     expectOneError(await dlock(tlsToPlain), 69, /timed out after 1000ms in the TLS handshake/);
     expect(await plain.client().exists('dlock:{k}')).toBe(0);
   });
@@ -126,8 +181,18 @@ describe('TLS options are checked before anything connects (64)', () => {
   const tlsUrl = () => `rediss://127.0.0.1:${recorder.port}`;
 
   test('--tls-* with a redis:// URL is a usage error, not an implicit upgrade or a no-op', async () => {
-    expectOneError(await dlock(['run', '--redis', recorder.url, '--tls-ca', pki.ca, 'k', '--', 'true']), 64, /^dlock: --tls-ca: TLS options need rediss:\/\/ URLs/);
-    expectOneError(await dlock(['status', 'k'], { env: cleanEnv({ DLOCK_REDIS_URL: `${tlsUrl()},${recorder.url}`, DLOCK_TLS_CA: pki.ca }) }), 64, /^dlock: DLOCK_TLS_CA: TLS options need rediss:\/\/ URLs/);
+    expectOneError(
+      await dlock(['run', '--redis', recorder.url, '--tls-ca', pki.ca, 'k', '--', 'true']),
+      64,
+      /^dlock: --tls-ca: TLS options need rediss:\/\/ URLs/,
+    );
+    expectOneError(
+      await dlock(['status', 'k'], {
+        env: cleanEnv({ DLOCK_REDIS_URL: `${tlsUrl()},${recorder.url}`, DLOCK_TLS_CA: pki.ca }),
+      }),
+      64,
+      /^dlock: DLOCK_TLS_CA: TLS options need rediss:\/\/ URLs/,
+    );
     expect(recorder.connections).toBe(0);
   });
 
@@ -143,7 +208,10 @@ describe('TLS options are checked before anything connects (64)', () => {
       [['--tls-ca', join(dir, 'missing.pem')], /^dlock: --tls-ca: no such file/],
       [['--tls-ca', dir], /^dlock: --tls-ca: is a directory/],
       [['--tls-ca', notPem], /^dlock: --tls-ca: not a PEM certificate/],
-      [['--tls-ca', pki.ca, '--tls-cert', pki.clientCert], /^dlock: --tls-cert: a client certificate needs its key too/],
+      [
+        ['--tls-ca', pki.ca, '--tls-cert', pki.clientCert],
+        /^dlock: --tls-cert: a client certificate needs its key too/,
+      ],
       [['--tls-key', pki.clientKey], /^dlock: --tls-key: a client key needs its certificate too/],
       [['--tls-cert', pki.clientCert, '--tls-key', pki.serverKey], /^dlock: --tls-key: does not match the certificate/],
       [['--tls-cert', notPem, '--tls-key', pki.clientKey], /^dlock: --tls-cert: not a PEM certificate/],
@@ -154,7 +222,11 @@ describe('TLS options are checked before anything connects (64)', () => {
     for (const [flags, message] of cases) {
       expectOneError(await dlock(['run', '--redis', tlsUrl(), ...flags, 'k', '--', 'true']), 64, message);
     }
-    expectOneError(await dlock(['status', '--redis', tlsUrl(), 'k'], { env: cleanEnv({ DLOCK_TLS_CA: notPem }) }), 64, /^dlock: DLOCK_TLS_CA: not a PEM certificate/);
+    expectOneError(
+      await dlock(['status', '--redis', tlsUrl(), 'k'], { env: cleanEnv({ DLOCK_TLS_CA: notPem }) }),
+      64,
+      /^dlock: DLOCK_TLS_CA: not a PEM certificate/,
+    );
     expect(recorder.connections).toBe(0);
   });
 });

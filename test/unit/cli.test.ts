@@ -8,9 +8,15 @@ import type { Env } from '../../src/config.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 
 /** parseArgs with help and version output captured instead of printed. */
-function parse(argv: string[], env: Env = {}): { invocation?: Invocation; error?: unknown; stdout: string; stderr: string } {
+function parse(
+  argv: string[],
+  env: Env = {},
+): { invocation?: Invocation; error?: unknown; stdout: string; stderr: string } {
   const printed = { stdout: '', stderr: '' };
-  const output = { writeOut: (text: string) => (printed.stdout += text), writeErr: (text: string) => (printed.stderr += text) };
+  const output = {
+    writeOut: (text: string) => (printed.stdout += text),
+    writeErr: (text: string) => (printed.stderr += text),
+  };
   try {
     return { invocation: parseArgs(argv, env, output), ...printed };
   } catch (error) {
@@ -34,16 +40,32 @@ describe('run: options before the key, everything after the key is the command',
     [['run', 'k', 'echo', '-t', '5s', 'x'], {}, { command: ['echo', '-t', '5s', 'x'], ttlMs: 30_000 }],
     [['run', 'k', 'grep', '-v', 'x'], {}, { command: ['grep', '-v', 'x'], verbosity: 'normal' }],
     [['run', 'k', 'grep', '-q', 'x'], {}, { command: ['grep', '-q', 'x'], verbosity: 'normal' }],
-    [['run', 'k', 'curl', '--redis', 'x', '--help'], {}, { command: ['curl', '--redis', 'x', '--help'], targets: [{ label: 'redis://127.0.0.1:6379' }] }],
-    [['run', 'build', 'sh', '-c', 'echo "$@"', 'x', '-n'], {}, { command: ['sh', '-c', 'echo "$@"', 'x', '-n'], waitMs: undefined }],
+    [
+      ['run', 'k', 'curl', '--redis', 'x', '--help'],
+      {},
+      { command: ['curl', '--redis', 'x', '--help'], targets: [{ label: 'redis://127.0.0.1:6379' }] },
+    ],
+    [
+      ['run', 'build', 'sh', '-c', 'echo "$@"', 'x', '-n'],
+      {},
+      { command: ['sh', '-c', 'echo "$@"', 'x', '-n'], waitMs: undefined },
+    ],
     [['run', 'k', '--', 'make', '-n'], {}, { key: 'k', command: ['make', '-n'], waitMs: undefined }],
     [['run', 'k', '--', '-n'], {}, { command: ['-n'] }], // a command whose name starts with "-" goes after --
     [['run', 'k', '--', 'cmd', '--', 'x'], {}, { command: ['cmd', '--', 'x'] }],
     [['run', 'k', 'cmd', '--', 'x'], {}, { command: ['cmd', '--', 'x'] }],
     [['run', '-n', '-E', '0', 'k', 'make', '-n'], {}, { waitMs: 0, conflictExitCode: 0, command: ['make', '-n'] }],
-    [['run', '-t', '2s', '-w', '1m', 'k', 'echo', '-t', '9s', '-w', '3s'], {}, { ttlMs: 2_000, waitMs: 60_000, command: ['echo', '-t', '9s', '-w', '3s'] }],
+    [
+      ['run', '-t', '2s', '-w', '1m', 'k', 'echo', '-t', '9s', '-w', '3s'],
+      {},
+      { ttlMs: 2_000, waitMs: 60_000, command: ['echo', '-t', '9s', '-w', '3s'] },
+    ],
     [['run', 'k', 'echo', '-t', '1s'], { DLOCK_TTL: '2s' }, { ttlMs: 2_000, command: ['echo', '-t', '1s'] }],
-    [['run', '--redis', 'redis://a:1', '--redis', 'redis://b:2', 'k', 'true'], {}, { targets: [{ host: 'a' }, { host: 'b' }] }],
+    [
+      ['run', '--redis', 'redis://a:1', '--redis', 'redis://b:2', 'k', 'true'],
+      {},
+      { targets: [{ host: 'a' }, { host: 'b' }] },
+    ],
     // A key starting with "-" comes after a first "--"; a second "--" before the command is optional.
     [['run', '--', '-key', '--', 'cmd'], {}, { key: '-key', command: ['cmd'] }],
     [['run', '--', '-key', 'cmd', '-x'], {}, { key: '-key', command: ['cmd', '-x'] }],
@@ -126,8 +148,14 @@ describe('--slots and --shared', () => {
     [['run', '--slots', '1001', 'k', 'true'], /from 1 to 1000/],
     [['run', '--slots', 'x', 'k', 'true'], /--slots/],
     [['run', '--shared', '--slots', '2', 'k', 'true'], /--shared and --slots: choose one/],
-    [['run', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k', 'true'], /--slots needs one Redis .* not a Redlock quorum of 2/],
-    [['run', '--shared', '--redis', 'redis://a:1', '--redis', 'redis://b:1', '--redis', 'redis://c:1', 'k', 'true'], /--shared needs one Redis/],
+    [
+      ['run', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k', 'true'],
+      /--slots needs one Redis .* not a Redlock quorum of 2/,
+    ],
+    [
+      ['run', '--shared', '--redis', 'redis://a:1', '--redis', 'redis://b:1', '--redis', 'redis://c:1', 'k', 'true'],
+      /--shared needs one Redis/,
+    ],
     [['release', '--force', '--slot', '-1', 'k'], /--slot/],
     [['release', '--slot', '1', 'k'], /--slot needs --force/],
     [['acquire', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k'], /--slots needs one Redis/],
@@ -135,7 +163,10 @@ describe('--slots and --shared', () => {
     [['acquire', '-s', '-e', 'k'], /^--exclusive and --shared: choose one$/],
     [['run', '--exclusive', '--slots', '3', 'k', 'true'], /^--exclusive and --slots 3: choose one/],
     // flock's -c and -u: a one-line hint of the dlock way.
-    [['run', '-c', 'make deploy', 'k'], /^-c: dlock runs the command after the key, without a shell; .*dlock run <key> -- sh -c '<command>'$/],
+    [
+      ['run', '-c', 'make deploy', 'k'],
+      /^-c: dlock runs the command after the key, without a shell; .*dlock run <key> -- sh -c '<command>'$/,
+    ],
     [['run', '-c'], /^-c: /],
     [['acquire', '-c', 'true', 'k'], /^-c: acquire takes no command; .*dlock run <key> -- sh -c/],
     [['run', '-u', 'k'], /^-u: dlock unlocks with its own command: dlock release <key> /],
@@ -158,7 +189,11 @@ describe('status, release, renew, completion', () => {
     [['status', 'k', '--json'], {}, { command: 'status', key: 'k', json: true }],
     [['status'], {}, { command: 'status', key: undefined, json: false }],
     [['-v', 'status', 'k'], {}, { command: 'status', config: { verbosity: 'verbose' } }],
-    [['status', '-q', 'k'], { DLOCK_PREFIX: 'app:' }, { command: 'status', config: { verbosity: 'quiet', prefix: 'app:' } }],
+    [
+      ['status', '-q', 'k'],
+      { DLOCK_PREFIX: 'app:' },
+      { command: 'status', config: { verbosity: 'quiet', prefix: 'app:' } },
+    ],
     [['release', '-f', 'k'], {}, { command: 'release', key: 'k', force: true }],
     [['release', 'k', '--force'], {}, { command: 'release', key: 'k', force: true }],
     [['release', '--token', T, 'k'], {}, { command: 'release', key: 'k', force: false, token: T }],
@@ -167,16 +202,32 @@ describe('status, release, renew, completion', () => {
     [['release', '--token', T2, 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T2 }],
     [['release', '-f', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: true, token: undefined }],
     [['renew', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { command: 'renew', key: 'k', token: T }],
-    [['renew', '--token', T, '--redis', 'redis://h:1', 'k'], {}, { command: 'renew', token: T, config: { targets: [{ host: 'h' }] } }],
+    [
+      ['renew', '--token', T, '--redis', 'redis://h:1', 'k'],
+      {},
+      { command: 'renew', token: T, config: { targets: [{ host: 'h' }] } },
+    ],
     [['-q', 'release', '-f', 'k'], {}, { command: 'release', config: { verbosity: 'quiet' } }],
     [['completion', 'zsh'], {}, { command: 'completion', shell: 'zsh' }],
     [['doctor'], {}, { command: 'doctor', ttlMs: 30_000, json: false }],
-    [['doctor', '--json', '-t', '5s', '--redis', 'redis://a', '--redis', 'redis://b'], {}, { command: 'doctor', ttlMs: 5_000, json: true, config: { targets: [{ host: 'a' }, { host: 'b' }] } }],
-    [['doctor'], { DLOCK_TTL: '2m', DLOCK_PREFIX: 'app:' }, { command: 'doctor', ttlMs: 120_000, config: { prefix: 'app:' } }],
+    [
+      ['doctor', '--json', '-t', '5s', '--redis', 'redis://a', '--redis', 'redis://b'],
+      {},
+      { command: 'doctor', ttlMs: 5_000, json: true, config: { targets: [{ host: 'a' }, { host: 'b' }] } },
+    ],
+    [
+      ['doctor'],
+      { DLOCK_TTL: '2m', DLOCK_PREFIX: 'app:' },
+      { command: 'doctor', ttlMs: 120_000, config: { prefix: 'app:' } },
+    ],
     [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
     [['history', '--count', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
     [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
-    [['run', '--once-per', '1d', '-t', '1d', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 86_400_000, ttlMs: 86_400_000 } }],
+    [
+      ['run', '--once-per', '1d', '-t', '1d', 'k', 'true'],
+      {},
+      { command: 'run', config: { oncePerMs: 86_400_000, ttlMs: 86_400_000 } },
+    ],
     [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
@@ -185,16 +236,25 @@ describe('status, release, renew, completion', () => {
   });
 
   test.each<[string[], RegExp]>([
-    [['help', 'bogus'], /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, completion, help\)$/],
+    [
+      ['help', 'bogus'],
+      /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, completion, help\)$/,
+    ],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],
     [['history', '--count', '0', 'k'], /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
     // -n is --no-wait in run and acquire; history's count has no letter.
     [['history', '-n', '5', 'k'], /^-n: the number of entries is --count <n> \(-n is --no-wait in run and acquire\)$/],
-    [['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'], /^history needs one Redis .*Redlock quorum of 2: no history is kept$/],
+    [
+      ['history', '--redis', 'redis://a', '--redis', 'redis://b', 'k'],
+      /^history needs one Redis .*Redlock quorum of 2: no history is kept$/,
+    ],
     [['run', '--once-per', '0', 'k', 'true'], /^--once-per: must be greater than zero/],
     [['run', '--once-per', 'soon', 'k', 'true'], /^--once-per: not a duration/],
-    [['run', '--once-per', '1m', '--redis', 'redis://a', '--redis', 'redis://b', 'k', 'true'], /^--once-per needs one Redis .*Redlock quorum of 2/],
+    [
+      ['run', '--once-per', '1m', '--redis', 'redis://a', '--redis', 'redis://b', 'k', 'true'],
+      /^--once-per needs one Redis .*Redlock quorum of 2/,
+    ],
     [['bogus'], /^unknown command 'bogus'/],
     [['status', 'a{b'], /^key: .*"a\{b"/],
     [['status', 'k', 'extra'], /^too many arguments/],
@@ -206,7 +266,11 @@ describe('status, release, renew, completion', () => {
 
   // [argv, env, message]
   test.each<[string[], Env, RegExp]>([
-    [['release', 'k'], {}, /^release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=k .*dlock release --force k$/],
+    [
+      ['release', 'k'],
+      {},
+      /^release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=k .*dlock release --force k$/,
+    ],
     [['release', 'k'], { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^release needs the owner token/],
     [['renew', 'k'], { DLOCK_TOKEN: T }, /^renew needs the owner token/],
     [['release', '--token', 'xyz', 'k'], {}, /^--token: not an owner token .*\(got "xyz"\)$/],
@@ -218,12 +282,28 @@ describe('status, release, renew, completion', () => {
   });
 });
 
-describe('acquire: run\'s lock options, no command', () => {
+describe("acquire: run's lock options, no command", () => {
   test.each<[string[], Env, Record<string, unknown>]>([
-    [['acquire', 'k'], {}, { key: 'k', keeper: true, watchPid: undefined, format: 'sh', ttlMs: 30_000, waitMs: undefined, onLost: 'term' }],
-    [['acquire', '-t', '2s', '-n', '-E', '0', '--on-lost', 'kill', '--pid', '42', '--format', 'json', 'k'], {}, { ttlMs: 2_000, waitMs: 0, conflictExitCode: 0, onLost: 'kill', watchPid: 42, format: 'json' }],
-    [['acquire', '--no-keeper', '--ttl', '30m', 'k'], { DLOCK_WAIT: '1m' }, { keeper: false, ttlMs: 1_800_000, waitMs: 60_000, holderCmd: 'dlock acquire --no-keeper' }],
-    [['-v', 'acquire', '--log-format', 'json', '--sync-replicas', '1', 'k'], {}, { verbosity: 'verbose', logFormat: 'json', syncReplicas: 1 }],
+    [
+      ['acquire', 'k'],
+      {},
+      { key: 'k', keeper: true, watchPid: undefined, format: 'sh', ttlMs: 30_000, waitMs: undefined, onLost: 'term' },
+    ],
+    [
+      ['acquire', '-t', '2s', '-n', '-E', '0', '--on-lost', 'kill', '--pid', '42', '--format', 'json', 'k'],
+      {},
+      { ttlMs: 2_000, waitMs: 0, conflictExitCode: 0, onLost: 'kill', watchPid: 42, format: 'json' },
+    ],
+    [
+      ['acquire', '--no-keeper', '--ttl', '30m', 'k'],
+      { DLOCK_WAIT: '1m' },
+      { keeper: false, ttlMs: 1_800_000, waitMs: 60_000, holderCmd: 'dlock acquire --no-keeper' },
+    ],
+    [
+      ['-v', 'acquire', '--log-format', 'json', '--sync-replicas', '1', 'k'],
+      {},
+      { verbosity: 'verbose', logFormat: 'json', syncReplicas: 1 },
+    ],
     // --json is every command's spelling; --format json stays for scripts written before it.
     [['acquire', '--json', 'k'], {}, { format: 'json' }],
     [['acquire', '--json', '--format', 'json', 'k'], {}, { format: 'json' }],
@@ -261,7 +341,17 @@ describe('help and version: printed, then a CommanderError carrying the exit cod
     expect(stdout).toMatch(/^Usage: dlock \[options\] run \[options\] <key> -- <command> \[args\.\.\.\]\n/);
     expect(stdout).toMatch(/^ {2}-v, --verbose /m);
     const environment = stdout.split(/^Environment:\n/m)[1]!.split(/^\S/m)[0]!;
-    for (const variable of ['DLOCK_REDIS_URL', 'DLOCK_REDIS_PASSWORD', 'DLOCK_SENTINEL_PASSWORD', 'DLOCK_TTL', 'DLOCK_WAIT', 'DLOCK_PREFIX', 'DLOCK_LOG_FORMAT', 'DLOCK_TLS_CA', 'CI']) {
+    for (const variable of [
+      'DLOCK_REDIS_URL',
+      'DLOCK_REDIS_PASSWORD',
+      'DLOCK_SENTINEL_PASSWORD',
+      'DLOCK_TTL',
+      'DLOCK_WAIT',
+      'DLOCK_PREFIX',
+      'DLOCK_LOG_FORMAT',
+      'DLOCK_TLS_CA',
+      'CI',
+    ]) {
       expect(environment).toMatch(new RegExp(`^ {2}${variable} `, 'm'));
     }
   });

@@ -2,10 +2,18 @@
 // without any server (SPEC "Options", "Durations", keys; exit 64 for every bad input).
 
 import { describe, expect, test } from 'vitest';
-import { connectionConfig, runConfig, validateKey, type Env, type RawOptions, type RunConfig } from '../../src/config.js';
+import {
+  connectionConfig,
+  runConfig,
+  validateKey,
+  type Env,
+  type RawOptions,
+  type RunConfig,
+} from '../../src/config.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 
-const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']): RunConfig => runConfig(key, command, raw, env);
+const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']): RunConfig =>
+  runConfig(key, command, raw, env);
 
 /** The usage error runConfig throws (failing the test when it throws nothing or something else). */
 function usageError(run: () => unknown): UsageError {
@@ -80,7 +88,10 @@ describe('flags and env', () => {
   });
 
   test('DLOCK_REDIS_URL is a comma-separated list (blanks ignored)', () => {
-    const { targets } = config({}, { DLOCK_REDIS_URL: 'redis://10.0.0.1:7000, redis://b.example:7001/2,,rediss://c:7002' });
+    const { targets } = config(
+      {},
+      { DLOCK_REDIS_URL: 'redis://10.0.0.1:7000, redis://b.example:7001/2,,rediss://c:7002' },
+    );
     expect(targets.map((t) => [t.host, t.port, t.db, t.tls])).toEqual([
       ['10.0.0.1', 7000, 0, false],
       ['b.example', 7001, 2, false],
@@ -89,12 +100,17 @@ describe('flags and env', () => {
   });
 
   test('--redis (repeatable) wins over DLOCK_REDIS_URL', () => {
-    const { targets } = config({ redis: ['redis://a:1', 'redis://b:2', 'redis://c:3'] }, { DLOCK_REDIS_URL: 'redis://env:9' });
+    const { targets } = config(
+      { redis: ['redis://a:1', 'redis://b:2', 'redis://c:3'] },
+      { DLOCK_REDIS_URL: 'redis://env:9' },
+    );
     expect(targets.map((t) => t.label)).toEqual(['redis://a:1', 'redis://b:2', 'redis://c:3']);
   });
 
   test('an empty --redis list falls back to DLOCK_REDIS_URL', () => {
-    expect(config({ redis: [] }, { DLOCK_REDIS_URL: 'redis://env:9' }).targets.map((t) => t.label)).toEqual(['redis://env:9']);
+    expect(config({ redis: [] }, { DLOCK_REDIS_URL: 'redis://env:9' }).targets.map((t) => t.label)).toEqual([
+      'redis://env:9',
+    ]);
   });
 
   test('user and password come from the URL; the label never shows the password', () => {
@@ -143,11 +159,21 @@ describe('usage errors (exit 64) name the option and show the bad value', () => 
     ['prefix with a brace', { prefix: 'a{' }, {}, /--prefix.*"a\{"/],
     ['DLOCK_PREFIX with a brace', {}, { DLOCK_PREFIX: '}' }, /DLOCK_PREFIX.*"\}"/],
     ['--redis not a URL', { redis: ['localhost'] }, {}, /--redis.*"localhost"/],
-    ['--redis wrong scheme', { redis: ['http://127.0.0.1:6379'] }, {}, /--redis.*redis:\/\/.*"http:\/\/127.0.0.1:6379"/],
+    [
+      '--redis wrong scheme',
+      { redis: ['http://127.0.0.1:6379'] },
+      {},
+      /--redis.*redis:\/\/.*"http:\/\/127.0.0.1:6379"/,
+    ],
     ['--redis bad port', { redis: ['redis://127.0.0.1:99999'] }, {}, /--redis.*"redis:\/\/127.0.0.1:99999"/],
     ['--redis bad db', { redis: ['redis://127.0.0.1:6379/x'] }, {}, /--redis.*database/],
     ['--redis query string', { redis: ['redis://127.0.0.1:6379?db=1'] }, {}, /--redis/],
-    ['bad DLOCK_REDIS_URL entry', {}, { DLOCK_REDIS_URL: 'redis://ok:1,nope' }, /DLOCK_REDIS_URL.*"redis:\/\/ok:1,nope"/],
+    [
+      'bad DLOCK_REDIS_URL entry',
+      {},
+      { DLOCK_REDIS_URL: 'redis://ok:1,nope' },
+      /DLOCK_REDIS_URL.*"redis:\/\/ok:1,nope"/,
+    ],
     ['-q with -v', { quiet: true, verbose: true }, {}, /--quiet and --verbose/],
   ])('%s', (_what, raw, env, message) => {
     expect(usageError(() => config(raw, env)).message).toMatch(message);

@@ -2,7 +2,14 @@
 // "dlock doctor" states, as a table. The end-to-end verdicts are in doctor.test.ts.
 
 import { describe, expect, test } from 'vitest';
-import { clockCheck, clockLimits, clockSpreadCheck, rttCheck, tlsCheck, versionCheck } from '../../src/doctor/checks.js';
+import {
+  clockCheck,
+  clockLimits,
+  clockSpreadCheck,
+  rttCheck,
+  tlsCheck,
+  versionCheck,
+} from '../../src/doctor/checks.js';
 
 describe('clock limits scale with the TTL', () => {
   test.each([
@@ -26,7 +33,9 @@ describe('clock limits scale with the TTL', () => {
   });
 
   test('the message says which side and by how much', () => {
-    expect(clockCheck(-5_000, 1, 30_000).message).toMatch(/^the server's clock is 5s behind this host's \(±1ms\), more than 502ms/);
+    expect(clockCheck(-5_000, 1, 30_000).message).toMatch(
+      /^the server's clock is 5s behind this host's \(±1ms\), more than 502ms/,
+    );
   });
 });
 
@@ -43,7 +52,9 @@ describe('clock spread between Redlock instances', () => {
   });
 
   test('names the two instances furthest apart', () => {
-    expect(clockSpreadCheck([at('a', 0), at('b', 100), at('c', -900)], 30_000).message).toMatch(/^b and c differ by 1s/);
+    expect(clockSpreadCheck([at('a', 0), at('b', 100), at('c', -900)], 30_000).message).toMatch(
+      /^b and c differ by 1s/,
+    );
   });
 });
 

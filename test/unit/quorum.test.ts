@@ -2,7 +2,21 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../../src/lock/fence.js';
-import { driftMs, instanceTimeoutMs, killDeadline, localDeadline, quorumSize, RENEW_PAST_GIVING_UP_MS, RENEW_TIMEOUT_FLOOR_MS, renewTimeoutMs, SCHEDULING_MARGIN_CAP_MS, schedulingMarginMs, tally, validityMs, type Outcome } from '../../src/lockset/quorum.js';
+import {
+  driftMs,
+  instanceTimeoutMs,
+  killDeadline,
+  localDeadline,
+  quorumSize,
+  RENEW_PAST_GIVING_UP_MS,
+  RENEW_TIMEOUT_FLOOR_MS,
+  renewTimeoutMs,
+  SCHEDULING_MARGIN_CAP_MS,
+  schedulingMarginMs,
+  tally,
+  validityMs,
+  type Outcome,
+} from '../../src/lockset/quorum.js';
 import { POLL_CAP_MS, busyRetryMs } from '../../src/lockset/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
@@ -86,7 +100,7 @@ describe('schedulingMarginMs: a tenth of the TTL, at most 200ms', () => {
       const kill = killDeadline(ttl, 0);
       expect(kill).toBe(ttl - driftMs(ttl) - schedulingMarginMs(ttl));
       expect(kill).toBeLessThan(ttl);
-      expect(kill).toBeGreaterThan(ttl / 3 + 0.5 * ttl / 3);
+      expect(kill).toBeGreaterThan(ttl / 3 + (0.5 * ttl) / 3);
       expect(schedulingMarginMs(ttl)).toBeLessThanOrEqual(SCHEDULING_MARGIN_CAP_MS);
     }
   });
@@ -201,7 +215,7 @@ describe('instanceTimeoutMs: --connect-timeout, and small next to the TTL', () =
   });
 });
 
-describe('busyRetryMs: the holder\'s remaining TTL, capped, plus jitter', () => {
+describe("busyRetryMs: the holder's remaining TTL, capped, plus jitter", () => {
   test.each([
     // retry in, random, delay
     [0, 0, 1],

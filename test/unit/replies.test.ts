@@ -2,7 +2,17 @@
 // (no server). A reply of the wrong shape throws MalformedReplyError; nothing of it is used.
 
 import { describe, expect, test } from 'vitest';
-import { isFence, MAX_FENCE, parseAcquireReply, parseEnterReply, parseFlagReply, parseForceReleaseReply, parseInspectReply, parseScanReply, shape } from '../../src/lock/replies.js';
+import {
+  isFence,
+  MAX_FENCE,
+  parseAcquireReply,
+  parseEnterReply,
+  parseFlagReply,
+  parseForceReleaseReply,
+  parseInspectReply,
+  parseScanReply,
+  shape,
+} from '../../src/lock/replies.js';
 import type { HeldMode } from '../../src/lock/holder.js';
 import { describeError, describeFailure, MalformedReplyError } from '../../src/redis/describe.js';
 import { checkClientReply, checkPushReply } from '../../src/redis/reply-shapes.js';
@@ -145,7 +155,12 @@ describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waite
 
 describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, time}', () => {
   // The reply with the lock's hash `flat`, no holders of --slots/--shared, no line.
-  const reply = (pttl: unknown, counter: unknown, flat: unknown, ...rest: unknown[]) => [pttl, counter, flat, ...(rest.length ? rest : [[], [], 0, 1_700_000_000_000])];
+  const reply = (pttl: unknown, counter: unknown, flat: unknown, ...rest: unknown[]) => [
+    pttl,
+    counter,
+    flat,
+    ...(rest.length ? rest : [[], [], 0, 1_700_000_000_000]),
+  ];
   test.each([
     [reply(-2, null, []), 'ok'],
     [reply(5000, '12', ['owner', 'o', 'fence', '12', 'host', 'h']), 'ok'],
@@ -160,9 +175,27 @@ describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, t
     // A forged field of any size is accepted and cut when shown (the reader bounds a reply at 8 MiB).
     [reply(5000, '12', ['cmd', 'x'.repeat(5000)]), 'ok'],
     [reply(5000, '12', ['cmd', ['x']]), 'an array of 2 (string, array)'],
-    [reply(5000, '12', Array.from({ length: 5000 }, () => 'f')), 'an array of 5000'],
+    [
+      reply(
+        5000,
+        '12',
+        Array.from({ length: 5000 }, () => 'f'),
+      ),
+      'an array of 5000',
+    ],
     // Holders of --slots/--shared, and the line: forged details are shown as unknown, never thrown on.
-    [reply(5000, '3', ['mode', 'slots', 'slots', '2', 'h:a', '{"fence":"3","slot":"1"}', 'h:b', 'not json'], ['a', '1700000005000', 'b', 'x'], ['w', '1', '{"mode":"shared"}', 'v', '2', '[]'], 2, 1_700_000_000_000), 'ok'],
+    [
+      reply(
+        5000,
+        '3',
+        ['mode', 'slots', 'slots', '2', 'h:a', '{"fence":"3","slot":"1"}', 'h:b', 'not json'],
+        ['a', '1700000005000', 'b', 'x'],
+        ['w', '1', '{"mode":"shared"}', 'v', '2', '[]'],
+        2,
+        1_700_000_000_000,
+      ),
+      'ok',
+    ],
     [reply(5000, '3', [], ['a'], [], 0, 1), 'lists of strings'],
     [reply(5000, '3', [], [], ['w', '1'], 1, 1), 'lists of strings'],
     [reply(5000, '3', [], [], [], -1, 1), 'with an array of 7'],
@@ -175,14 +208,33 @@ describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, t
 
   test('the holders of --slots and the line come back as data', () => {
     const state = parseInspectReply(
-      reply(5000, '3', ['mode', 'slots', 'slots', '2', 'h:a', '{"fence":"3","slot":"1","host":"h1","pid":"7"}', 'h:!b', '{"fence":"2","slot":"0","forced_ms":"5"}'], ['a', '1700000005000', '!b', '1700000001000'], ['w', '1', '{"mode":"slots","slots":"2","host":"h2","pid":"9","since_ms":"1699999990000"}'], 1, 1_700_000_000_000),
+      reply(
+        5000,
+        '3',
+        [
+          'mode',
+          'slots',
+          'slots',
+          '2',
+          'h:a',
+          '{"fence":"3","slot":"1","host":"h1","pid":"7"}',
+          'h:!b',
+          '{"fence":"2","slot":"0","forced_ms":"5"}',
+        ],
+        ['a', '1700000005000', '!b', '1700000001000'],
+        ['w', '1', '{"mode":"slots","slots":"2","host":"h2","pid":"9","since_ms":"1699999990000"}'],
+        1,
+        1_700_000_000_000,
+      ),
     );
     expect(state.mode).toEqual({ kind: 'slots', slots: 2 });
     expect(state.holders.map((h) => [h.slot, h.fence, h.owner, h.ttlLeftMs])).toEqual([
       [0, '2', '', 1000],
       [1, '3', 'a', 5000],
     ]);
-    expect(state.line).toEqual([{ mode: 'slots', host: 'h2', pid: '9', cmd: '', sinceMs: 1_699_999_990_000, waitedMs: 10_000 }]);
+    expect(state.line).toEqual([
+      { mode: 'slots', host: 'h2', pid: '9', cmd: '', sinceMs: 1_699_999_990_000, waitedMs: 10_000 },
+    ]);
     expect(state.lineLength).toBe(1);
   });
 });
