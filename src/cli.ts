@@ -71,7 +71,8 @@ function commandAfterKey(key: string, words: string[]): string[] {
   if (words[0] === '--') return words.slice(1);
   if (words[0]?.startsWith('-')) {
     throw new UsageError(
-      `${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and everything after it is the command (dlock run [options] <key> [--] <command> [args...])`,
+      `${JSON.stringify(words[0])} comes after the key ${JSON.stringify(key)}: options go before the key, and ` +
+        'everything after it is the command (dlock run [options] <key> [--] <command> [args...])',
     );
   }
   return words;
@@ -345,7 +346,8 @@ export function buildProgram(
       const token = ownerToken(validKey, options, env);
       if (!token)
         throw new UsageError(
-          `renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them)`,
+          `renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire ` +
+            'exports them)',
         );
       decide({
         command: 'renew',
@@ -407,7 +409,8 @@ export function buildProgram(
       const token = force ? undefined : ownerToken(validKey, options, env);
       if (!force && !token) {
         throw new UsageError(
-          `release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
+          `release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=${validKey} (as dlock acquire ` +
+            `exports them); to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
         );
       }
       decide({
@@ -442,7 +445,8 @@ export function buildProgram(
       const count = historyCount(options.count);
       if (config.targets.length > 1)
         throw new UsageError(
-          `history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ${config.targets.length}: no history is kept`,
+          'history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ' +
+            `${config.targets.length}: no history is kept`,
         );
       const json = Boolean(options.json);
       decide({

@@ -350,7 +350,9 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
   const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
   if (mode.kind !== 'exclusive' && instances > 1) {
     throw new UsageError(
-      `${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many hold at once`,
+      `${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), ` +
+        `not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many ` +
+        'hold at once',
     );
   }
   return mode;
@@ -367,7 +369,8 @@ export function oncePer(value: string | undefined, instances: number): number {
   if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
   if (instances > 1) {
     throw new UsageError(
-      `--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ${instances}: the done mark is written by the release, which may reach only some instances`,
+      '--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ' +
+        `${instances}: the done mark is written by the release, which may reach only some instances`,
     );
   }
   return ms;

@@ -62,7 +62,8 @@ function report(error: unknown, log: Logger, verbose: boolean): number {
     });
   } else {
     log.error(
-      `internal error: ${message.split('\n')[0]} (a bug: please report it${verbose ? '' : '; --verbose shows the stack'})`,
+      `internal error: ${message.split('\n')[0]} (a bug: please report ` +
+        `it${verbose ? '' : '; --verbose shows the stack'})`,
       { exit_code: EXIT.internal },
     );
     if (stack) stderr.write(`${stack.split('\n').map(printable).join('\n')}\n`);

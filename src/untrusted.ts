@@ -40,7 +40,10 @@ export function toJson(value: unknown): string {
   );
 }
 
-/** `text` cut to `max` code points, saying how many more there were: "abc…(5 more)". Costs O(max) plus a count of the rest. */
+/**
+ * `text` cut to `max` code points, saying how many more there were: "abc…(5 more)". Costs O(max) plus a count of the
+ * rest.
+ */
 export function cut(text: string, max: number = SHOWN_MAX): string {
   if (text.length <= max) return text;
   let end = 0;
@@ -51,7 +54,10 @@ export function cut(text: string, max: number = SHOWN_MAX): string {
   return `${text.slice(0, end)}…(${more} more)`;
 }
 
-/** A decimal integer field (since_ms, ttl_ms, pid...) within [min, max], else undefined: "abc", "1e300", "-5", "" are not numbers. */
+/**
+ * A decimal integer field (since_ms, ttl_ms, pid...) within [min, max], else undefined: "abc", "1e300", "-5", "" are
+ * not numbers.
+ */
 export function parseCount(text: string | undefined, min: number, max: number): number | undefined {
   if (text === undefined || !/^[0-9]{1,16}$/.test(text)) return undefined;
   const value = Number(text);

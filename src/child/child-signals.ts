@@ -52,7 +52,8 @@ export class ChildSignals {
         this.log.event(
           'stalled',
           { ...this.lock, late_ms: lateMs },
-          `dlock itself was stalled: its SIGKILL timer fired ${lateMs}ms late, past the moment the command had to be gone; it may have run past the lease`,
+          `dlock itself was stalled: its SIGKILL timer fired ${lateMs}ms late, past the moment the command had to ` +
+            'be gone; it may have run past the lease',
         );
       }
     }, at - now());

@@ -46,7 +46,8 @@ export interface PreparedChild {
 function script(gate: number): string {
   return [
     `${WORD}I=0`,
-    `while [ "$${WORD}I" -lt "$${WORD}ARGC" ]; do eval "set -- \\"\\$@\\" \\"\\$${WORD}$${WORD}I\\""; unset "${WORD}$${WORD}I"; ${WORD}I=$((${WORD}I + 1)); done`,
+    `while [ "$${WORD}I" -lt "$${WORD}ARGC" ]; do eval "set -- \\"\\$@\\" \\"\\$${WORD}$${WORD}I\\""; unset ` +
+      `"${WORD}$${WORD}I"; ${WORD}I=$((${WORD}I + 1)); done`,
     `if [ -n "\${${WORD}PWD+set}" ]; then PWD=$${WORD}PWD; else unset PWD; fi`,
     `read -r ${WORD}GO <&${gate} || exit 0`,
     `DLOCK_FENCING_TOKEN=\${${WORD}GO%%:*}`,

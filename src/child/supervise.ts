@@ -61,7 +61,8 @@ function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLo
     log.event(
       'stalled',
       { key, fence, ...late },
-      `dlock itself was stalled: its deadline timer fired ${Math.round(reason.lateMs ?? 0)}ms late, past the moment the command had to be gone; killed it at once (SIGKILL), but it may have run past the lease`,
+      `dlock itself was stalled: its deadline timer fired ${Math.round(reason.lateMs ?? 0)}ms late, past the ` +
+        'moment the command had to be gone; killed it at once (SIGKILL), but it may have run past the lease',
     );
   } else if (onLost === 'kill') toChild.send('SIGKILL', 'lost');
   else if (onLost === 'term') {

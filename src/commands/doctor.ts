@@ -65,15 +65,15 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
       : 'OK';
 
   if (options.json) {
-    out.write(
-      `${toJson({ status: worst, ttl_ms: options.ttlMs, instances: results.map(({ redis, reachable, checks }) => ({ redis, reachable, checks })), checks: overall })}\n`,
-    );
+    const instances = results.map(({ redis, reachable, checks }) => ({ redis, reachable, checks }));
+    out.write(`${toJson({ status: worst, ttl_ms: options.ttlMs, instances, checks: overall })}\n`);
   } else {
     out.write(report(results, overall, all));
   }
   if (failures.length > 0) {
     throw new UnavailableError(
-      `doctor could not check ${failures.length} of ${config.targets.length} instances (${failures.map(failureText).join('; ')})`,
+      `doctor could not check ${failures.length} of ${config.targets.length} instances ` +
+        `(${failures.map(failureText).join('; ')})`,
     );
   }
   return worst === 'FAIL' ? 1 : 0;
@@ -87,13 +87,11 @@ async function checkInstance(
 ): Promise<InstanceResult[]> {
   const { target, client } = instance;
   const nodes: { node: Redis; label: string; host: string }[] = isCluster(client)
-    ? client
-        .nodes('master')
-        .map((node) => ({
-          node,
-          label: `${target.label} node ${node.options.host}:${node.options.port}`,
-          host: node.options.host ?? target.host,
-        }))
+    ? client.nodes('master').map((node) => ({
+        node,
+        label: `${target.label} node ${node.options.host}:${node.options.port}`,
+        host: node.options.host ?? target.host,
+      }))
     : target.kind === 'sentinel'
       ? [
           {

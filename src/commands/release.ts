@@ -92,5 +92,8 @@ export async function release(
 function closedText(closedForMs: number, now: boolean): string {
   if (now) return '; open to new holders now';
   if (closedForMs <= 0) return '';
-  return `; closed to new holders for ${formatDuration(closedForMs)} more, until that lease runs out (--now opens it at once)`;
+  return (
+    `; closed to new holders for ${formatDuration(closedForMs)} more, until that lease runs out (--now opens ` +
+    'it at once)'
+  );
 }

@@ -92,7 +92,8 @@ async function showKey(
   }
   if (verdict === 'unknown') {
     throw new UnavailableError(
-      `cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer (${failures.map(failureText).join('; ')})`,
+      `cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer ` +
+        `(${failures.map(failureText).join('; ')})`,
     );
   }
   return verdict === 'held' ? 0 : 1;
@@ -110,7 +111,8 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
     `  pid      ${printable(holder.pid)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
-    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
+    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
+      `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
     `  fence    ${printable(holder.fence)}`,
   ];
   return `${lines.join('\n')}\n`;
@@ -168,10 +170,12 @@ function pidNote(holder: Holder, pttlMs: number): string {
 }
 
 function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
-  const lines = views.map(
-    (v) =>
-      `  ${v.redis}  ${v.error ? `error: ${printable(v.error)}` : v.holder ? `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})` : 'free'}`,
-  );
+  const state = (v: InstanceView): string => {
+    if (v.error) return `error: ${printable(v.error)}`;
+    if (!v.holder) return 'free';
+    return `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})`;
+  };
+  const lines = views.map((v) => `  ${v.redis}  ${state(v)}`);
   const summary =
     verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
   return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
@@ -309,7 +313,8 @@ async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<
   let pages = 0;
   const unfinished = () =>
     new AnsweredError(
-      `SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one lists more keys)`,
+      `SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one ` +
+        'lists more keys)',
     );
   for (const node of masterNodes(instance.client)) {
     let cursor = '0';

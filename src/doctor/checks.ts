@@ -31,7 +31,9 @@ export function maxmemoryCheck(policy: string, maxmemoryBytes: number | undefine
     return {
       name,
       status: 'FAIL',
-      message: `${policy}: once memory reaches maxmemory, Redis may evict a fence counter and the next holder's fencing token goes back (4 -> 1)`,
+      message:
+        `${policy}: once memory reaches maxmemory, Redis may evict a fence counter and the next holder's ` +
+        'fencing token goes back (4 -> 1)',
       fix,
     };
   }
@@ -44,7 +46,10 @@ export function maxmemoryCheck(policy: string, maxmemoryBytes: number | undefine
     return {
       name,
       status: 'WARN',
-      message: `${policy} with maxmemory ${maxmemoryBytes} bytes: fence counters are safe (no TTL), but a held lock (it has a TTL) can be evicted when memory fills; its holder notices at the next renewal, and only fencing protects the resource until then`,
+      message:
+        `${policy} with maxmemory ${maxmemoryBytes} bytes: fence counters are safe (no TTL), but a held ` +
+        'lock (it has a TTL) can be evicted when memory fills; its holder notices at the next renewal, and only ' +
+        'fencing protects the resource until then',
       fix,
     };
   }
@@ -59,7 +64,8 @@ export function persistenceCheck(aof: boolean, appendfsync: string | undefined, 
       name,
       status: 'WARN',
       message:
-        'no AOF: a restart loses held locks and rolls the fence counters back to the last RDB snapshot (or to nothing), so fencing tokens go back',
+        'no AOF: a restart loses held locks and rolls the fence counters back to the last RDB snapshot (or to ' +
+        'nothing), so fencing tokens go back',
       fix: 'CONFIG SET appendonly yes and CONFIG SET appendfsync always (and in redis.conf)',
     };
   }
@@ -77,7 +83,9 @@ export function persistenceCheck(aof: boolean, appendfsync: string | undefined, 
   return {
     name,
     status: 'WARN',
-    message: `AOF with appendfsync ${appendfsync}: a crash of the Redis process survives, but a crash of its host loses ${loses}, and a fence counter raised then goes back`,
+    message:
+      `AOF with appendfsync ${appendfsync}: a crash of the Redis process survives, but a crash of its host ` +
+      `loses ${loses}, and a fence counter raised then goes back`,
     fix: 'CONFIG SET appendfsync always (and in redis.conf): each write waits for fsync',
   };
 }
@@ -97,8 +105,12 @@ export function replicasCheck(replicas: number, minReplicasToWrite: number | und
   return {
     name,
     status: 'WARN',
-    message: `${replicas} replica(s) and min-replicas-to-write 0: replication is asynchronous, so a failover can promote a replica that had not received a lock or its fence counter (two holders, a token that goes back)`,
-    fix: `dlock run --sync-replicas ${replicas} (WAIT for the replicas after acquiring), and/or CONFIG SET min-replicas-to-write 1`,
+    message:
+      `${replicas} replica(s) and min-replicas-to-write 0: replication is asynchronous, so a failover can ` +
+      'promote a replica that had not received a lock or its fence counter (two holders, a token that goes back)',
+    fix:
+      `dlock run --sync-replicas ${replicas} (WAIT for the replicas after acquiring), and/or CONFIG SET ` +
+      'min-replicas-to-write 1',
   };
 }
 
@@ -125,7 +137,9 @@ export function versionCheck(version: string | undefined): Check {
     return {
       name,
       status: 'WARN',
-      message: `Redis ${version}: locks work, but \`dlock status\` without a key needs 6.0 (SCAN ... TYPE), and there are no ACLs or TLS before 6.0`,
+      message:
+        `Redis ${version}: locks work, but \`dlock status\` without a key needs 6.0 (SCAN ... TYPE), and ` +
+        'there are no ACLs or TLS before 6.0',
       fix,
     };
   return ok(name, `Redis ${version}`);
@@ -165,20 +179,26 @@ export function clockCheck(offsetMs: number, uncertaintyMs: number, ttlMs: numbe
   const { warnMs, failMs } = clockLimits(ttlMs);
   const surely = Math.max(0, Math.abs(offsetMs) - uncertaintyMs);
   const side = offsetMs >= 0 ? 'ahead of' : 'behind';
-  const measured = `the server's clock is ${formatDuration(Math.abs(offsetMs))} ${side} this host's (±${formatDuration(Math.ceil(uncertaintyMs))})`;
+  const measured =
+    `the server's clock is ${formatDuration(Math.abs(offsetMs))} ${side} this host's ` +
+    `(±${formatDuration(Math.ceil(uncertaintyMs))})`;
   const fix = 'synchronise both clocks (chrony or ntpd, slewing rather than stepping)';
   if (surely > failMs)
     return {
       name,
       status: 'FAIL',
-      message: `${measured}, more than ${formatDuration(failMs)} (2/3 of a ${formatDuration(ttlMs)} TTL): the step that corrects it expires leases before their next renewal`,
+      message:
+        `${measured}, more than ${formatDuration(failMs)} (2/3 of a ${formatDuration(ttlMs)} TTL): the step ` +
+        'that corrects it expires leases before their next renewal',
       fix,
     };
   if (surely > warnMs)
     return {
       name,
       status: 'WARN',
-      message: `${measured}, more than ${formatDuration(warnMs)} (dlock's margin at a ${formatDuration(ttlMs)} TTL): the step that corrects it can end a lease before dlock's own deadline`,
+      message:
+        `${measured}, more than ${formatDuration(warnMs)} (dlock's margin at a ${formatDuration(ttlMs)} ` +
+        `TTL): the step that corrects it can end a lease before dlock's own deadline`,
       fix,
     };
   return ok(name, `${measured}; within ${formatDuration(warnMs)}`);
@@ -204,7 +224,9 @@ export function clockSpreadCheck(
   return {
     name,
     status: 'WARN',
-    message: `${worst.a.label} and ${worst.b.label} differ by ${formatDuration(between)}: at least one of them is not synchronised, and the step that corrects it shortens the leases on it`,
+    message:
+      `${worst.a.label} and ${worst.b.label} differ by ${formatDuration(between)}: at least one of them is ` +
+      'not synchronised, and the step that corrects it shortens the leases on it',
     fix: "synchronise the Redis hosts' clocks (chrony or ntpd, slewing rather than stepping)",
   };
 }
@@ -221,14 +243,18 @@ export function rttCheck(rttMs: number, timeoutMs: number, ttlMs: number): Check
     return {
       name,
       status: 'FAIL',
-      message: `${measured}: at least the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL, so taking and renewing locks times out`,
+      message:
+        `${measured}: at least the ${formatDuration(timeoutMs)} dlock waits per request at a ` +
+        `${formatDuration(ttlMs)} TTL, so taking and renewing locks times out`,
       fix: 'run dlock closer to Redis, or use a longer --ttl and --connect-timeout',
     };
   if (rttMs > timeoutMs / 10)
     return {
       name,
       status: 'WARN',
-      message: `${measured}: more than a tenth of the ${formatDuration(timeoutMs)} dlock waits per request at a ${formatDuration(ttlMs)} TTL; one slow answer fails a renewal`,
+      message:
+        `${measured}: more than a tenth of the ${formatDuration(timeoutMs)} dlock waits per request at a ` +
+        `${formatDuration(ttlMs)} TTL; one slow answer fails a renewal`,
       fix: 'run dlock closer to Redis, or use a longer --ttl',
     };
   return ok(name, `${measured}, against ${formatDuration(timeoutMs)} per request at a ${formatDuration(ttlMs)} TTL`);

@@ -156,7 +156,10 @@ export async function grantChecks(node: Redis, context: GrantContext, user: stri
     return {
       name: `acl ${add.split(' ')[0]}`,
       status: grant.missing,
-      message: `user ${user} may not run ${grant.argv(names)[0].toUpperCase()}${add.includes(' ') ? ` on ${context.prefix}*` : ''}, needed for ${grant.feature}`,
+      message:
+        `user ${user} may not run ` +
+        `${grant.argv(names)[0].toUpperCase()}${add.includes(' ') ? ` on ${context.prefix}*` : ''}, needed for ` +
+        `${grant.feature}`,
       fix: `ACL SETUSER ${user} ${add}`,
     };
   });

@@ -220,7 +220,9 @@ async function aclChecks(node: Redis, context: NodeContext): Promise<Check[]> {
         {
           name: 'acl +eval',
           status: 'FAIL',
-          message: `user ${context.user} may not run EVAL, needed for dlock run, acquire, renew and release (the lock scripts); the other grants were not checked`,
+          message:
+            `user ${context.user} may not run EVAL, needed for dlock run, acquire, renew and release (the ` +
+            'lock scripts); the other grants were not checked',
           fix: `ACL SETUSER ${context.user} +eval`,
         },
       ];

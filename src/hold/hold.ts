@@ -249,10 +249,12 @@ function notAcquiredInOutage(
   // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
   const undone =
     result.unreleased.length > 0
-      ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`
+      ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there ` +
+        `expires by itself ${expiresText(config.ttlMs)})`
       : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(
-    `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ${formatDuration(result.outageMs)} (${message})${undone}`,
+    `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ` +
+      `${formatDuration(result.outageMs)} (${message})${undone}`,
   );
 }

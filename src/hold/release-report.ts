@@ -32,7 +32,9 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : [],
   );
   if (notOurs >= quorumSize(context.total) && !context.lost) {
-    const text = `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may have run unprotected`;
+    const text =
+      `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may ` +
+      'have run unprotected';
     log.event('released', { key, fence, released: false, reason: 'not-ours' }, text, 'warn');
   } else if (released.length === 0) {
     log.event(
@@ -42,7 +44,9 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     );
   } else if (unsure.length > 0) {
     // The first attempt may have deleted it (its reply was lost), or the lock expired before it.
-    const text = `released ${key} (fence ${fence}), or it had expired just before: the first release's reply was lost (${unsure.join('; ')}) and the retry found it no longer ours`;
+    const text =
+      `released ${key} (fence ${fence}), or it had expired just before: the first release's reply was ` +
+      `lost (${unsure.join('; ')}) and the retry found it no longer ours`;
     log.event('released', { key, fence, released: true, confirmed: false }, text);
   } else {
     log.event('released', { key, fence, released: true }, `released ${key} (fence ${fence})`);

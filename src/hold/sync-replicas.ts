@@ -26,12 +26,14 @@ export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: nu
   const refused = acks.failures.filter(({ permanent }) => permanent);
   if (refused.length > 0)
     throw new UnavailableError(
-      `--sync-replicas ${replicas}: WAIT refused on ${refused.map(failureText).join('; ')}; released the lock without running the command`,
+      `--sync-replicas ${replicas}: WAIT refused on ${refused.map(failureText).join('; ')}; released the lock ` +
+        'without running the command',
     );
   const short = set.instances
     .map((i, n) => `${i.target.label}: ${acks.values[n] ?? 'no answer'} of ${replicas}`)
     .join('; ');
   throw new UnavailableError(
-    `--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); released it without running the command`,
+    `--sync-replicas ${replicas}: too few replicas acknowledged the lock within ${timeoutMs}ms (${short}); ` +
+      'released it without running the command',
   );
 }

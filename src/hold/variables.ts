@@ -15,7 +15,8 @@ export interface SectionVariables {
 export function formatVariables(variables: SectionVariables, format: AcquireFormat): string {
   if (format === 'json') {
     const slot = variables.DLOCK_SLOT === undefined ? {} : { slot: Number(variables.DLOCK_SLOT) };
-    return `${JSON.stringify({ key: variables.DLOCK_KEY, token: variables.DLOCK_TOKEN, fence: variables.DLOCK_FENCING_TOKEN, ttl_ms: Number(variables.DLOCK_TTL_MS), ...slot })}\n`;
+    const { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl } = variables;
+    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot })}\n`;
   }
   return Object.entries(variables)
     .filter(([, value]) => value !== undefined)

@@ -48,7 +48,8 @@ export function logRedundancy(
       failing: failing.map(({ label }) => label).join(' '),
       error: errors,
     },
-    `${key} is held on ${answered} of ${total} Redis instances (${quorum} needed; ${slack === 0 ? 'one more failure loses the lock' : `${slack} more may fail`}); failing: ${errors}`,
+    `${key} is held on ${answered} of ${total} Redis instances (${quorum} needed; ` +
+      `${slack === 0 ? 'one more failure loses the lock' : `${slack} more may fail`}); failing: ${errors}`,
   );
 }
 
@@ -82,7 +83,8 @@ export function logNotUndone(
       error: errors,
       expires_in_ms: config.ttlMs,
     },
-    `could not undo the attempt on ${config.key} on ${errors} (a lock it took there expires by itself ${expiresText(config.ttlMs)})`,
+    `could not undo the attempt on ${config.key} on ${errors} (a lock it took there expires by itself ` +
+      `${expiresText(config.ttlMs)})`,
   );
 }
 
@@ -99,7 +101,8 @@ export function logPollOnly(log: Logger, key: string, failures: InstanceFailure[
   log.event(
     'poll-only',
     { key, error: errors },
-    `cannot subscribe to ${key}'s release channel (${errors}); waiting by polling, so a release is noticed within ${formatDuration(POLL_CAP_MS)} instead of at once`,
+    `cannot subscribe to ${key}'s release channel (${errors}); waiting by polling, so a release is noticed within ` +
+      `${formatDuration(POLL_CAP_MS)} instead of at once`,
   );
 }
 
@@ -107,6 +110,7 @@ export function logRetaken(log: Logger, key: string, fence: string, retaken: str
   log.event(
     'retaken',
     { key, fence, instances: retaken.join(' ') },
-    `${key} was gone from ${retaken.join(', ')} (a restart without persistence, an eviction) and is held there again: re-taken while a majority still held it (fence raised to ${fence})`,
+    `${key} was gone from ${retaken.join(', ')} (a restart without persistence, an eviction) and is held there ` +
+      `again: re-taken while a majority still held it (fence raised to ${fence})`,
   );
 }

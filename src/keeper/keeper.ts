@@ -20,7 +20,10 @@ type Ending =
   | { why: 'watched-exited' }
   /** TERM, INT, HUP: release and exit. */
   | { why: 'signal'; signal: NodeJS.Signals }
-  /** USR2 (not USR1: Node's debugger), from `dlock release`: stop renewing and exit; the releaser releases (owner-checked). */
+  /**
+   * USR2 (not USR1: Node's debugger), from `dlock release`: stop renewing and exit; the releaser releases
+   * (owner-checked).
+   */
   | { why: 'stop' }
   | { why: 'foreground-gone' }
   | { why: 'lost' };
@@ -91,7 +94,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       error instanceof DlockError
         ? error
         : new DlockError(
-            `internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: please report it)`,
+            `internal error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)} (a bug: ` +
+              'please report it)',
             EXIT.internal,
           );
     sendReport(failedReport(failure));

@@ -12,7 +12,10 @@ export const KEEPER_COMMAND = '__keeper';
 export const KEEPER_ENV = 'DLOCK_KEEPER';
 export const REPORT_FD = 3;
 export const ACK = 'ok\n';
-/** What `dlock release` sends the keeper: stop renewing and exit, without releasing (the releaser does, owner-checked). Not USR1: Node's debugger. */
+/**
+ * What `dlock release` sends the keeper: stop renewing and exit, without releasing (the releaser does, owner-checked).
+ * Not USR1: Node's debugger.
+ */
 export const STOP_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
 export interface KeeperRequest {

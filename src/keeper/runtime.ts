@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Env } from '../config.js';
 
-/** The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others). */
+/**
+ * The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others).
+ */
 export function runtimeDir(env: Env = process.env): string | undefined {
   const uid = process.getuid?.() ?? 0;
   const dir = env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, 'dlock') : join(tmpdir(), `dlock-${uid}`);

@@ -8,7 +8,10 @@ import { parseFlagReply } from './replies.js';
 import { runScript } from './script.js';
 import { EXTEND } from './scripts.js';
 
-/** true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on errors. */
+/**
+ * true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on
+ * errors.
+ */
 export async function extendOn(
   instance: Instance,
   keys: LockKeys,

@@ -12,7 +12,9 @@ const MAX_DATE_MS = 8.64e15;
 export const MAX_SLOTS = 1000;
 
 export interface Holder {
-  /** The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut. */
+  /**
+   * The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut.
+   */
   owner: string;
   fence: string;
   host: string;

@@ -19,7 +19,10 @@ export interface LockKeys {
   lineInfo: string;
   /** A waiter listens on this prefix + its owner token: woken when it may enter. */
   wakePrefix: string;
-  /** --once-per: a run succeeded this window (JSON of host, pid, cmd, fence, started_ms, finished_ms), PX to the window's end. */
+  /**
+   * --once-per: a run succeeded this window (JSON of host, pid, cmd, fence, started_ms, finished_ms), PX to the
+   * window's end.
+   */
   done: string;
   /** Stream: the key's history (scripts.ts HISTORY), capped. */
   history: string;

@@ -66,7 +66,10 @@ export const REMOVED = '(removed)';
 
 export type EnterReply =
   | { acquired: true; fence: string; slot: number | undefined }
-  /** `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us in. */
+  /**
+   * `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us
+   * in.
+   */
   | { acquired: false; place: number; nextInMs: number | undefined }
   /** The key is in use in another mode or with another n. */
   | {
@@ -262,7 +265,8 @@ function malformed(script: string, reply: unknown, expected: string): MalformedR
 
 function badFence(script: string, what: string, value: unknown): MalformedReplyError {
   return new MalformedReplyError(
-    `it answered the ${script} script with ${what} of ${shape(value)} (expected a decimal integer from 1 to ${MAX_FENCE})`,
+    `it answered the ${script} script with ${what} of ${shape(value)} (expected a decimal integer from 1 to ` +
+      `${MAX_FENCE})`,
   );
 }
 

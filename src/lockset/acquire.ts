@@ -48,7 +48,8 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   }
 
   // Not ours: undo every partial hold (errored instances too, unless the server answered with
-  // an error: the request may have landed and only its reply been lost). Only a quorum of ours can have turned waiters away, so only then
+  // an error: the request may have landed and only its reply been lost). Only a quorum of ours can have turned waiters
+  // away, so only then
   // are they woken. Errored instances are released in the background, retried until
   // --connect-timeout: a hung one must not hold up the next attempt; the caller awaits `undo`.
   const notify = verdict === 'won';

@@ -98,7 +98,8 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
   );
   if (duplicate) {
     throw new UsageError(
-      `${duplicate.first} and ${duplicate.second} are the same Redis server (${duplicate.server}): it would count twice toward the Redlock majority; give each server once`,
+      `${duplicate.first} and ${duplicate.second} are the same Redis server (${duplicate.server}): it would count ` +
+        'twice toward the Redlock majority; give each server once',
     );
   }
   return targets.map((target) => {
@@ -113,6 +114,7 @@ export function unavailable(total: number, failures: InstanceFailure[]): Unavail
   if (total === 1)
     return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(
-    `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${failures.length} failed (${failures.map(failureText).join('; ')})`,
+    `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${failures.length} failed ` +
+      `(${failures.map(failureText).join('; ')})`,
   );
 }

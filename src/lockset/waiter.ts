@@ -96,7 +96,8 @@ export class ReleaseWatcher {
 }
 
 /**
- * Subscribe to `channel` (the release channel, or in line this waiter's own); `wake` on a release by someone else, and whenever the
+ * Subscribe to `channel` (the release channel, or in line this waiter's own); `wake` on a release by someone else, and
+ * whenever the
  * connection drops or comes back: a dropped one cannot hear a release (so an outage shows at
  * once), and a release published while it was down is gone (ioredis subscribes again by
  * itself after a reconnect, but cannot replay that). A malformed reply on it (reply-guard.ts)

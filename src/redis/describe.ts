@@ -32,7 +32,10 @@ const malformedReasons = new Set<string>();
 /** A failure in dlock's words, and what it means for retrying and for how it is shown. */
 export interface Described {
   reason: string;
-  /** No retry can change it (a permission, credentials, the wrong kind of server, a lying reply): a wait gives up at once. */
+  /**
+   * No retry can change it (a permission, credentials, the wrong kind of server, a lying reply): a wait gives up at
+   * once.
+   */
   permanent: boolean;
   /** The reason is what a server that was reached answered or is: the error line leaves out "cannot reach". */
   reached: boolean;
@@ -202,12 +205,14 @@ function describeSentinelFailure(last: string): Described {
   if (/No such master/i.test(last)) return passing('no sentinel knows a master by that name');
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|without any password/i.test(last)) {
     return refused(
-      "the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the URL's is the master's)",
+      'the sentinels refused the connection: authentication failed (their password is DLOCK_SENTINEL_PASSWORD; the ' +
+        "URL's is the master's)",
     );
   }
   if (/unknown command .sentinel/i.test(last)) {
     return answered(
-      'a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use redis://host:port)',
+      'a Redis server answered, not a sentinel (sentinels usually listen on 26379; for one server use ' +
+        'redis://host:port)',
     );
   }
   return passing('no sentinel answered');

@@ -9,7 +9,10 @@ export interface InstanceFailure {
   /** The instance's URL without its password. */
   label: string;
   reason: string;
-  /** No retry can change it (a permission, credentials, the wrong kind of server, a lying reply): a wait gives up at once. */
+  /**
+   * No retry can change it (a permission, credentials, the wrong kind of server, a lying reply): a wait gives up at
+   * once.
+   */
   permanent: boolean;
   /** The reason is what a server that was reached answered or is: the error line leaves out "cannot reach". */
   reached: boolean;
@@ -22,7 +25,10 @@ export function instanceFailure(label: string, error: unknown): InstanceFailure 
   return { label, ...describeFailure(error), errorReply: isErrorReply(error) };
 }
 
-/** A failure dlock found, not an error the server sent (no answer in time, a host that did not resolve): a retry may cure it. */
+/**
+ * A failure dlock found, not an error the server sent (no answer in time, a host that did not resolve): a retry may
+ * cure it.
+ */
 export function retryableFailure(label: string, reason: string): InstanceFailure {
   return { label, reason, permanent: false, reached: false, errorReply: false };
 }

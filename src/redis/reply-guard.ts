@@ -12,7 +12,9 @@ import RedisParser from 'redis-parser';
 import { MalformedReplyError } from './describe.js';
 import { checkClientReply, checkPushReply } from './reply-shapes.js';
 
-/** The largest reply dlock reads; dlock's own are a few KiB (a SCAN page, CLUSTER SLOTS of a large cluster: < 4 MiB). */
+/**
+ * The largest reply dlock reads; dlock's own are a few KiB (a SCAN page, CLUSTER SLOTS of a large cluster: < 4 MiB).
+ */
 const MAX_REPLY_BYTES = 8 * 1024 * 1024;
 
 interface GuardState {

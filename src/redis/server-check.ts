@@ -65,7 +65,8 @@ export async function connectFailure(
   const message = String((error as Error)?.message ?? '');
   if (/DB index is out of range/i.test(message)) {
     return new UsageError(
-      `${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower number in the URL`,
+      `${target.label}: the server has no database ${target.db} (its "databases" setting is lower): use a lower ` +
+        'number in the URL',
     );
   }
   let failure = describeFailure(error);

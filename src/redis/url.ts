@@ -31,7 +31,10 @@ function trimEndOfEntry(url: string): string {
   return url.slice(0, end);
 }
 
-/** Parse one redis://, rediss://, redis+sentinel:// or redis+cluster:// URL; `option` names the flag or env var for errors. */
+/**
+ * Parse one redis://, rediss://, redis+sentinel:// or redis+cluster:// URL; `option` names the flag or env var for
+ * errors.
+ */
 export function parseRedisUrl(raw: string, option: string): RedisTarget {
   const text = raw.trim();
   const shown = redactUrl(text);

@@ -7,7 +7,10 @@ import { hostname } from 'node:os';
 import { formatDuration } from '../duration.js';
 import { pidNumber, type Holder } from '../lock/holder.js';
 
-/** false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that cannot be told here. */
+/**
+ * false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that
+ * cannot be told here.
+ */
 export function pidAlive(holder: Holder, thisHost: string = hostname()): boolean | undefined {
   const pid = pidNumber(holder);
   if (pid === undefined || holder.host !== thisHost) return undefined;

@@ -86,5 +86,8 @@ export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.
     others.mode.kind === 'slots'
       ? `${others.count} of ${others.mode.slots} slots taken`
       : `held by ${others.count} shared holder${others.count === 1 ? '' : 's'}`;
-  return `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} (${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`;
+  return (
+    `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} ` +
+    `(${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`
+  );
 }
