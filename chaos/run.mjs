@@ -1,6 +1,6 @@
 // npm run chaos [-- --seed N] [-- --duration 120s] [-- --smoke]: workers loop `dlock run` on one
 // key around a fenced resource while faults are injected at random (seeded); prints a table per
-// fault kind, writes chaos/results.json, and exits 1 if a property the SPEC promises under a
+// fault kind, writes chaos/results.json, and exits 1 if a property docs/guarantees.md promises under a
 // fault was violated. Everything runs on 127.0.0.1 and is cleaned up on every exit path.
 // See chaos/README.md.
 
@@ -91,7 +91,7 @@ async function main() {
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
 
   console.log(`\n${formatTable(rows)}\n`);
-  console.log('Numbers in parentheses are not promised by the SPEC under that fault (reported, not failures).');
+  console.log('Numbers in parentheses are not promised by docs/guarantees.md under that fault (reported, not failures).');
   if (options.markdown) console.log(`\n${results.table}\n`);
   console.log(`${results.duration_s} s; results in ${options.out}; reproduce: ${results.reproduce}`);
   if (violations.length) {

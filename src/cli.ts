@@ -63,7 +63,7 @@ export type Invocation =
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /**
- * Everything after the key is the command (SPEC "Parsing like flock"): an optional "--", then
+ * Everything after the key is the command (docs/reference/commands.md): an optional "--", then
  * the command word. A word starting with "-" right after the key is an option in the wrong
  * place, not a command, so it is refused rather than run.
  */

@@ -1,4 +1,4 @@
-// The closed set of dlock's own failures, each with its exit code (SPEC "Exit codes").
+// The closed set of dlock's own failures, each with its exit code (docs/reference/exit-codes.md).
 // A child's own status is not an error: it passes through untouched.
 
 import { maskSecrets } from './secrets.js';

@@ -2,7 +2,7 @@
 // topology, its own key and a fresh fenced resource, so that what one fault does (a rolled
 // back counter) cannot be blamed on another.
 //
-// A kind says what the SPEC (Guarantees) promises under it, and how to inject it while a
+// A kind says what docs/guarantees.md promises under it, and how to inject it while a
 // victim holds the lock:
 //   name, title        the row label and a sentence for the report
 //   promises           { tokens, expiry }: tokens strictly increase and no stale write is
@@ -150,7 +150,7 @@ export function faultKinds({ redlockInstances }) {
       name: `${redlock}-restart-nopersist`,
       title: `Redlock over ${redlockInstances} instances without persistence: SIGKILL + restart of 1..quorum of them during a hold`,
       // A restarted empty instance can complete a new majority while the old holder still
-      // holds its own: the SPEC promises fencing only "as long as counters survive restarts".
+      // holds its own: docs/guarantees.md promises fencing only "as long as counters survive restarts".
       promises: { tokens: false, expiry: false },
       topology: redisTopology(redlockInstances, 'none'),
       victimHoldTtls: 3,
@@ -214,7 +214,7 @@ export function faultKinds({ redlockInstances }) {
     // promoted (SENTINEL FAILOVER). Without --sync-replicas the promoted counter lacks the new
     // fence: tokens can repeat. With --sync-replicas 1 the WAIT fails and that dlock exits 69
     // without running its command, which narrows the window, but renewals are not WAITed and a
-    // fence handed out before the failed WAIT is handed out again: the SPEC (Guarantees)
+    // fence handed out before the failed WAIT is handed out again: docs/guarantees.md
     // promises neither row; both are reported.
     // -------------------------------------------------------------------------------------
     {

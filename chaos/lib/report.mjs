@@ -1,9 +1,9 @@
-// The results table: one row per fault kind. A number in parentheses is one the SPEC does
+// The results table: one row per fault kind. A number in parentheses is one docs/guarantees.md does
 // not promise to keep at 0 under that fault: reported, never a failure.
 
 const COLUMNS = [
   ['fault kind', (r) => r.name],
-  ['SPEC promises', (r) => promiseText(r)],
+  ['promised (docs/guarantees.md)', (r) => promiseText(r)],
   ['faults', (r) => num(r, 'faults')],
   ['runs', (r) => num(r, 'runs')],
   ['overlaps', (r) => checked(r, 'overlaps')],

@@ -1,4 +1,4 @@
-// The Redlock arithmetic, as pure functions (SPEC "Redlock").
+// The Redlock arithmetic, as pure functions (docs/operations/deployments.md).
 
 /** Instances that must agree: floor(N/2)+1. */
 export function quorumSize(instances: number): number {

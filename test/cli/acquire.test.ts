@@ -1,4 +1,4 @@
-// Holding a lock across the steps of a shell script (SPEC "Holding across steps"): `eval
+// Holding a lock across the steps of a shell script (docs/guides/shell-scripts.md): `eval
 // "$(dlock acquire ...)"` leaves a keeper that renews until `dlock release` or until the shell
 // exits; release and renew are owner-checked; --no-keeper leaves nothing running.
 

@@ -1,5 +1,5 @@
 // status and the busy line say when the holder on this host is gone: a dlock killed with SIGKILL
-// leaves its lock until the TTL runs out (SPEC "Cron and operations"). A holder whose host is
+// leaves its lock until the TTL runs out (docs/guides/cron.md). A holder whose host is
 // another name claims nothing about its pid.
 
 import { hostname } from 'node:os';

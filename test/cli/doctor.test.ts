@@ -1,4 +1,4 @@
-// dlock doctor against real redis-server processes set up the ways it must judge (SPEC "Cron
+// dlock doctor against real redis-server processes set up the ways it must judge (docs/guides/cron.md;
 // and operations"): each setting is changed on a live server and the verdict follows it. The
 // clock offset is injected with libfaketime into dlock (redis-server's jemalloc and libfaketime
 // deadlock at start-up: wolfcw/libfaketime#130), which shifts the offset the same way. Through

@@ -1,4 +1,4 @@
-// History (SPEC "Cron and operations"): every acquisition, release, loss, forced release and
+// History (docs/guides/cron.md): every acquisition, release, loss, forced release and
 // turned-away attempt is appended to the key's capped stream by the script call that does the
 // work (no extra round trip: counted with INFO commandstats), and `dlock history` shows them
 // newest first, as a table and as JSON.

@@ -1,4 +1,4 @@
-// The line on one server (SPEC "Waiting in line"): waiters run in arrival order; a waiter that
+// The line on one server (docs/reference/waiting-in-line.md): waiters run in arrival order; a waiter that
 // is SIGKILLed drops out within its place lease, one that is signalled leaves at once; -n never
 // jumps the line. Real redis-server, real dlock processes; times from the events' own ts_ms.
 

@@ -1,4 +1,4 @@
-// --shared (SPEC "Waiting in line", flock -s): shared holders together, never with an
+// --shared (docs/reference/waiting-in-line.md, flock -s): shared holders together, never with an
 // exclusive one, and neither starves: a writer in line blocks the readers that queue after it,
 // and the readers queued behind a writer all get in together once it is done. Real
 // redis-server and dlock processes; times from the processes' own timestamps.

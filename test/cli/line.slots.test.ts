@@ -1,4 +1,4 @@
-// --slots n (SPEC "Waiting in line"): at most n holders, always n while work is queued, each
+// --slots n (docs/reference/waiting-in-line.md): at most n holders, always n while work is queued, each
 // with its own slot (DLOCK_SLOT, 0 … n−1) and its own fencing token in grant order; a holder
 // that dies frees only its own slot, after its TTL; a key in use otherwise is 64; release
 // --force --slot removes one holder; renewal and reentrancy work for every holder. Real

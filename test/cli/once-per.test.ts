@@ -1,4 +1,4 @@
-// --once-per (SPEC "Cron and operations"): three crontabs on hosts whose clocks are 2 s apart
+// --once-per (docs/guides/cron.md): three crontabs on hosts whose clocks are 2 s apart
 // (libfaketime: `faketime -f +2s bin/dlock ...`) each fire the job once per slot; the job runs
 // exactly once per slot, because the window is measured on the server's clock from the start of
 // the run that succeeded. A failed run sets nothing: the next host retries in the same slot.

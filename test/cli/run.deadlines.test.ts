@@ -1,4 +1,4 @@
-// Deadlines that hold on a slow link and a stalled dlock (SPEC "Renewal and loss"): a renewal
+// Deadlines that hold on a slow link and a stalled dlock (docs/guarantees.md): a renewal
 // may take as long as the lease has left (not ttl/10), and when dlock's own event loop was
 // stalled past the moment the child had to be gone, the child is SIGKILLed at once and dlock
 // says so. Redis is reached through support/tcp-proxy.mjs.

@@ -1,4 +1,4 @@
-// What the lock is for (SPEC "Guarantees", "Waiting"): one holder at a time, fencing tokens
+// What the lock is for (docs/guarantees.md, docs/reference/waiting-in-line.md): one holder at a time, fencing tokens
 // that only go up, a fast hand-over to a waiter, and nested runs on a held key.
 
 import { readFileSync } from 'node:fs';

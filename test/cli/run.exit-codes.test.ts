@@ -1,4 +1,4 @@
-// `dlock run` exit codes (SPEC "Exit codes"), spawned as a user would against a real redis-server:
+// `dlock run` exit codes (docs/reference/exit-codes.md), spawned as a user would against a real redis-server:
 // the child's own status, 128+N for a signal, 64 for every kind of bad input, 69 when Redis
 // cannot be reached, 75 / -E when busy, 126 / 127 when the command cannot run.
 // (76, the lock lost while the child ran, is in run.lease.test.ts.)

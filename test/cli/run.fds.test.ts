@@ -1,5 +1,5 @@
 // Descriptors the caller opened (3 and up) reach the command at the same numbers, as with
-// flock(1) (SPEC "Parsing like flock"): `3>out`, make's jobserver pipe. dlock is started from
+// flock(1) (docs/reference/commands.md): `3>out`, make's jobserver pipe. dlock is started from
 // /bin/sh, so the descriptors are set up exactly as a user's shell or make sets them up.
 // Both builds: bin/dlock lists them in its sh prologue, the standalone executable in
 // scripts/binary-main.cjs (`npm run test:binary` runs this file against it).

@@ -1,4 +1,4 @@
-// The lease while the child runs (SPEC "Renewal and loss"): renewal keeps a long child's lock,
+// The lease while the child runs (docs/guarantees.md): renewal keeps a long child's lock,
 // a lock removed from outside is lost at once (76, the child terminated per --on-lost), and a
 // Redis that stops answering gets the child killed before the key's server-side expiry.
 
@@ -176,7 +176,7 @@ describe('Redis paused (SIGSTOP) past the TTL: the child dies before the server-
     const lockKey = `dlock:{${key}}`;
     const dir = tempDir();
     const client = redis.client();
-    // The margin that makes this hold is the SPEC's drift, ttl*1% + 2ms: with a 1.5s TTL that
+    // The margin that makes this hold is dlock's drift (docs/operations/deployments.md), ttl*1% + 2ms: with a 1.5s TTL that
     // was 17ms, less than a busy 2-core CI machine's timer and polling lateness at times.
     const holder = hold(key, { redis: redis.url, dir, flags: ['-t', '5s'], onSignal });
     const pid = await childPid(dir);

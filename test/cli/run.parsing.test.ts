@@ -1,4 +1,4 @@
-// Parsing like flock (SPEC "Parsing like flock"), spawned as a user runs it against a real
+// Parsing like flock (docs/reference/commands.md), spawned as a user runs it against a real
 // redis-server: dlock's options come before the key, everything after the key is the command's.
 
 import { existsSync, writeFileSync } from 'node:fs';

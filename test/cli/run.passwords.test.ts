@@ -1,4 +1,4 @@
-// "Passwords in URLs never appear in any output" (SPEC "Exit codes"): every command, every
+// "Passwords in URLs never appear in any output" (docs/reference/exit-codes.md): every command, every
 // verbosity, flag or env, a server that is not there and one that refuses the password.
 
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

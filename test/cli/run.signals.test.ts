@@ -1,4 +1,4 @@
-// Signals sent to dlock (SPEC "Exit codes", Guarantees): forwarded to the child, dlock waits for
+// Signals sent to dlock (docs/reference/exit-codes.md, Guarantees): forwarded to the child, dlock waits for
 // it, releases and exits with its status; SIGKILL to dlock takes the child down with it
 // (parent-death signal) and the lock frees when its TTL runs out.
 

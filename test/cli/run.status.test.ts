@@ -1,4 +1,4 @@
-// `dlock status` and `dlock release --force` against a lock a `dlock run` holds (SPEC "Commands").
+// `dlock status` and `dlock release --force` against a lock a `dlock run` holds (docs/reference/commands.md).
 
 import { hostname } from 'node:os';
 import { describe, expect, test } from 'vitest';

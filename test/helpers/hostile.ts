@@ -20,7 +20,7 @@ export function errorLines(stderr: string): string[] {
 }
 
 /**
- * dlock failed the way the SPEC says: `code`, and exactly one stderr line "dlock: ..." (no
+ * dlock failed the way docs/reference/exit-codes.md says: `code`, and exactly one stderr line "dlock: ..." (no
  * stack), or in json mode exactly one error event with that exit code and nothing else.
  */
 export function expectOneError(result: Result, code: number, pattern?: RegExp | string): string {

@@ -1,4 +1,4 @@
-// The line (SPEC "Waiting in line") seen from outside: start dlock waiters, wait until each is
+// The line (docs/reference/waiting-in-line.md) seen from outside: start dlock waiters, wait until each is
 // in line (its "waiting" event), and read the line's keys for assertions.
 
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The child: its argv is never interpreted by a shell, its environment is the caller's plus
-// the SPEC's DLOCK_* variables and nothing secret. And a lock can only be released by its
+// the documented DLOCK_* variables (docs/reference/options.md) and nothing secret. And a lock can only be released by its
 // owner (checked in Lua); `release --force` is the one exception and says whose it removed.
 
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';

@@ -20,7 +20,7 @@ import { parseRedisUrl } from '../../src/redis/url.js';
 import { cleanEnv, dlock } from '../helpers/cli.js';
 import { ConnectionRecorder, errorLines, expectOneError } from '../helpers/hostile.js';
 
-/** The SPEC's key rule, written independently of validateKey: 1-256 bytes, printable, no whitespace, no braces. */
+/** The documented key rule (docs/reference/commands.md), written independently of validateKey: 1-256 bytes, printable, no whitespace, no braces. */
 function specValidKey(key: string): boolean {
   const bytes = Buffer.byteLength(key);
   return (
@@ -70,7 +70,7 @@ const invalidKey = fc.oneof(
 
 const validPrefix = fc.string({ unit: keyChar, maxLength: 20 }).filter((p) => p === '' || specValidKey(p));
 
-/** Durations the SPEC refuses for every option (zero is refused only where noted). */
+/** Durations the docs refuse (docs/reference/options.md) for every option (zero is refused only where noted). */
 const junkDuration = fc.oneof(
   fc.string().filter((s) => parseDuration(s) === undefined),
   fc.constantFrom(
@@ -155,7 +155,7 @@ function usageErrorOf(fn: () => unknown): UsageError | undefined {
 }
 
 describe('in-process: config.ts over thousands of inputs', () => {
-  test('validateKey accepts exactly the SPEC keys and returns them unchanged', () => {
+  test('validateKey accepts exactly the documented keys and returns them unchanged', () => {
     fc.assert(
       fc.property(
         fc.oneof(validKey, invalidKey, fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })),

@@ -50,7 +50,7 @@ function scripted(replies: Partial<Record<ReturnType<typeof scriptOf>, Reply>>):
   };
 }
 
-/** Run dlock against a fake and check it failed the SPEC way, in time, without crashing. */
+/** Run dlock against a fake and check it failed the documented way, in time, without crashing. */
 async function against(
   script: Script,
   args: string[],

@@ -61,7 +61,7 @@ const kind = (name: string) => {
 };
 
 describe('chaos smoke run', () => {
-  test('holds every property the SPEC promises, and exits 0', () => {
+  test('holds every property docs/guarantees.md promises, and exits 0', () => {
     expect(results.violations, run.output).toEqual([]);
     expect(results.pass).toBe(true);
     expect(run.code).toBe(0);
@@ -94,7 +94,7 @@ describe('chaos smoke run', () => {
     expect(results.kinds.filter((k) => k.skipped).map((k) => k.name)).toEqual([]);
   });
 
-  test('where the SPEC promises it: no stale write accepted, no token regression, no child past expiry, no orphan', () => {
+  test('where docs/guarantees.md promises it: no stale write accepted, no token regression, no child past expiry, no orphan', () => {
     for (const k of results.kinds.filter((k) => !k.skipped)) {
       const value = (property: string) => k.checks.find((c) => c.property === property)!.value;
       expect(value('orphans'), k.name).toBe(0);
@@ -125,7 +125,7 @@ describe('chaos smoke run', () => {
     });
   });
 
-  test('what the SPEC does not promise is reported, not hidden: FLUSHALL and a restart without persistence roll the counter back', () => {
+  test('what docs/guarantees.md does not promise is reported, not hidden: FLUSHALL and a restart without persistence roll the counter back', () => {
     for (const name of ['flushall', 'redis-restart-nopersist']) {
       const k = kind(name);
       expect(k.promises, name).toEqual({ tokens: false, expiry: false });

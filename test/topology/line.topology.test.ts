@@ -1,4 +1,4 @@
-// The line on a Cluster and on a Sentinel-managed master (SPEC "Waiting in line"): waiters
+// The line on a Cluster and on a Sentinel-managed master (docs/reference/waiting-in-line.md): waiters
 // served in arrival order there too. Kept short: 3 waiters each.
 
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // Fencing tokens across 5 instances: the two-round max-register keeps them strictly increasing
 // across changing majorities, and they stay exact decimal strings past 2^53.
-// Counters must survive restarts (SPEC "Guarantees"), so these servers fsync every write.
+// Counters must survive restarts (docs/guarantees.md), so these servers fsync every write.
 
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';

@@ -1,5 +1,5 @@
-// argv + env -> what dlock decides to do, in-process and without any server (SPEC "Parsing like
-// flock", "Options (run)"): a validated config, or a UsageError (exit 64) and its message.
+// argv + env -> what dlock decides to do, in-process and without any server (docs/reference/commands.md,
+// docs/reference/options.md): a validated config, or a UsageError (exit 64) and its message.
 
 import { CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';

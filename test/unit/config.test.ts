@@ -1,5 +1,5 @@
 // Options as commander hands them over + DLOCK_* env -> a validated RunConfig, as a table,
-// without any server (SPEC "Options", "Durations", keys; exit 64 for every bad input).
+// without any server (docs/reference/options.md, keys; exit 64 for every bad input).
 
 import { describe, expect, test } from 'vitest';
 import {
@@ -28,7 +28,7 @@ function usageError(run: () => unknown): UsageError {
 }
 
 describe('runConfig defaults', () => {
-  test('no flags, no env: the SPEC defaults', () => {
+  test('no flags, no env: the documented defaults', () => {
     expect(config()).toMatchObject({
       targets: [{ label: 'redis://127.0.0.1:6379', host: '127.0.0.1', port: 6379, db: 0, tls: false }],
       prefix: 'dlock:',

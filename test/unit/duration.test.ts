@@ -1,4 +1,4 @@
-// Durations as users write them (SPEC "Durations"): a pure-function table, no server.
+// Durations as users write them (docs/reference/options.md): a pure-function table, no server.
 
 import { describe, expect, test } from 'vitest';
 import { formatDuration, parseDuration } from '../../src/duration.js';
