@@ -91,7 +91,9 @@ async function main() {
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
 
   console.log(`\n${formatTable(rows)}\n`);
-  console.log('Numbers in parentheses are not promised by docs/guarantees.md under that fault (reported, not failures).');
+  console.log(
+    'Numbers in parentheses are not promised by docs/guarantees.md under that fault (reported, not failures).',
+  );
   if (options.markdown) console.log(`\n${results.table}\n`);
   console.log(`${results.duration_s} s; results in ${options.out}; reproduce: ${results.reproduce}`);
   if (violations.length) {
