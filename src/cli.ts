@@ -8,6 +8,7 @@ import {
   acquireConfig,
   connectionConfig,
   DEFAULTS,
+  historyConfig,
   historyCount,
   leaseTtl,
   LOG_FORMATS,
@@ -443,11 +444,7 @@ export function buildProgram(
       const config = connectionConfig(withGlobals(options), env);
       const validKey = validateKey(key);
       const count = historyCount(options.count);
-      if (config.targets.length > 1)
-        throw new UsageError(
-          'history needs one Redis (a server, redis+sentinel:// or redis+cluster://): with a Redlock quorum of ' +
-            `${config.targets.length}: no history is kept`,
-        );
+      historyConfig(config);
       const json = Boolean(options.json);
       decide({
         command: 'history',

@@ -9,6 +9,7 @@ import { MAX_SLOTS } from './lock/holder.js';
 import type { HoldMode } from './lock/line.js';
 import { HISTORY_MAX } from './lock/scripts.js';
 import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
+import { capabilitiesOf, ONE_REDIS, type Capabilities } from './lockset/capabilities.js';
 
 export const DEFAULTS = {
   redis: 'redis://127.0.0.1:6379',
@@ -38,6 +39,8 @@ export type Env = Record<string, string | undefined>;
 /** What every command needs to reach the lock. */
 export interface ConnectionConfig {
   targets: RedisTarget[];
+  /** What the backend these targets make can do: options are refused from this, never by counting URLs. */
+  capabilities: Capabilities;
   prefix: string;
   connectTimeoutMs: number;
   verbosity: Verbosity;
@@ -165,8 +168,10 @@ export function connectionConfig(raw: RawOptions, env: Env): ConnectionConfig {
     );
   }
   const logFormatOption = raw.logFormat !== undefined ? '--log-format' : 'DLOCK_LOG_FORMAT';
+  const targets = redisTargets(urls.list, urls.option, raw, env);
   return {
-    targets: redisTargets(urls.list, urls.option, raw, env),
+    targets,
+    capabilities: capabilitiesOf(targets.length),
     prefix,
     connectTimeoutMs: positiveDuration('--connect-timeout', raw.connectTimeout ?? DEFAULTS.connectTimeout),
     verbosity: raw.quiet ? 'quiet' : raw.verbose ? 'verbose' : 'normal',
@@ -226,10 +231,10 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
   }
   return {
     ...connection,
-    ...lockOptions(raw, env, connection.targets.length),
+    ...lockOptions(raw, env, connection.capabilities),
     key: validKey,
     command,
-    oncePerMs: oncePer(raw.oncePer, connection.targets.length),
+    oncePerMs: oncePer(raw.oncePer, connection.capabilities),
     holderCmd:
       raw.cmdMetadata === false
         ? ''
@@ -247,7 +252,7 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
   if (!keeper && watchPid !== undefined)
     throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
-  const lock = lockOptions(raw, env, connection.targets.length);
+  const lock = lockOptions(raw, env, connection.capabilities);
   const format = acquireFormat(raw);
   // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
   if (lock.conflictExitCode === 0 && format === 'sh') {
@@ -298,7 +303,7 @@ export function ownerToken(key: string, raw: RawOptions, env: Env): string | und
 function lockOptions(
   raw: RawOptions,
   env: Env,
-  instances: number,
+  can: Capabilities,
 ): Pick<
   RunConfig,
   'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'
@@ -315,7 +320,7 @@ function lockOptions(
   }
 
   const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
-  const mode = holdMode(raw, instances);
+  const mode = holdMode(raw, can);
   return {
     ttlMs,
     waitMs,
@@ -339,7 +344,7 @@ function lockOptions(
  * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can
  * make 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
  */
-export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, instances: number): HoldMode {
+export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, can: Capabilities): HoldMode {
   const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
   if (raw.shared && raw.slots !== undefined)
     throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
@@ -348,11 +353,10 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
     throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
   }
   const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
-  if (mode.kind !== 'exclusive' && instances > 1) {
+  if ((mode.kind === 'shared' && !can.shared) || (mode.kind === 'slots' && !can.slots)) {
     throw new UsageError(
-      `${raw.shared ? '--shared' : '--slots'} needs one Redis (a server, redis+sentinel:// or redis+cluster://), ` +
-        `not a Redlock quorum of ${instances}: a majority of each instance's holders cannot bound how many ` +
-        'hold at once',
+      `${raw.shared ? '--shared' : '--slots'} needs ${ONE_REDIS}, not ${can.name}: ` +
+        "a majority of each instance's holders cannot bound how many hold at once",
     );
   }
   return mode;
@@ -363,17 +367,23 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
  * done mark would be one more value a quorum must agree on, and a release that reached only
  * some instances would leave it on a minority (the job then runs twice, or never).
  */
-export function oncePer(value: string | undefined, instances: number): number {
+export function oncePer(value: string | undefined, can: Capabilities): number {
   if (value === undefined) return 0;
   const ms = positiveDuration('--once-per', value);
   if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
-  if (instances > 1) {
+  if (!can.oncePer) {
     throw new UsageError(
-      '--once-per needs one Redis (a server, redis+sentinel:// or redis+cluster://), not a Redlock quorum of ' +
-        `${instances}: the done mark is written by the release, which may reach only some instances`,
+      `--once-per needs ${ONE_REDIS}, not ${can.name}: ` +
+        'the done mark is written by the release, which may reach only some instances',
     );
   }
   return ms;
+}
+
+/** dlock history needs a backend that keeps one. */
+export function historyConfig(config: ConnectionConfig): void {
+  const can = config.capabilities;
+  if (!can.history) throw new UsageError(`history needs ${ONE_REDIS}: with ${can.name}: no history is kept`);
 }
 
 /** history -n: how many entries (1 … the stream's cap). */
