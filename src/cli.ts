@@ -2,7 +2,7 @@
 // Nothing here talks to Redis; commands are imported only when they run.
 
 import { Argument, Command, CommanderError, Option, type OutputConfiguration } from 'commander';
-import { HISTORY_MAX } from './lock/scripts.js';
+import { HISTORY_MAX } from './lock/limits.js';
 import {
   ACQUIRE_FORMATS,
   acquireConfig,

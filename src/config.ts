@@ -7,7 +7,7 @@ import { readTlsFiles, type TlsPaths } from './redis/tls.js';
 import type { RedisTarget } from './redis/target.js';
 import { MAX_SLOTS } from './lock/holder.js';
 import type { HoldMode } from './lock/line.js';
-import { HISTORY_MAX } from './lock/scripts.js';
+import { HISTORY_MAX } from './lock/limits.js';
 import { parseRedisUrl, splitRedisUrls } from './redis/url.js';
 import { capabilitiesOf, ONE_REDIS, type Capabilities } from './lockset/capabilities.js';
 
