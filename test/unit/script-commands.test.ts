@@ -35,6 +35,9 @@ test('every script in src/lock/lua/ is sent by one handle (the shared files by s
   for (const name of files) {
     const text = readFileSync(new URL(`../../src/lock/lua/${name}`, import.meta.url), 'utf8');
     expect(text.startsWith('-- '), `${name} opens with its header comment`).toBe(true);
-    expect(text.split('\n').filter((line) => line.length > 120), `${name}: lines over 120 characters`).toEqual([]);
+    expect(
+      text.split('\n').filter((line) => line.length > 120),
+      `${name}: lines over 120 characters`,
+    ).toEqual([]);
   }
 });
