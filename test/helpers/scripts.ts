@@ -4,10 +4,20 @@
 import type { Redis } from 'ioredis';
 import type { Script } from '../../src/lock/define-script.js';
 import { lockKeys, type LockKeys } from '../../src/lock/keys.js';
+import type { EnterInput, HoldMode } from '../../src/lock/line.js';
 import { useRedisServer } from './server.js';
 
 export const META = { host: 'host-a', pid: 4242, cmd: 'make deploy' };
 export const TIMEOUT_MS = 5_000;
+
+/** What enter.lua is asked by a dlock that waits in line for a 30 s lease (`more` overrides). */
+export function entering(
+  owner: string,
+  mode: HoldMode = { kind: 'exclusive' },
+  more: Partial<EnterInput> = {},
+): EnterInput {
+  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 0, oncePerMs: 0, sinceMs: 0, ...more };
+}
 
 export interface ScriptServer {
   /** A client of the file's server. */

@@ -4,14 +4,13 @@
 import { expect, test } from 'vitest';
 import type { LockKeys } from '../../src/lock/keys.js';
 import { enterScript, PLACE_LEASE_MS, type EnterInput, type HoldMode } from '../../src/lock/line.js';
-import { META, publishedOn, useScriptServer } from '../helpers/scripts.js';
+import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
 const EXCLUSIVE: HoldMode = { kind: 'exclusive' };
 
-function input(owner: string, mode: HoldMode = EXCLUSIVE, more: Partial<EnterInput> = {}): EnterInput {
-  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 12.4, oncePerMs: 0, sinceMs: 5, ...more };
-}
+const input = (owner: string, mode: HoldMode = EXCLUSIVE, more: Partial<EnterInput> = {}) =>
+  entering(owner, mode, { waitedMs: 12.4, sinceMs: 5, ...more });
 const enter = (keys: LockKeys, asked: EnterInput) => server.run(enterScript, keys, asked);
 
 test('first in line, the lock free: taken at once, nobody queued, "acquired" recorded', async () => {

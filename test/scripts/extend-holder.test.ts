@@ -4,23 +4,13 @@
 import { expect, test } from 'vitest';
 import type { LockKeys } from '../../src/lock/keys.js';
 import { enterScript, extendHolderScript } from '../../src/lock/line.js';
-import { META, useScriptServer } from '../helpers/scripts.js';
+import { entering, META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
 const record = { ...META, fence: '1' };
 
 async function slotHolder(owner: string, keys: LockKeys = server.fresh()) {
-  const mode = { kind: 'slots', slots: 2 } as const;
-  await server.run(enterScript, keys, {
-    owner,
-    ttlMs: 2_000,
-    meta: META,
-    mode,
-    join: true,
-    waitedMs: 0,
-    oncePerMs: 0,
-    sinceMs: 0,
-  });
+  await server.run(enterScript, keys, entering(owner, { kind: 'slots', slots: 2 }, { ttlMs: 2_000 }));
   return keys;
 }
 

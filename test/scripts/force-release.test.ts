@@ -3,21 +3,11 @@
 
 import { expect, test } from 'vitest';
 import { forceReleaseScript } from '../../src/lock/inspect.js';
-import { enterScript, type EnterInput, type HoldMode } from '../../src/lock/line.js';
-import { META, useScriptServer } from '../helpers/scripts.js';
+import { enterScript, type HoldMode } from '../../src/lock/line.js';
+import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
 const by = { atMs: 1_700_000_000_000, host: 'ops', pid: 99 };
-const entering = (owner: string, mode: HoldMode = { kind: 'exclusive' }): EnterInput => ({
-  owner,
-  ttlMs: 30_000,
-  meta: META,
-  mode,
-  join: true,
-  waitedMs: 0,
-  oncePerMs: 0,
-  sinceMs: 0,
-});
 
 test('nothing held: nothing removed', async () => {
   expect(await server.run(forceReleaseScript, server.fresh(), { now: true, ...by })).toEqual({

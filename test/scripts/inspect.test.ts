@@ -2,20 +2,10 @@
 
 import { expect, test } from 'vitest';
 import { inspectScript } from '../../src/lock/inspect.js';
-import { enterScript, type EnterInput, type HoldMode } from '../../src/lock/line.js';
-import { META, useScriptServer } from '../helpers/scripts.js';
+import { enterScript } from '../../src/lock/line.js';
+import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
-const entering = (owner: string, mode: HoldMode): EnterInput => ({
-  owner,
-  ttlMs: 30_000,
-  meta: META,
-  mode,
-  join: true,
-  waitedMs: 0,
-  oncePerMs: 0,
-  sinceMs: 0,
-});
 
 test('a lock never taken: nothing held, counter 0, nobody in line', async () => {
   expect(await server.run(inspectScript, server.fresh(), undefined)).toEqual({

@@ -2,26 +2,16 @@
 // waiters that may now enter are woken.
 
 import { expect, test } from 'vitest';
-import { enterScript, leaveScript, type EnterInput } from '../../src/lock/line.js';
-import { META, publishedOn, useScriptServer } from '../helpers/scripts.js';
+import { enterScript, leaveScript } from '../../src/lock/line.js';
+import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
-const waiter = (owner: string): EnterInput => ({
-  owner,
-  ttlMs: 30_000,
-  meta: META,
-  mode: { kind: 'exclusive' },
-  join: true,
-  waitedMs: 0,
-  oncePerMs: 0,
-  sinceMs: 0,
-});
 
 test('in line: its place, lease and details removed, "left" recorded with how long it waited', async () => {
   const keys = server.fresh();
-  await server.run(enterScript, keys, waiter('holder'));
-  await server.run(enterScript, keys, waiter('a'));
-  await server.run(enterScript, keys, waiter('b'));
+  await server.run(enterScript, keys, entering('holder'));
+  await server.run(enterScript, keys, entering('a'));
+  await server.run(enterScript, keys, entering('b'));
   expect(await server.run(leaveScript, keys, { owner: 'a', record: 'left', waitedMs: 1500.6 })).toBe(true);
   expect(await server.redis().zrange(keys.line, 0, -1)).toEqual(['b']);
   expect(await server.redis().zscore(keys.lineExpiry, 'a')).toBeNull();
@@ -44,9 +34,9 @@ test('not in line: false, nothing recorded', async () => {
 
 test('the head leaves a free lock: the next waiter is woken', async () => {
   const keys = server.fresh();
-  await server.run(enterScript, keys, waiter('holder'));
-  await server.run(enterScript, keys, waiter('a'));
-  await server.run(enterScript, keys, waiter('b'));
+  await server.run(enterScript, keys, entering('holder'));
+  await server.run(enterScript, keys, entering('a'));
+  await server.run(enterScript, keys, entering('b'));
   await server.redis().del(keys.lock);
   const woken = await publishedOn(server.redis(), `${keys.wakePrefix}b`, () =>
     server.run(leaveScript, keys, { owner: 'a', record: '', waitedMs: 0 }),

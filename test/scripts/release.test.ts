@@ -4,21 +4,11 @@
 import { expect, test } from 'vitest';
 import { acquireScript } from '../../src/lock/acquire.js';
 import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript, type EnterInput, type HoldMode } from '../../src/lock/line.js';
+import { enterScript, type HoldMode } from '../../src/lock/line.js';
 import { releaseScript } from '../../src/lock/release.js';
-import { META, publishedOn, useScriptServer } from '../helpers/scripts.js';
+import { entering, META, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
-const entering = (owner: string, mode: HoldMode = { kind: 'exclusive' }): EnterInput => ({
-  owner,
-  ttlMs: 30_000,
-  meta: META,
-  mode,
-  join: true,
-  waitedMs: 0,
-  oncePerMs: 0,
-  sinceMs: 0,
-});
 const enter = (keys: LockKeys, owner: string, mode?: HoldMode) => server.run(enterScript, keys, entering(owner, mode));
 
 test('ours: deleted, the release announced on its channel, "released" recorded with the exit status', async () => {
