@@ -66,7 +66,7 @@ function sha1(lua: string): string {
  * server) instead of EVALSHA + NOSCRIPT + EVAL: renewals use it, since the extra round trip
  * would double the first renewal's time on a slow link.
  */
-export async function runScript(
+async function runScript(
   client: RedisClient,
   lua: string,
   keys: string[],
