@@ -79,7 +79,7 @@ const ioredisPatches = {
 };
 
 await build({
-  entryPoints: ['src/main.ts'],
+  entryPoints: ['src/entry.ts'],
   plugins: [ioredisPatches],
   outfile: 'dist/dlock.cjs',
   bundle: true,

@@ -22,7 +22,9 @@ export type LockEvent =
   | 'restored'
   | 'retaken'
   | 'stalled'
-  | 'poll-only';
+  | 'poll-only'
+  | 'max-hold'
+  | 'heartbeat-missed';
 
 /** error: always shown; warn: hidden by --quiet; info: --verbose text, or json without --quiet. */
 export type Level = 'info' | 'warn' | 'error';
@@ -46,6 +48,8 @@ const WARNINGS: ReadonlySet<LockEvent> = new Set([
   'retaken',
   'stalled',
   'poll-only',
+  'max-hold',
+  'heartbeat-missed',
 ]);
 
 /** How a lock event is logged unless its caller says otherwise. */

@@ -5,7 +5,15 @@ import type { ChildHandle } from './spawn.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
 
-export type SignalReason = 'lost' | 'forwarded' | 'kill-after';
+export type SignalReason = 'lost' | 'forwarded' | 'kill-after' | 'max-hold' | 'heartbeat-missed';
+
+const WHY: Record<SignalReason, string> = {
+  lost: 'the lock was lost',
+  forwarded: 'dlock received it',
+  'kill-after': 'it was still running after its grace',
+  'max-hold': 'the lock was held for its --max-hold',
+  'heartbeat-missed': 'no heartbeat came within --heartbeat',
+};
 
 export class ChildSignals {
   private timer: NodeJS.Timeout | undefined;
@@ -22,12 +30,7 @@ export class ChildSignals {
   /** Signal the child first, then log it: a slow stderr never delays a kill. */
   send(signal: NodeJS.Signals, reason: SignalReason): void {
     this.child.kill(signal);
-    const why =
-      reason === 'lost'
-        ? 'the lock was lost'
-        : reason === 'forwarded'
-          ? 'dlock received it'
-          : 'it was still running after its grace';
+    const why = WHY[reason];
     this.log.event(
       'signal',
       { ...this.lock, signal, reason, pid: this.child.pid },

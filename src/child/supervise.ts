@@ -6,6 +6,8 @@ import type { LossReason } from '../hold/lease.js';
 import { schedulingMarginMs } from '../lockset/quorum.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
+import type { BoundReason, JobBounds } from '../bounds/bounds.js';
+import { logBoundExceeded } from '../bounds/event.js';
 import { ChildSignals } from './child-signals.js';
 import type { SignalRelay } from './signal-relay.js';
 import type { ChildHandle } from './spawn.js';
@@ -19,6 +21,8 @@ export interface Supervision {
   killAfterMs: number;
   /** The lock's TTL: past its scheduling margin a late SIGKILL may come after the lease ended. */
   ttlMs: number;
+  /** --max-hold and --heartbeat: once exceeded the child is stopped (SIGTERM, SIGKILL after the grace). */
+  bounds?: JobBounds;
 }
 
 /** Resolves to the child's exit status once it is gone. */
@@ -41,7 +45,20 @@ export async function superviseChild(
   // Lost while the child was being spawned: the event has fired already.
   if (lost.aborted) onLost();
   else lost.addEventListener('abort', onLost, { once: true });
-  return child.exited.finally(() => toChild.cancel());
+  const { bounds } = options;
+  const onBound = () => !lost.aborted && stopOnBound(toChild, bounds!.reason!, options);
+  bounds?.exceeded.addEventListener('abort', onBound, { once: true });
+  return child.exited.finally(() => {
+    toChild.cancel();
+    bounds?.exceeded.removeEventListener('abort', onBound);
+  });
+}
+
+/** A bound is exceeded (--max-hold, --heartbeat): say so, SIGTERM the child, SIGKILL it after the grace. */
+function stopOnBound(toChild: ChildSignals, reason: BoundReason, { log, lock, killAfterMs }: Supervision): void {
+  logBoundExceeded(log, reason, lock, 'stopping the command');
+  toChild.send('SIGTERM', reason.kind);
+  toChild.killLater(killAfterMs);
 }
 
 /** Say the lock is lost and what happens to the child, then do it (--on-lost). */

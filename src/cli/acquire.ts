@@ -8,6 +8,7 @@ import {
   connectionOptions,
   flockHints,
   GROUP,
+  jobBoundOptions,
   lockOptions,
   onLostOption,
   outputOptions,
@@ -45,6 +46,7 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
     )
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
+  jobBoundOptions(acquire, 'the watched process');
   flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {

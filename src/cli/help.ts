@@ -61,6 +61,7 @@ export const HELP_AFTER: Record<string, string> = {
       ...COMMON_EXITS,
       ['75', 'busy: not acquired (-n, or --wait ran out); -E changes the code'],
       ['76', 'the lock was lost while the command ran (see --on-lost)'],
+      ['124', 'stopped by dlock: held for --max-hold, or no `dlock heartbeat` within --heartbeat'],
       ['126, 127', 'the command is not executable, or not found'],
     ]) + RUN_EXAMPLES,
   acquire:
@@ -94,6 +95,18 @@ export const HELP_AFTER: Record<string, string> = {
     examples([
       ['in a step of a section dlock acquire started (token from DLOCK_TOKEN)', 'dlock renew deploy'],
       ['in a later CI job, with the token the first one saved', 'dlock renew --token "$DEPLOY_TOKEN" deploy'],
+    ]),
+  heartbeat:
+    exitStatus([
+      ['0', 'delivered (or the calling dlock has no --heartbeat: nothing to tell)'],
+      ['64', 'not under a dlock (no DLOCK_KEY and DLOCK_TOKEN)'],
+      ['76', 'the calling dlock has ended (its heartbeat file is gone), or [key] is not the key it holds'],
+    ]) +
+    examples([
+      [
+        'a job that proves progress each loop',
+        'dlock run --heartbeat 5m sync -- sh -c \'for f in *; do ./sync "$f" && dlock heartbeat; done\'',
+      ],
     ]),
   status:
     exitStatus([

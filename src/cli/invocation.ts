@@ -28,7 +28,8 @@ export type Invocation =
   | ({ command: 'history' } & HistoryConfig & Runs)
   | ({ command: 'doctor' } & DoctorConfig & Runs)
   | ({ command: 'completion'; shell: Shell } & Runs)
-  | ({ command: 'complete-keys' } & Runs);
+  | ({ command: 'complete-keys' } & Runs)
+  | ({ command: 'heartbeat' } & Runs);
 
 /** What a command's declaration (src/cli/<command>.ts) needs from the program it joins. */
 export interface CommandLine {

@@ -69,6 +69,21 @@ export function onLostOption(lossTo: string): Option {
   ).choices(ON_LOST);
 }
 
+/** --max-hold and --heartbeat: how long the job may hold the lock, or go without a `dlock heartbeat`. */
+export function jobBoundOptions(command: Command, job: string): Command {
+  return command
+    .option(
+      '--max-hold <duration>',
+      `once the lock has been held this long, stop ${job} (SIGTERM, SIGKILL after --kill-after) and release it; ` +
+        'exit 124 (env DLOCK_MAX_HOLD)',
+    )
+    .option(
+      '--heartbeat <duration>',
+      `stop ${job} the same way when it goes this long (at least 100ms) without running \`dlock heartbeat\` ` +
+        '(env DLOCK_HEARTBEAT)',
+    );
+}
+
 /** -q, -v, --log-format and -h, which every command has; `more` adds the command's own output options first. */
 export function outputOptions(command: Command, more: (command: Command) => Command = (same) => same): Command {
   return more(command.optionsGroup(GROUP.output))

@@ -10,6 +10,7 @@ import { declareAcquire } from './acquire.js';
 import { declareCompleteKeys, declareCompletion } from './completion.js';
 import { declareDoctor } from './doctor.js';
 import { environmentHelp, helpWidth, RUN_EXAMPLES } from './help.js';
+import { declareHeartbeat } from './heartbeat.js';
 import { declareHistory } from './history.js';
 import type { CommandLine, Invocation } from './invocation.js';
 import { declareKeeper } from './keeper.js';
@@ -96,6 +97,7 @@ export function buildProgram(
   declareAcquire(program, cli);
   declareKeeper(program, cli);
   declareRenew(program, cli);
+  declareHeartbeat(program, cli);
   declareStatus(program, cli);
   declareRelease(program, cli);
   declareHistory(program, cli);

@@ -9,6 +9,7 @@ import {
   connectionOptions,
   flockHints,
   GROUP,
+  jobBoundOptions,
   lockOptions,
   onLostOption,
   outputOptions,
@@ -47,14 +48,16 @@ export function declareRun(program: Command, cli: CommandLine): void {
     "after an exit 0, the key is done until that run's start + duration (server time): every --once-per run " +
       'until then exits with the conflict code (crontabs on several hosts)',
   );
-  waitingOptions(run)
-    .optionsGroup(GROUP.command)
-    .addOption(onLostOption('the command'))
-    .option(
-      '--kill-after <duration>',
-      `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
-    )
-    .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
+  jobBoundOptions(
+    waitingOptions(run)
+      .optionsGroup(GROUP.command)
+      .addOption(onLostOption('the command'))
+      .option(
+        '--kill-after <duration>',
+        `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
+      ),
+    'the command',
+  ).option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
   flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {

@@ -2,6 +2,8 @@
 // command's status (etcdctl's lock command over a Session and a Mutex).
 
 import { constants as os } from 'node:os';
+import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
+import { HEARTBEAT_FILE_ENV, type HeartbeatFile } from '../bounds/heartbeat-file.js';
 import { ChildSignals } from '../child/child-signals.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
@@ -25,6 +27,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   let set: LockSet | undefined;
   // null: tried, and the command is spawned when granted (see launcher.ts).
   let prepared: PreparedChild | null | undefined;
+  let heartbeat: HeartbeatFile | undefined;
+  let bounds: JobBounds | undefined;
   try {
     const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
@@ -32,9 +36,12 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       return await runUnderParent(config, env, file, args, signals, log);
     }
 
+    // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
+    heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();
+    const extra = heartbeat ? { [HEARTBEAT_FILE_ENV]: heartbeat.path } : {};
     // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
     const { owner } = set;
-    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, owner)) ?? null);
+    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, owner, extra)) ?? null);
     const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
@@ -46,22 +53,32 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       const slot = hold.slotVariable(config.slotted);
       const child =
         prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
+        (await spawnChild(file, args, commandEnv(config, hold.owner, extra, { fence: hold.fence, slot })));
+      const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
+      bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
       const status = await superviseChild(child, signals, hold.lost, {
         log,
         lock: { key: config.key, fence: hold.fence },
         onLost: config.onLost,
         killAfterMs: config.killAfterMs,
         ttlMs: hold.ttlMs,
+        bounds,
       });
+      bounds?.stop();
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted)
         throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
+      if (bounds?.reason) {
+        exitStatus = String(BOUND_EXIT);
+        return BOUND_EXIT;
+      }
       return status;
     } finally {
-      await hold.release(exitStatus);
+      await hold.release(exitStatus, bounds?.reason?.kind);
     }
   } finally {
+    bounds?.stop();
+    heartbeat?.remove();
     prepared?.discard();
     signals.dispose();
     if (set) disconnectAll(set.instances);
@@ -69,13 +86,14 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 }
 
 /**
- * The command's environment: the caller's with the lock's variables. Without `grant` (a command
+ * The command's environment: the caller's with the lock's variables (and `extra`: DLOCK_HEARTBEAT_FILE). Without `grant` (a command
  * made ready while waiting) DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots, are left out: the
  * grant brings them (launcher.ts).
  */
 function commandEnv(
   config: RunConfig,
   owner: string,
+  extra: NodeJS.ProcessEnv,
   grant?: { fence: string; slot: number | undefined },
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -83,6 +101,7 @@ function commandEnv(
     DLOCK_KEY: config.key,
     DLOCK_TOKEN: owner,
     DLOCK_TTL_MS: String(config.ttlMs),
+    ...extra,
   };
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;

@@ -58,6 +58,12 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   if (!keeper && watchPid !== undefined)
     throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
   const lock = lockOptions(raw, env, connection.capabilities);
+  if (!keeper) {
+    const bound = raw.maxHold !== undefined ? '--max-hold' : raw.heartbeat !== undefined ? '--heartbeat' : undefined;
+    if (bound) throw new UsageError(`${bound} and --no-keeper: choose one (without a keeper nothing stops the job)`);
+    // DLOCK_MAX_HOLD / DLOCK_HEARTBEAT set for the runs and keepers of a job: nothing to enforce here.
+    lock.maxHoldMs = lock.heartbeatMs = undefined;
+  }
   const format = acquireFormat(raw);
   // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
   if (lock.conflictExitCode === 0 && format === 'sh') {

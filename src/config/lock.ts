@@ -4,6 +4,7 @@ import { badOption, UsageError } from '../errors.js';
 import { MAX_SLOTS } from '../lock/holder.js';
 import type { HoldMode } from '../lock/line.js';
 import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
+import { jobBounds } from './bounds.js';
 import type { ConnectionConfig } from './connection.js';
 import {
   DEFAULTS,
@@ -37,6 +38,10 @@ export interface RunConfig extends ConnectionConfig {
   slotted: boolean;
   /** --once-per window in ms (0: none): after an exit 0 the key is done until that run's start + this. */
   oncePerMs: number;
+  /** --max-hold in ms (undefined: none): then the command is stopped and the lock released, exit 124. */
+  maxHoldMs: number | undefined;
+  /** --heartbeat in ms (undefined: none): that long without a `dlock heartbeat` stops it the same way. */
+  heartbeatMs: number | undefined;
 }
 
 /** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */
@@ -55,7 +60,16 @@ export function lockOptions(
   can: Capabilities,
 ): Pick<
   RunConfig,
-  'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'
+  | 'ttlMs'
+  | 'waitMs'
+  | 'conflictExitCode'
+  | 'onLost'
+  | 'killAfterMs'
+  | 'syncReplicas'
+  | 'mode'
+  | 'slotted'
+  | 'maxHoldMs'
+  | 'heartbeatMs'
 > {
   const ttlMs = leaseTtl(raw, env);
 
@@ -85,6 +99,7 @@ export function lockOptions(
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
     mode,
     slotted: raw.slots !== undefined,
+    ...jobBounds(raw, env),
   };
 }
 

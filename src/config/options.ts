@@ -59,6 +59,8 @@ export interface RawOptions {
   json?: boolean;
   token?: string;
   oncePer?: string;
+  maxHold?: string;
+  heartbeat?: string;
   /** release: --force, --now, --slot. */
   force?: boolean;
   now?: boolean;

@@ -60,6 +60,8 @@ export class Hold {
     readonly fence: string,
     /** --slots: the slot held (0 … n−1). */
     readonly slot: number | undefined,
+    /** Monotonic ms since when the lock is held: the start of the round that acquired it (--max-hold counts from it). */
+    readonly heldSince: number,
   ) {}
 
   /**
@@ -106,7 +108,7 @@ export class Hold {
     }
 
     const { fence, slot } = result;
-    const hold = new Hold(set, config, log, fence, slot);
+    const hold = new Hold(set, config, log, fence, slot, result.startedAt);
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
@@ -187,14 +189,15 @@ export class Hold {
    * loss the renewals have retried these servers already and the lock frees itself when the
    * lease ends: one attempt, bounded by what is left of the lease, so the caller is not held.
    * `exitStatus`: how the run ended ("0" … "255", "lost"; "" when no command ran): the history
-   * records it, and "0" with --once-per marks the key done for the window.
+   * records it, and "0" with --once-per marks the key done for the window. `reason`: why dlock
+   * ended the job ("max-hold", "heartbeat-missed"), recorded beside it.
    */
-  async release(exitStatus = ''): Promise<void> {
+  async release(exitStatus = '', reason = ''): Promise<void> {
     const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
-    const record = this.set.total === 1 ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
+    const record = this.set.total === 1 ? { exitStatus, reason, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
     const releases = await releaseAll(this.set, { record, ...afterLoss });

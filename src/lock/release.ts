@@ -23,6 +23,8 @@ export type ReleaseReply = 'released' | 'unannounced' | 'not-ours';
 export interface ReleaseRecord {
   exitStatus: string;
   oncePerMs: number;
+  /** Why dlock ended the job ("max-hold", "heartbeat-missed"): the entry's `reason` field; "" or none: no field. */
+  reason?: string;
 }
 
 export interface ReleaseInput {
@@ -42,7 +44,7 @@ export const releaseScript = defineScript({
     owner,
     notify ? '1' : '0',
     k.wakePrefix,
-    ...(record ? ['1', record.exitStatus, Math.round(record.oncePerMs)] : ['0', '', 0]),
+    ...(record ? ['1', record.exitStatus, Math.round(record.oncePerMs), record.reason ?? ''] : ['0', '', 0, '']),
   ],
   parse: parseReleaseReply,
 });

@@ -42,6 +42,7 @@ export function details(entry: HistoryEntry): string {
     case 'released':
       parts.push(
         f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`,
+        f.reason ? `ended by dlock: ${f.reason}` : '',
         `held ${ms('held_ms')}`,
         fence,
         slot,

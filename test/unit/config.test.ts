@@ -89,6 +89,17 @@ describe('flags and env', () => {
     ['default kill-after capped at ttl/3', { ttl: '1s' }, {}, { killAfterMs: 333 }],
     ['kill-after cap follows DLOCK_TTL', {}, { DLOCK_TTL: '600ms' }, { killAfterMs: 200 }],
     ['--kill-after 0', { killAfter: '0' }, {}, { killAfterMs: 0 }],
+    ['no --max-hold, no --heartbeat', {}, {}, { maxHoldMs: undefined, heartbeatMs: undefined }],
+    ['--max-hold', { maxHold: '2h' }, {}, { maxHoldMs: 7_200_000 }],
+    ['DLOCK_MAX_HOLD', {}, { DLOCK_MAX_HOLD: '90s' }, { maxHoldMs: 90_000 }],
+    ['--max-hold over DLOCK_MAX_HOLD', { maxHold: '2s' }, { DLOCK_MAX_HOLD: '9s' }, { maxHoldMs: 2_000 }],
+    ['empty DLOCK_MAX_HOLD is none', {}, { DLOCK_MAX_HOLD: '' }, { maxHoldMs: undefined }],
+    ['--max-hold shorter than the default --kill-after', { maxHold: '2s' }, {}, { maxHoldMs: 2_000 }],
+    ['--max-hold longer than --kill-after', { maxHold: '2s', killAfter: '1s' }, {}, { maxHoldMs: 2_000 }],
+    ['--heartbeat', { heartbeat: '1s' }, {}, { heartbeatMs: 1_000 }],
+    ['--heartbeat 100ms', { heartbeat: '100ms' }, {}, { heartbeatMs: 100 }],
+    ['DLOCK_HEARTBEAT', {}, { DLOCK_HEARTBEAT: '5m' }, { heartbeatMs: 300_000 }],
+    ['--heartbeat over DLOCK_HEARTBEAT', { heartbeat: '3s' }, { DLOCK_HEARTBEAT: '5m' }, { heartbeatMs: 3_000 }],
   ])('%s', (_what, raw, env, expected) => {
     expect(config(raw, env)).toMatchObject(expected);
   });
@@ -151,6 +162,16 @@ describe('usage errors (exit 64) name the option and show the bad value', () => 
     ['negative --wait', { wait: '-1s' }, {}, /--wait.*"-1s"/],
     ['bad DLOCK_WAIT', {}, { DLOCK_WAIT: 'never' }, /DLOCK_WAIT.*"never"/],
     ['bad --kill-after', { killAfter: 'later' }, {}, /--kill-after.*"later"/],
+    ['--max-hold 0', { maxHold: '0' }, {}, /--max-hold.*greater than zero.*"0"/],
+    ['negative --max-hold', { maxHold: '-5s' }, {}, /--max-hold.*"-5s"/],
+    ['bad --max-hold', { maxHold: 'soon' }, {}, /--max-hold.*"soon"/],
+    ['bad DLOCK_MAX_HOLD', {}, { DLOCK_MAX_HOLD: '0s' }, /DLOCK_MAX_HOLD.*"0s"/],
+    ['--max-hold equal to --kill-after', { maxHold: '5s', killAfter: '5s' }, {}, /--max-hold.*--kill-after.*"5s"/],
+    ['--max-hold under --kill-after', { maxHold: '1s', killAfter: '2s' }, {}, /--max-hold.*--kill-after.*"1s"/],
+    ['--heartbeat 0', { heartbeat: '0' }, {}, /--heartbeat.*"0"/],
+    ['negative --heartbeat', { heartbeat: '-1s' }, {}, /--heartbeat.*"-1s"/],
+    ['--heartbeat under 100ms', { heartbeat: '99ms' }, {}, /--heartbeat.*100ms.*"99ms"/],
+    ['DLOCK_HEARTBEAT under 100ms', {}, { DLOCK_HEARTBEAT: '50ms' }, /DLOCK_HEARTBEAT.*"50ms"/],
     ['bad --connect-timeout', { connectTimeout: 'x' }, {}, /--connect-timeout.*"x"/],
     ['zero --connect-timeout', { connectTimeout: '0' }, {}, /--connect-timeout.*"0"/],
     ['-E not a number', { conflictExitCode: 'busy' }, {}, /--conflict-exit-code.*"busy"/],
@@ -271,6 +292,8 @@ describe("each command's config", () => {
     ['doctor', {}, {}, { ttlMs: 30_000, json: false }],
     ['doctor', { json: true }, { DLOCK_TTL: '2m' }, { ttlMs: 120_000, json: true }],
     ['doctor', QUORUM, {}, { config: { capabilities: { history: false } } }],
+    ['acquire', { maxHold: '2h', heartbeat: '1m' }, {}, { maxHoldMs: 7_200_000, heartbeatMs: 60_000 }],
+    ['acquire', { keeper: false }, { DLOCK_MAX_HOLD: '1h' }, { maxHoldMs: undefined }],
   ])('%s %j %j', (command, raw, env, expected) => {
     expect(COMMANDS[command](raw, env)).toMatchObject(expected);
   });
@@ -301,6 +324,10 @@ describe("each command's config", () => {
     ['doctor', { ttl: '50ms' }, {}, /^--ttl: must be at least 100ms/],
     ['status', { quiet: true, verbose: true }, {}, /^--quiet and --verbose: choose one$/],
     ['acquire', { pid: '12', keeper: false }, {}, /^--pid and --no-keeper: choose one/],
+    ['acquire', { maxHold: '1h', keeper: false }, {}, /^--max-hold and --no-keeper: choose one/],
+    ['acquire', { heartbeat: '1m', keeper: false }, {}, /^--heartbeat and --no-keeper: choose one/],
+    ['acquire', { maxHold: '0' }, {}, /^--max-hold: must be greater than zero/],
+    ['acquire', { heartbeat: '10ms' }, {}, /^--heartbeat: must be at least 100ms/],
     ['acquire', { json: true, format: 'sh' }, {}, /^--json and --format sh: choose one$/],
     ['acquire', { conflictExitCode: '0' }, {}, /^--conflict-exit-code: not 0 for eval/],
   ])('%s %j %j is a usage error', (command, raw, env, message) => {

@@ -16,6 +16,8 @@
 -- ARGV[4]  "1" to record the release (history, once-per), else "0"
 -- ARGV[5]  the run's exit status ("" when no command ran)
 -- ARGV[6]  --once-per window ms ("0": none)
+-- ARGV[7]  why dlock ended the job ("max-hold", "heartbeat-missed"; "": it was not ended by dlock),
+--          recorded as the entry's `reason`
 --
 -- Returns 1 when the owner held it (the exclusive hash, or one holder of --slots/--shared) and
 -- its hold is deleted, the waiters that may now enter woken (unless ARGV[2] is "0"); 2 when it
@@ -60,9 +62,14 @@ end
 if ARGV[4] == '1' then
   local ms = ''
   if started then ms = tostring(now - started) end
-  record(H, 'released', 'host', tostring(held.host or ''), 'pid', tostring(held.pid or ''),
+  local fields = {'host', tostring(held.host or ''), 'pid', tostring(held.pid or ''),
     'cmd', tostring(held.cmd or ''), 'fence', tostring(held.fence or ''), 'slot', tostring(held.slot or '-1'),
-    'exit', ARGV[5], 'held_ms', ms)
+    'exit', ARGV[5], 'held_ms', ms}
+  if ARGV[7] and ARGV[7] ~= '' then
+    table.insert(fields, 'reason')
+    table.insert(fields, ARGV[7])
+  end
+  record(H, 'released', unpack(fields))
 end
 if ARGV[2] == '0' then return 1 end
 local told = true

@@ -1,0 +1,64 @@
+// The heartbeat file of a --heartbeat run: a private file (0600, in the runtime directory only
+// this user may use) whose path the command gets in DLOCK_HEARTBEAT_FILE. `dlock heartbeat`
+// touches it; dlock watches it through the descriptor it created it with, so a file swapped in
+// at that path (a symlink, a FIFO, something huge) is never opened or read: it only fails to
+// count as a heartbeat. A change is any change of its mtime or ctime, never a comparison of
+// times: a clock step cannot fake or hide a heartbeat (docs/reference/commands.md, "dlock heartbeat").
+
+import { closeSync, fstatSync, openSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const HEARTBEAT_FILE_ENV = 'DLOCK_HEARTBEAT_FILE';
+
+export class HeartbeatFile {
+  private seen: string;
+
+  private constructor(
+    /** Where `dlock heartbeat` finds it (DLOCK_HEARTBEAT_FILE). */
+    readonly path: string,
+    private readonly fd: number,
+  ) {
+    this.seen = this.stamp() ?? '';
+  }
+
+  /** A new file in `dir` (the runtime directory), or undefined when none could be made there. */
+  static create(dir: string): HeartbeatFile | undefined {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const name = `heartbeat-${process.pid}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+      const path = join(dir, name);
+      try {
+        return new HeartbeatFile(path, openSync(path, 'wx', 0o600));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** True when the file was touched since the last call (or since it was made). */
+  touched(): boolean {
+    const stamp = this.stamp();
+    if (stamp === undefined || stamp === this.seen) return false;
+    this.seen = stamp;
+    return true;
+  }
+
+  /** Remove it (a `dlock heartbeat` after this says its dlock has ended) and close it. */
+  remove(): void {
+    rmSync(this.path, { force: true });
+    try {
+      closeSync(this.fd);
+    } catch {
+      // closed already
+    }
+  }
+
+  private stamp(): string | undefined {
+    try {
+      const stat = fstatSync(this.fd, { bigint: true });
+      return `${stat.mtimeNs}:${stat.ctimeNs}`;
+    } catch {
+      return undefined;
+    }
+  }
+}
