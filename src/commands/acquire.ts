@@ -52,6 +52,7 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
     const report = await readReport(keeper.stdio[REPORT_FD] as NodeJS.ReadableStream);
     if (report?.kind === 'held') {
       const slot = report.slot === undefined ? {} : { DLOCK_SLOT: String(report.slot) };
+      const heartbeat = report.heartbeat_file === undefined ? {} : { DLOCK_HEARTBEAT_FILE: report.heartbeat_file };
       const written = writeStdout(
         formatVariables(
           {
@@ -60,6 +61,7 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
             DLOCK_FENCING_TOKEN: report.fence,
             DLOCK_TTL_MS: String(report.ttl_ms),
             ...slot,
+            ...heartbeat,
           },
           config.format,
         ),

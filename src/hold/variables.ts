@@ -10,13 +10,17 @@ export interface SectionVariables {
   DLOCK_TTL_MS: string;
   /** With --slots: the slot held. */
   DLOCK_SLOT?: string;
+  /** With --heartbeat: the file `dlock heartbeat` touches. */
+  DLOCK_HEARTBEAT_FILE?: string;
 }
 
 export function formatVariables(variables: SectionVariables, format: AcquireFormat): string {
   if (format === 'json') {
     const slot = variables.DLOCK_SLOT === undefined ? {} : { slot: Number(variables.DLOCK_SLOT) };
+    const file = variables.DLOCK_HEARTBEAT_FILE;
+    const heartbeat = file === undefined ? {} : { heartbeat_file: file };
     const { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl } = variables;
-    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot })}\n`;
+    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat })}\n`;
   }
   return Object.entries(variables)
     .filter(([, value]) => value !== undefined)

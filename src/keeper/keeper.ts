@@ -3,6 +3,9 @@
 // the foreground, and renews it until the watched process exits or a signal says stop; on a
 // lost lock it sends the --on-lost signal to the watched process.
 
+import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
+import type { HeartbeatFile } from '../bounds/heartbeat-file.js';
+import { heartbeatFile } from '../bounds/make.js';
 import type { AcquireConfig } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
@@ -14,6 +17,7 @@ import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, writeKeeperFile } from './runtime.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
+import { stopWatched } from './stop-watched.js';
 import { watchProcess } from './watch.js';
 
 type Ending =
@@ -26,7 +30,9 @@ type Ending =
    */
   | { why: 'stop' }
   | { why: 'foreground-gone' }
-  | { why: 'lost' };
+  | { why: 'lost' }
+  /** --max-hold or --heartbeat: stop the watched process, then release. */
+  | { why: 'bound' };
 
 const RELEASING: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
@@ -49,7 +55,11 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   // Tells the watched process if this keeper dies; dismissed on every ending but a crash.
   let sentinel: Sentinel | undefined;
   let crashed = false;
+  let heartbeat: HeartbeatFile | undefined;
+  let bounds: JobBounds | undefined;
   try {
+    // Made before the lock is taken: no runtime directory to make it in fails first.
+    if (config.heartbeatMs !== undefined) heartbeat = heartbeatFile();
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     const hold = await Hold.acquire(set, config, log, ending.signal);
     if (!hold) {
@@ -70,6 +80,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       fence: hold.fence,
       ttl_ms: hold.ttlMs,
       ...slot,
+      ...(heartbeat ? { heartbeat_file: heartbeat.path } : {}),
     });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
@@ -78,13 +89,24 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     }
     if (hold.lost.aborted) end({ why: 'lost' });
     else hold.lost.addEventListener('abort', () => end({ why: 'lost' }), { once: true });
+    // The section's commands start now: --heartbeat counts from here.
+    if (config.maxHoldMs !== undefined || heartbeat) {
+      bounds = new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat });
+      bounds.exceeded.addEventListener('abort', () => end({ why: 'bound' }), { once: true });
+    }
     await aborted(ending.signal);
+    bounds?.stop();
     const reason = ending.signal.reason as Ending;
     if (reason.why === 'stop') {
       await hold.detach();
       return 0;
     }
     if (reason.why === 'lost') signalWatched(config, request.watchPid, hold, log);
+    if (reason.why === 'bound') {
+      await stopWatched(request.watchPid, watch.gone, bounds!.reason!, { config, fence: hold.fence, log });
+      await hold.release(String(BOUND_EXIT), bounds!.reason!.kind);
+      return 0;
+    }
     await hold.release();
     return 0;
   } catch (error) {
@@ -103,6 +125,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   } finally {
     if (!crashed) sentinel?.dismiss();
     removeFile(pidFile);
+    bounds?.stop();
+    heartbeat?.remove();
     watch.stop();
     for (const [signal, handler] of handlers) process.off(signal, handler);
     process.stdin.destroy();

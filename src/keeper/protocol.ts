@@ -25,7 +25,7 @@ export interface KeeperRequest {
 }
 
 export type KeeperReport =
-  | { kind: 'held'; key: string; token: string; fence: string; ttl_ms: number; slot?: number }
+  | { kind: 'held'; key: string; token: string; fence: string; ttl_ms: number; slot?: number; heartbeat_file?: string }
   | {
       kind: 'failed';
       exit_code: number;
