@@ -1,0 +1,76 @@
+// --max-hold and --heartbeat on an acquire section: the keeper stops the watched shell (SIGTERM,
+// SIGKILL after the grace) and releases. The keeper is not the shell's parent: the shell's
+// status is its own (143 on SIGTERM, or what a TERM trap exits with, here 124).
+
+import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { onlyEvent, removeTempDirs, tempDir } from '../fixtures/observe.js';
+
+let server: RedisServer;
+let admin: Redis;
+const scripts = new Set<ReturnType<typeof spawn>>();
+
+beforeAll(async () => {
+  server = await RedisServer.start();
+  admin = new Redis({ port: server.port });
+});
+afterEach(() => {
+  for (const script of scripts) script.kill('SIGKILL');
+  scripts.clear();
+});
+afterAll(async () => {
+  admin.disconnect();
+  await server.close();
+  removeTempDirs();
+});
+
+const env = () => cleanEnv({ D: DLOCK, R: server.url, XDG_RUNTIME_DIR: tempDir() });
+
+/** `sh -c script` with $D (dlock) and $R (the Redis URL); resolves once every holder of its pipes is gone. */
+function sh(script: string): Promise<Result> {
+  const child = spawn('sh', ['-c', script], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  scripts.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise<Result>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+}
+
+/** The section's work: a sleep the shell waits for, stopped with the shell when TERM comes (exit 124). */
+const WORK = "trap 'kill $! 2>/dev/null; exit 124' TERM; sleep 600 & wait";
+
+test('acquire --max-hold 2s in a shell script: the shell is stopped at 2 s, the lock released, history', async () => {
+  const done = await sh(`eval "$("$D" acquire --redis "$R" --log-format json --ttl 3s --max-hold 2s section)" || exit 9
+    ${WORK}`);
+  expect(done.code, done.stderr).toBe(124);
+  const acquired = onlyEvent(done.stderr, 'acquired');
+  const maxHold = onlyEvent(done.stderr, 'max-hold');
+  expect(maxHold).toMatchObject({ key: 'section', fence: acquired.fence, max_hold_ms: 2000 });
+  expect(maxHold.ts_ms - acquired.ts_ms).toBeGreaterThanOrEqual(1990);
+  expect(maxHold.ts_ms - acquired.ts_ms).toBeLessThan(2600);
+  const released = onlyEvent(done.stderr, 'released');
+  expect(released.ts_ms - maxHold.ts_ms).toBeLessThan(1000);
+  expect(await admin.exists('dlock:{section}')).toBe(0);
+  const { stdout } = await dlock(['history', '--redis', server.url, '--json', 'section'], { env: env() });
+  expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+});
+
+test('acquire --heartbeat 1s: a section that heartbeats runs on; once it stops, it is stopped ~1 s later', async () => {
+  const done = await sh(`eval "$("$D" acquire --redis "$R" --log-format json --heartbeat 1s beat)" || exit 9
+    [ -n "$DLOCK_HEARTBEAT_FILE" ] || exit 8
+    for i in 1 2 3 4 5 6 7 8; do sleep 0.2; "$D" heartbeat || exit 7; done
+    ${WORK}`);
+  expect(done.code, done.stderr).toBe(124);
+  const acquired = onlyEvent(done.stderr, 'acquired');
+  const missed = onlyEvent(done.stderr, 'heartbeat-missed');
+  expect(missed).toMatchObject({ key: 'beat', heartbeat_ms: 1000 });
+  // Eight heartbeats 200 ms apart kept it going past its first second.
+  expect(missed.ts_ms - acquired.ts_ms).toBeGreaterThan(2500);
+  expect(await admin.exists('dlock:{beat}')).toBe(0);
+});

@@ -1,0 +1,123 @@
+// --max-hold and --heartbeat on `dlock run` (docs/reference/options.md): a job held too long, or
+// silent too long, is stopped like a lost lock (SIGTERM, SIGKILL after --kill-after), the lock
+// released, exit 124, the history saying why; `dlock heartbeat` outside a dlock is a usage error.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { isAlive, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+const env = (extra: Record<string, string> = {}) => cleanEnv({ D: DLOCK, XDG_RUNTIME_DIR: tempDir(), ...extra });
+const run = (flags: string[], key: string, command: string[]) =>
+  spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', ...command], { env: env() });
+
+async function history(key: string): Promise<Record<string, unknown>[]> {
+  const { stdout } = await dlock(['history', '--redis', redis.url, '--json', key], { env: env() });
+  return JSON.parse(stdout) as Record<string, unknown>[];
+}
+
+test('sleep 600 under --max-hold 2s: stopped at 2 s, the lock free at once for the next waiter, exit 124, history', async () => {
+  const holder = run(['--max-hold', '2s', '--kill-after', '1s'], 'maxhold', ['sleep', '600']);
+  await holder.waitFor('"acquired"');
+  const waiter = run(['--wait', '30s'], 'maxhold', ['true']);
+  await waiter.waitFor('"waiting"');
+  const done = await holder.result;
+  expect(done.code, done.stderr).toBe(124);
+  const acquired = onlyEvent(done.stderr, 'acquired');
+  const maxHold = onlyEvent(done.stderr, 'max-hold');
+  expect(maxHold).toMatchObject({ key: 'maxhold', fence: acquired.fence, max_hold_ms: 2000 });
+  expect(maxHold.held_ms).toBeGreaterThanOrEqual(2000);
+  expect(maxHold.ts_ms - acquired.ts_ms).toBeGreaterThanOrEqual(1990);
+  expect(maxHold.ts_ms - acquired.ts_ms).toBeLessThan(2600);
+  const signal = onlyEvent(done.stderr, 'signal');
+  expect(signal).toMatchObject({ signal: 'SIGTERM', reason: 'max-hold' });
+  expect(isAlive(signal.pid as number)).toBe(false);
+  const released = onlyEvent(done.stderr, 'released');
+  expect(released.ts_ms - maxHold.ts_ms).toBeLessThan(500);
+
+  const next = await waiter.result;
+  expect(next.code, next.stderr).toBe(0);
+  expect(onlyEvent(next.stderr, 'acquired').ts_ms - released.ts_ms).toBeLessThan(500);
+  const [, ended] = await history('maxhold').then((entries) => entries.filter((e) => e.event === 'released'));
+  expect(ended).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold', fence: acquired.fence });
+});
+
+test('heartbeats every 200 ms under --heartbeat 1s: the command runs to its end (2 s), exit 0', async () => {
+  const loop = 'i=0; while [ $i -lt 10 ]; do sleep 0.2; "$D" heartbeat || exit 9; i=$((i + 1)); done';
+  const done = await run(['--heartbeat', '1s'], 'beating', ['sh', '-c', loop]).result;
+  expect(done.code, done.stderr).toBe(0);
+  expect(done.stderr).not.toContain('heartbeat-missed');
+  const [ended] = (await history('beating')).filter((e) => e.event === 'released');
+  expect(ended).toMatchObject({ exit: '0' });
+  expect(ended).not.toHaveProperty('reason');
+});
+
+test('stops heartbeating: stopped about 1 s after its last heartbeat, exit 124, history heartbeat-missed', async () => {
+  const dir = tempDir();
+  const script =
+    `"$D" heartbeat && sleep 0.3 && "$D" heartbeat || exit 9; ` +
+    `date +%s%3N > ${dir}/last.tmp; mv ${dir}/last.tmp ${dir}/last; exec sleep 600`;
+  const done = await run(['--heartbeat', '1s', '--kill-after', '1s'], 'silent', ['sh', '-c', script]).result;
+  expect(done.code, done.stderr).toBe(124);
+  const lastBeat = Number(readFileSync(join(dir, 'last'), 'utf8'));
+  const missed = onlyEvent(done.stderr, 'heartbeat-missed');
+  expect(missed).toMatchObject({ key: 'silent', heartbeat_ms: 1000 });
+  expect(missed.since_ms).toBeGreaterThanOrEqual(1000);
+  // The heartbeat came just before `date` ran; the file is looked at every 100 ms.
+  expect(missed.ts_ms - lastBeat).toBeGreaterThanOrEqual(900);
+  expect(missed.ts_ms - lastBeat).toBeLessThan(1600);
+  expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'heartbeat-missed' });
+  const [ended] = (await history('silent')).filter((e) => e.event === 'released');
+  expect(ended).toMatchObject({ exit: '124', reason: 'heartbeat-missed' });
+});
+
+test('never heartbeats: --heartbeat counts from the start of the command', async () => {
+  const done = await run(['--heartbeat', '500ms', '--kill-after', '1s'], 'mute', ['sleep', '600']).result;
+  expect(done.code, done.stderr).toBe(124);
+  const missed = onlyEvent(done.stderr, 'heartbeat-missed');
+  expect(missed.ts_ms - onlyEvent(done.stderr, 'acquired').ts_ms).toBeLessThan(1200);
+});
+
+test('dlock heartbeat outside a dlock: 64 and one "dlock: " line', async () => {
+  const { code, stderr, stdout } = await dlock(['heartbeat'], { env: env() });
+  expect(code).toBe(64);
+  expect(stdout).toBe('');
+  expect(stderr).toMatch(/^dlock: heartbeat: not under a dlock .*\n$/);
+});
+
+test('dlock heartbeat naming another key, or after its dlock ended: 76 and one line', async () => {
+  const dir = tempDir();
+  const save = `printf '%s' "$DLOCK_HEARTBEAT_FILE" > ${dir}/file.tmp; mv ${dir}/file.tmp ${dir}/file; "$D" heartbeat other`;
+  const done = await run(['--heartbeat', '1s'], 'mine', ['sh', '-c', save]).result;
+  expect(done.code).toBe(76);
+  expect(done.stderr).toContain('dlock: heartbeat: "other" is not held here (the calling dlock holds "mine")');
+  const file = await waitForFile(join(dir, 'file'));
+  const after = await dlock(['heartbeat'], {
+    env: env({ DLOCK_KEY: 'mine', DLOCK_TOKEN: 'x', DLOCK_HEARTBEAT_FILE: file }),
+  });
+  expect(after.code).toBe(76);
+  expect(after.stderr).toMatch(/^dlock: heartbeat: .*heartbeat file is gone: the dlock has ended\n$/);
+});
+
+test('--max-hold 0, and a --max-hold not longer than --kill-after: 64 naming the option', async () => {
+  const zero = await dlock(['run', '--redis', redis.url, '--max-hold', '0', 'k', '--', 'true'], { env: env() });
+  expect(zero.code).toBe(64);
+  expect(zero.stderr).toMatch(/^dlock: --max-hold: must be greater than zero/);
+  const short = await dlock(
+    ['run', '--redis', redis.url, '--max-hold', '1s', '--kill-after', '2s', 'k', '--', 'true'],
+    {
+      env: env(),
+    },
+  );
+  expect(short.code).toBe(64);
+  expect(short.stderr).toMatch(/^dlock: --max-hold: must be longer than --kill-after/);
+  const fast = await dlock(['run', '--redis', redis.url, '--heartbeat', '50ms', 'k', '--', 'true'], { env: env() });
+  expect(fast.code).toBe(64);
+  expect(fast.stderr).toMatch(/^dlock: --heartbeat: must be at least 100ms/);
+});
