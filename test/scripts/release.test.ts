@@ -32,6 +32,14 @@ test('ours: deleted, the release announced on its channel, "released" recorded w
   });
 });
 
+test('a reason (dlock ended the job: max-hold, heartbeat-missed) is recorded beside the exit status', async () => {
+  const keys = server.fresh();
+  await enter(keys, 'a');
+  const input = { owner: 'a', notify: true, record: { exitStatus: '124', oncePerMs: 0, reason: 'max-hold' } };
+  expect(await server.run(releaseScript, keys, input)).toBe('released');
+  expect((await server.history(keys)).at(-1)).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+});
+
 test('not ours: not-ours, the hash untouched, nothing recorded', async () => {
   const keys = server.fresh();
   await server.run(acquireScript, keys, { owner: 'a', ttlMs: 30_000, meta: META, sinceMs: 0 });
