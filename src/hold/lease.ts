@@ -7,7 +7,7 @@
 import type { HeldLock } from '../lock/retake.js';
 import { extendAll } from '../lockset/extend.js';
 import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
-import { killDeadline, localDeadline } from '../lockset/quorum.js';
+import { killDeadline, localDeadline } from '../timing.js';
 import { now } from '../clock.js';
 
 export interface LossReason {

@@ -5,7 +5,8 @@ import { maxFence, raiseFenceOn } from '../lock/fence.js';
 import type { DoneMark } from '../lock/replies.js';
 import { now } from '../clock.js';
 import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
-import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
+import { quorumSize, tally } from './quorum.js';
+import { driftMs, validityMs } from '../timing.js';
 import { releaseAll, type InstanceRelease } from './release.js';
 
 /** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */

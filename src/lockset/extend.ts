@@ -7,7 +7,8 @@ import { retakeOn, type HeldLock } from '../lock/retake.js';
 import { failureText } from '../redis/client.js';
 import { now } from '../clock.js';
 import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
-import { quorumSize, renewTimeoutMs, tally, validityMs, type Outcome } from './quorum.js';
+import { quorumSize, tally, type Outcome } from './quorum.js';
+import { renewTimeoutMs, validityMs } from '../timing.js';
 
 export type Renewal =
   /**

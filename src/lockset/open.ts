@@ -13,7 +13,8 @@ import { now, TimeoutError } from '../clock.js';
 import { connectQuorum } from './connect.js';
 import { findDuplicate } from './duplicates.js';
 import type { LockSet } from './lockset.js';
-import { instanceTimeoutMs, quorumSize } from './quorum.js';
+import { quorumSize } from './quorum.js';
+import { instanceTimeoutMs } from '../timing.js';
 
 /**
  * A fresh 128-bit owner token, hex. From /dev/urandom when there is one: node:crypto (16
