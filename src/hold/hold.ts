@@ -194,7 +194,7 @@ export class Hold {
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
-    const record = this.set.total === 1 ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
+    const record = this.set.caps.history ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
     const releases = await releaseAll(this.set, { record, ...afterLoss });

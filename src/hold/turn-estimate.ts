@@ -12,7 +12,7 @@ export const RECENT_ENTRIES = 20;
 /** The hold times (ms) of the recent releases, newest first; [] without history or on any error. */
 export async function recentHoldTimes(set: LockSet): Promise<number[]> {
   const instance = set.instances[0];
-  if (set.total !== 1 || !instance) return [];
+  if (!set.caps.history || !instance) return [];
   try {
     const entries = await readHistory(instance, set.keys, RECENT_ENTRIES, set.timeoutMs);
     return entries.flatMap((entry) => {

@@ -28,7 +28,7 @@ export async function releaseAsOwner(
   try {
     await stopKeeper(token, config.connectTimeoutMs + 1_000);
     // One instance records the release in the key's history (no command: no exit status).
-    const releases = await releaseAll(set, set.total === 1 ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
+    const releases = await releaseAll(set, set.caps.history ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
     const released = releases.filter(
       ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
     ).length;

@@ -7,6 +7,7 @@ import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
 import { inspectAll, type InstanceView } from '../lockset/inspect.js';
+import { strategyOf } from '../lockset/strategy.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const slot = holder.slot !== undefined ? ` in slot ${holder.slot}` : holder.shared ? ' (shared)' : '';
@@ -51,7 +52,7 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
     seen.set(view.holder.owner, entry);
   }
   const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
-  const state = set.total === 1 ? views[0]?.state : undefined;
+  const state = strategyOf(set).wholeState(views.map((view) => view.state));
   if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) {
     // The holder whose lease ends first: its slot is the next to come free.
     const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
