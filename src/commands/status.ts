@@ -4,12 +4,17 @@
 
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError } from '../errors.js';
-import { disconnectAll, failureText } from '../redis/client.js';
-import { inspectAll, majority } from '../lockset/inspect.js';
-import { listLocks } from '../lockset/list.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet, unavailable } from '../lockset/open.js';
-import { strategyOf } from '../lockset/strategy.js';
+import {
+  close,
+  failureText,
+  inspectAll,
+  listLocks,
+  type LockSet,
+  majority,
+  openLockSet,
+  strategyOf,
+  unavailable,
+} from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
 import { cut } from '../untrusted.js';
 import {
@@ -39,7 +44,7 @@ export async function status(
       ? await listHeld(set, config, options, out)
       : await showKey(set, config, key, options, out);
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
 }
 

@@ -7,19 +7,22 @@ import { hostname } from 'node:os';
 import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError, UsageError } from '../errors.js';
-import type { HoldMode } from '../lock/line.js';
-import type { HolderMeta } from '../lock/acquire.js';
+import {
+  failureText,
+  type HolderMeta,
+  type HoldMode,
+  type LockSet,
+  type NotObtained,
+  obtain,
+  RedundancyWatch,
+  releaseAll,
+  syncReplicas,
+  unavailable,
+} from '../lockset/index.js';
 import type { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { obtain, type NotObtained } from '../lockset/obtain.js';
-import { unavailable } from '../lockset/open.js';
-import { RedundancyWatch } from '../lockset/redundancy.js';
-import { releaseAll } from '../lockset/release.js';
-import { failureText } from '../redis/client.js';
 import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
-import { syncReplicas } from './sync-replicas.js';
 import { doneThisWindow } from './once-per.js';
 import { WaitDisplay } from './wait-display.js';
 import {

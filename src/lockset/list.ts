@@ -15,7 +15,7 @@ import { quorumSize } from './quorum.js';
 import { strategyOf } from './strategy.js';
 
 /** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
-export interface HeldLock {
+export interface ListedLock {
   key: string;
   holder: Holder;
   ttlMs: number;
@@ -32,7 +32,7 @@ export interface UnreadableLock {
 export interface LockListing {
   /** Every lock name SCAN found, in order. */
   keys: string[];
-  held: HeldLock[];
+  held: ListedLock[];
   unreadable: UnreadableLock[];
 }
 
@@ -60,7 +60,7 @@ export async function listLocks(set: LockSet, config: ConnectionConfig): Promise
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const order = config.targets.map((target) => target.label);
   const strategy = strategyOf(set);
-  const held: HeldLock[] = [];
+  const held: ListedLock[] = [];
   // A lock that could not be read is listed as such, never left out (exit 69 after the list).
   const unreadable: UnreadableLock[] = [];
   for (const key of keys) {

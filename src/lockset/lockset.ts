@@ -3,7 +3,13 @@
 
 import type { LockKeys } from '../lock/keys.js';
 import type { HoldMode } from '../lock/line.js';
-import { instanceFailure, retryableFailure, type Instance, type InstanceFailure } from '../redis/client.js';
+import {
+  disconnectAll,
+  instanceFailure,
+  retryableFailure,
+  type Instance,
+  type InstanceFailure,
+} from '../redis/client.js';
 import type { Capabilities } from './capabilities.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
@@ -28,6 +34,11 @@ export interface LockSet {
   mode: HoldMode;
   /** What the backend can do, decided once from the targets when the set is opened (strategy.ts reads it). */
   caps: Capabilities;
+}
+
+/** Disconnect from every instance of the set (the `finally` of every use; a set half-opened too). */
+export function close(set: Pick<LockSet, 'instances'>): void {
+  disconnectAll(set.instances);
 }
 
 export interface FanOut<T> {
