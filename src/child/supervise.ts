@@ -3,7 +3,7 @@
 
 import type { OnLost } from '../config/index.js';
 import type { LossReason } from '../hold/lease.js';
-import { schedulingMarginMs } from '../lockset/quorum.js';
+import { schedulingMarginMs } from '../timing.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
 import { ChildSignals } from './child-signals.js';

@@ -12,9 +12,7 @@ import type { AcquireConfig } from '../config/index.js';
 import { badOption, DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet } from '../lockset/open.js';
-import { disconnectAll } from '../redis/client.js';
+import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
 import { formatVariables } from '../hold/variables.js';
 import {
   ACK,
@@ -26,7 +24,6 @@ import {
   type KeeperRequest,
 } from '../keeper/protocol.js';
 import { isRunning } from '../keeper/runtime.js';
-import { isHeldBy } from '../hold/reentrant.js';
 import { selfCommand } from '../keeper/self.js';
 
 export async function acquire(config: AcquireConfig, argv: string[]): Promise<number> {
@@ -116,7 +113,7 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
     return 0;
   } finally {
     signals.dispose();
-    if (set) disconnectAll(set.instances);
+    if (set) close(set);
   }
 }
 
@@ -168,7 +165,7 @@ async function heldByCaller(config: AcquireConfig): Promise<boolean> {
     const nested = { key: config.key, command: 'acquire', slot: env.DLOCK_SLOT } as const;
     if (!(await isHeldBy(set, env.DLOCK_TOKEN, nested))) return false;
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
   const log = new Logger(config.verbosity, config.logFormat);
   log.event(

@@ -11,11 +11,8 @@ import { superviseChild } from '../child/supervise.js';
 import type { Env, RunConfig } from '../config/index.js';
 import { LockLostError } from '../errors.js';
 import { Hold } from '../hold/hold.js';
-import { isHeldBy } from '../hold/reentrant.js';
 import { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet } from '../lockset/open.js';
-import { disconnectAll } from '../redis/client.js';
+import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -64,7 +61,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   } finally {
     prepared?.discard();
     signals.dispose();
-    if (set) disconnectAll(set.instances);
+    if (set) close(set);
   }
 }
 

@@ -4,7 +4,7 @@
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
-import type { DoneMark } from '../lock/replies.js';
+import type { DoneMark } from '../lockset/index.js';
 
 /**
  * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this

@@ -7,9 +7,14 @@ import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
-import { failureText } from '../redis/client.js';
-import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
+import {
+  failureText,
+  holderSnapshot,
+  type HolderSnapshot,
+  type InstanceFailure,
+  type LockSet,
+} from '../lockset/index.js';
+import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
 

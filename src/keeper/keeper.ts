@@ -7,9 +7,7 @@ import type { AcquireConfig } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet } from '../lockset/open.js';
-import { disconnectAll } from '../redis/client.js';
+import { close, type LockSet, openLockSet } from '../lockset/index.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, writeKeeperFile } from './runtime.js';
@@ -106,7 +104,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     watch.stop();
     for (const [signal, handler] of handlers) process.off(signal, handler);
     process.stdin.destroy();
-    if (set) disconnectAll(set.instances);
+    if (set) close(set);
   }
 }
 

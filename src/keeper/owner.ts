@@ -5,15 +5,22 @@
 import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UnavailableError } from '../errors.js';
 import { logUnannounced } from '../hold/release-report.js';
-import { inspectOn } from '../lock/inspect.js';
-import type { HoldMode } from '../lock/line.js';
+import {
+  close,
+  extendAll,
+  failureText,
+  type HoldMode,
+  inspectOn,
+  instanceFailure,
+  type LockSet,
+  openLockSet,
+  quorumSize,
+  releaseAll,
+  releaseFailures,
+  retryableFailure,
+  unavailable,
+} from '../lockset/index.js';
 import type { Logger } from '../log.js';
-import { extendAll } from '../lockset/extend.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet, unavailable } from '../lockset/open.js';
-import { quorumSize } from '../lockset/quorum.js';
-import { releaseAll, releaseFailures } from '../lockset/release.js';
-import { disconnectAll, failureText, instanceFailure, retryableFailure } from '../redis/client.js';
 import { now, sleep } from '../clock.js';
 import { STOP_SIGNAL } from './protocol.js';
 import { findKeeper, isRunning } from './runtime.js';
@@ -28,7 +35,7 @@ export async function releaseAsOwner(
   try {
     await stopKeeper(token, config.connectTimeoutMs + 1_000);
     // One instance records the release in the key's history (no command: no exit status).
-    const releases = await releaseAll(set, set.total === 1 ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
+    const releases = await releaseAll(set, set.caps.history ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
     const released = releases.filter(
       ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
     ).length;
@@ -53,7 +60,7 @@ export async function releaseAsOwner(
       );
     throw notOurs(key);
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
 }
 
@@ -69,7 +76,7 @@ export async function renewAsOwner(config: ConnectionConfig, key: string, token:
     log.event('renewed', { key, ttl_ms: ttlMs }, `renewed ${key} for ${ttlMs}ms`);
     return 0;
   } finally {
-    disconnectAll(opened.instances);
+    close(opened);
   }
 }
 

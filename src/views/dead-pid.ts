@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { formatDuration } from '../duration.js';
-import { pidNumber, type Holder } from '../lock/holder.js';
+import { type Holder, pidNumber } from '../lockset/index.js';
 
 /**
  * false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that
