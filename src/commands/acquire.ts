@@ -25,7 +25,7 @@ import {
   type KeeperReport,
   type KeeperRequest,
 } from '../keeper/protocol.js';
-import { isRunning } from '../keeper/runtime.js';
+import { isRunning } from '../pid.js';
 import { isHeldBy } from '../hold/reentrant.js';
 import { selfCommand } from '../keeper/self.js';
 

@@ -16,7 +16,8 @@ import { releaseAll, releaseFailures } from '../lockset/release.js';
 import { disconnectAll, failureText, instanceFailure, retryableFailure } from '../redis/client.js';
 import { now, sleep } from '../clock.js';
 import { STOP_SIGNAL } from './protocol.js';
-import { findKeeper, isRunning } from './runtime.js';
+import { isRunning } from '../pid.js';
+import { findKeeper } from './runtime.js';
 
 export async function releaseAsOwner(
   config: ConnectionConfig,
