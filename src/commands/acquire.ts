@@ -6,7 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { fstatSync, writeSync } from 'node:fs';
-import { constants as os } from 'node:os';
+import { signalStatus } from '../child/exit-status.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import type { AcquireConfig } from '../config.js';
 import { badOption, DlockError, EXIT } from '../errors.js';
@@ -75,8 +75,7 @@ export async function acquire(config: AcquireConfig, argv: string[]): Promise<nu
     keeper.stdin!.end();
     await exited;
     if (report?.kind === 'failed') throw errorFromReport(report);
-    if (report?.kind === 'interrupted')
-      return 128 + (os.signals[(signals.interrupted.reason ?? report.signal ?? 'SIGTERM') as NodeJS.Signals] ?? 0);
+    if (report?.kind === 'interrupted') return signalStatus(signals.interrupted.reason ?? report.signal ?? 'SIGTERM');
     throw new Error('the keeper process exited before it reported');
   } finally {
     signals.dispose();
@@ -92,7 +91,7 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
   try {
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
-    if (!hold) return 128 + (os.signals[signals.interrupted.reason as NodeJS.Signals] ?? 0);
+    if (!hold) return signalStatus(signals.interrupted.reason as NodeJS.Signals);
     await hold.detach();
     const granted = hold.slotVariable(config.slotted);
     const slot = granted === undefined ? {} : { DLOCK_SLOT: String(granted) };

@@ -1,7 +1,7 @@
 // dlock run: hold the lock, run the command under it, wait for it, release; exit with the
 // command's status (etcdctl's lock command over a Session and a Mutex).
 
-import { constants as os } from 'node:os';
+import { signalStatus } from '../child/exit-status.js';
 import { ChildSignals } from '../child/child-signals.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
@@ -115,5 +115,5 @@ async function runUnderParent(
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {
-  return 128 + (os.signals[interrupted.reason as NodeJS.Signals] ?? 0);
+  return signalStatus(interrupted.reason as NodeJS.Signals);
 }
