@@ -100,12 +100,10 @@ async function ownHold(set: LockSet, key: string, token: string): Promise<{ ttlM
 }
 
 function notOurs(key: string): LockLostError {
-  const error = new LockLostError(
+  return new LockLostError(
     `${key} was no longer this owner's (it expired or was taken): the section ran unprotected at some point`,
+    { event: 'not-ours', fields: { key } },
   );
-  error.event = 'not-ours';
-  error.fields = { key };
-  return error;
 }
 
 /** Tell this token's keeper on this host to stop renewing, and wait until it has (its pid file is gone). */

@@ -72,10 +72,8 @@ export function failedReport(error: DlockError): KeeperReport {
   };
 }
 
+/** The keeper's failure as the foreground throws it: the same message, code and JSON event. */
 export function errorFromReport(report: KeeperReport & { kind: 'failed' }): DlockError {
-  const error = new DlockError(report.message, report.exit_code);
-  error.event = report.event;
-  error.fields = report.fields;
-  error.silent = report.silent;
-  return error;
+  const { message, exit_code, event, fields, silent } = report;
+  return new DlockError(message, exit_code, { event, fields, silent });
 }
