@@ -316,7 +316,7 @@ export function buildProgram(
     decide({
       command: 'acquire',
       config,
-      run: async () => (await import('./commands/acquire.js')).acquire(config, argv),
+      run: async () => (await import('./commands/acquire.js')).acquire(config, argv, env),
     });
   });
 

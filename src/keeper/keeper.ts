@@ -7,6 +7,7 @@ import type { AcquireConfig } from '../config.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
+import { heldVariables } from '../hold/variables.js';
 import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet } from '../lockset/open.js';
 import { disconnectAll } from '../redis/client.js';
@@ -61,16 +62,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     pidFile = writeKeeperFile(hold.owner);
     sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
     reported = true;
-    const granted = hold.slotVariable(config.slotted);
-    const slot = granted === undefined ? {} : { slot: granted };
-    const delivered = sendReport({
-      kind: 'held',
-      key: config.key,
-      token: hold.owner,
-      fence: hold.fence,
-      ttl_ms: hold.ttlMs,
-      ...slot,
-    });
+    const delivered = sendReport({ kind: 'held', variables: heldVariables(config, hold) });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
       await hold.release();

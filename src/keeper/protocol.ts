@@ -7,6 +7,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import type { Env } from '../config.js';
 import { DlockError } from '../errors.js';
+import type { SectionVariables } from '../hold/variables.js';
 
 export const KEEPER_COMMAND = '__keeper';
 export const KEEPER_ENV = 'DLOCK_KEEPER';
@@ -25,7 +26,7 @@ export interface KeeperRequest {
 }
 
 export type KeeperReport =
-  | { kind: 'held'; key: string; token: string; fence: string; ttl_ms: number; slot?: number }
+  | { kind: 'held'; variables: SectionVariables }
   | {
       kind: 'failed';
       exit_code: number;
