@@ -17,6 +17,7 @@ import type { LockSet } from '../lockset/lockset.js';
 import { openLockSet } from '../lockset/open.js';
 import { disconnectAll } from '../redis/client.js';
 
+/** Print the variables of a lock taken here or by a keeper; or those of the caller's, already held. */
 export async function acquire(config: AcquireConfig, argv: string[], env: Env): Promise<number> {
   if (await heldByCaller(config, env)) return 0;
   return config.keeper ? acquireWithKeeper(config, argv, env) : acquireWithoutKeeper(config);
