@@ -1,4 +1,5 @@
-// dlock release <key>: the owner's release, by token (../keeper/owner.ts).
+// dlock release <key>: the owner's release, by token (../hold/by-token.ts), after its keeper on
+// this host has stopped renewing (../keeper/stop.ts).
 // dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
 // it and says whom it removed. The key stays closed to new holders until the removed holder's
 // lease runs out, so its command is stopped (its dlock's next renewal is refused) before
@@ -12,7 +13,8 @@ import { close, failureText, forceReleaseAll, openLockSet, unavailable } from '.
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
-import { releaseAsOwner } from '../keeper/owner.js';
+import { releaseAsOwner } from '../hold/by-token.js';
+import { stopKeeper } from '../keeper/stop.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
@@ -26,7 +28,8 @@ export async function release(
   if (!options.force) {
     if (options.token === undefined)
       throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
-    return releaseAsOwner(config, key, options.token, log);
+    const token = options.token;
+    return releaseAsOwner(config, key, token, log, () => stopKeeper(token, config.connectTimeoutMs + 1_000));
   }
   const set = await openLockSet(config, key);
   try {

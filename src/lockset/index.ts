@@ -43,5 +43,5 @@ export { listLocks, type ListedLock, type UnreadableLock } from './list.js';
 export { lookForNames } from './names.js';
 export { isHeldBy, type Nested } from './nested.js';
 
-// keeper/owner.ts's ownHold reads each instance itself until it moves into lockset/by-token.ts.
-export { inspectOn } from '../lock/inspect.js';
+// Renew and release by the owner token alone (dlock renew, dlock release).
+export { releaseByToken, renewByToken } from './by-token.js';
