@@ -8,10 +8,10 @@ import { inspectOn, type LockState } from '../lock/inspect.js';
 import type { HoldMode } from '../lock/line.js';
 import { UsageError } from '../errors.js';
 import { cut, toJson } from '../untrusted.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { unavailable } from '../lockset/open.js';
-import { tally, type Outcome } from '../lockset/quorum.js';
 import { instanceFailure } from '../redis/client.js';
+import type { LockSet } from './lockset.js';
+import { unavailable } from './open.js';
+import { tally, type Outcome } from './quorum.js';
 
 /** The nested call: its key and command (for the refusal), and the DLOCK_SLOT it inherited. */
 export interface Nested {
