@@ -8,27 +8,30 @@
 # Redis in DLOCK_REDIS_URL (nothing when it does not answer within 200 ms). Uses bash-completion
 # when it is loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew status release history doctor completion help'
+_dlock_commands='run acquire renew heartbeat status release history doctor completion help'
 _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
 _dlock_opts_run='-t --ttl -x --exclusive -s --shared --slots --sync-replicas --once-per -n --no-wait
-    -w --wait -E --conflict-exit-code --on-lost --kill-after --no-cmd-metadata -q --quiet -v
-    --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
-    --help'
+    -w --wait -E --conflict-exit-code --on-lost --kill-after --max-hold --heartbeat
+    --no-cmd-metadata -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_run='-t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code
-    --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
-    --tls-key'
+    --on-lost --kill-after --max-hold --heartbeat --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key'
 _dlock_opts_acquire='-t --ttl -x --exclusive -s --shared --slots --sync-replicas -n --no-wait -w
-    --wait -E --conflict-exit-code --pid --no-keeper --on-lost --json --format -q --quiet -v
-    --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
-    --help'
+    --wait -E --conflict-exit-code --pid --no-keeper --on-lost --max-hold --heartbeat --json
+    --format -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key -h --help'
 _dlock_value_opts_acquire='-t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid
-    --on-lost --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+    --on-lost --max-hold --heartbeat --format --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key'
 _dlock_opts_renew='--token -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
     --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_renew='--token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
     --tls-key'
+_dlock_opts_heartbeat='-h --help'
+_dlock_value_opts_heartbeat=''
 _dlock_opts_status='--json -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
     --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_status='--log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
@@ -80,7 +83,7 @@ _dlock_option_value() {
 # Offer operand number $2 (from 0) of command $1.
 _dlock_operand() {
     case "$1 $2" in
-        'run 0' | 'acquire 0' | 'renew 0' | 'status 0' | 'release 0' | 'history 0')
+        'run 0' | 'acquire 0' | 'renew 0' | 'heartbeat 0' | 'status 0' | 'release 0' | 'history 0')
             _dlock_keys
             ;;
         'completion 0')

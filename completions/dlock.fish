@@ -15,14 +15,17 @@ function __dlock_value_options
     switch $argv[1]
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
-                --tls-key
+                --on-lost --kill-after --max-hold --heartbeat --log-format --redis --prefix \
+                --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
             printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
-                --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --max-hold --heartbeat --format --log-format --redis --prefix --connect-timeout --tls-ca \
+                --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
+        case heartbeat
+            printf '%s\n'
         case status
             printf '%s\n' --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case release
@@ -171,6 +174,7 @@ complete -c dlock -n '__dlock_using' -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using' -a run -d 'run a command while holding <key>'
 complete -c dlock -n '__dlock_using' -a acquire -d 'take <key> for the next steps of a shell script or CI job'
 complete -c dlock -n '__dlock_using' -a renew -d 'extend <key>'\''s lease by its TTL'
+complete -c dlock -n '__dlock_using' -a heartbeat -d 'tell the dlock this job runs under that it makes progress (--heartbeat)'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds <key>, or list held locks'
 complete -c dlock -n '__dlock_using' -a release -d 'release your lock, or with --force anyone'\''s'
 complete -c dlock -n '__dlock_using' -a history -d 'show <key>'\''s recent events'
@@ -197,6 +201,10 @@ complete -c dlock -n '__dlock_using run' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
 complete -c dlock -n '__dlock_using run' \
   -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
+complete -c dlock -n '__dlock_using run' \
+  -l max-hold -x -d 'once the lock has been held this long, stop the command and release the lock'
+complete -c dlock -n '__dlock_using run' \
+  -l heartbeat -x -d 'stop the command the same way when it goes this long without running `dlock heartbeat`'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
   -s q -l quiet -d 'print errors only'
@@ -216,13 +224,17 @@ complete -c dlock -n '__dlock_using run acquire renew status release history doc
   -l tls-cert -r -F -d 'PEM client certificate for rediss://'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor completion help' \
+complete -c dlock -n '__dlock_using run acquire renew heartbeat status release history doctor completion help' \
   -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using acquire' \
   -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
 complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running'
 complete -c dlock -n '__dlock_using acquire' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the watched process if the lock is lost'
+complete -c dlock -n '__dlock_using acquire' \
+  -l max-hold -x -d 'once the lock has been held this long, stop the watched process and release the lock'
+complete -c dlock -n '__dlock_using acquire' \
+  -l heartbeat -x -d 'stop the watched process the same way when it goes this long without running `dlock heartbeat`'
 complete -c dlock -n '__dlock_using acquire' \
   -l json -d 'print one JSON object on stdout instead of export lines for eval'
 complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'the older spelling'
@@ -238,8 +250,9 @@ complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length 
 complete -c dlock -n '__dlock_operand run 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand acquire 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand renew 1' -a '(__dlock_keys)'
+complete -c dlock -n '__dlock_operand heartbeat 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand status 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand release 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand history 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand completion 1' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew status release history doctor completion help'
+complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew heartbeat status release history doctor completion help'

@@ -65,7 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --on-lost --kill-after --max-hold --heartbeat --log-format --redis --prefix --connect-timeout --tls-ca \
+    --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -78,6 +79,8 @@ _dlock_cmd_run() {
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
+    '--max-hold=[once the lock has been held this long, stop the command and release the lock]:duration:' \
+    '--heartbeat=[stop the command the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
@@ -105,6 +108,8 @@ _dlock_cmd_acquire() {
     '--pid=[the process whose exit releases the lock]:pid:_pids' \
     '--no-keeper[leave nothing running]' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--max-hold=[once the lock has been held this long, stop the watched process and release the lock]:duration:' \
+    '--heartbeat=[stop the watched process the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--json[print one JSON object on stdout instead of export lines for eval]' \
     '--format=[the older spelling]:format:(sh json)' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
@@ -134,6 +139,12 @@ _dlock_cmd_renew() {
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
+}
+
+_dlock_cmd_heartbeat() {
+  _arguments -s : \
+    '(- *)'{-h,--help}'[show help]' \
+    '1::key:_dlock_keys'
 }
 
 _dlock_cmd_status() {
@@ -213,7 +224,7 @@ _dlock_cmd_completion() {
 _dlock_cmd_help() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
-    '1::command:(run acquire renew status release history doctor completion help)'
+    '1::command:(run acquire renew heartbeat status release history doctor completion help)'
 }
 
 _dlock() {
@@ -230,6 +241,7 @@ _dlock() {
     'run:run a command while holding <key>'
     'acquire:take <key> for the next steps of a shell script or CI job'
     'renew:extend <key>'\''s lease by its TTL'
+    'heartbeat:tell the dlock this job runs under that it makes progress (--heartbeat)'
     'status:show who holds <key>, or list held locks'
     'release:release your lock, or with --force anyone'\''s'
     'history:show <key>'\''s recent events'

@@ -1,7 +1,7 @@
 // dlock acquire: run's lock options without a command, declared; its rules are in config (acquireConfig).
 
 import { Option, type Command } from 'commander';
-import { ACQUIRE_FORMATS, acquireConfig, type RawOptions } from '../config/index.js';
+import { ACQUIRE_FORMATS, acquireConfig, DEFAULTS, type RawOptions } from '../config/index.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
 import {
@@ -46,7 +46,11 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
     )
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
-  jobBoundOptions(acquire, 'the watched process');
+  jobBoundOptions(
+    acquire,
+    'the watched process',
+    `(SIGTERM, SIGKILL ${DEFAULTS.killAfter} later, at most ttl/3) and release the lock`,
+  );
   flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {

@@ -61,7 +61,7 @@ export const HELP_AFTER: Record<string, string> = {
       ...COMMON_EXITS,
       ['75', 'busy: not acquired (-n, or --wait ran out); -E changes the code'],
       ['76', 'the lock was lost while the command ran (see --on-lost)'],
-      ['124', 'stopped by dlock: held for --max-hold, or no `dlock heartbeat` within --heartbeat'],
+      ['124', 'stopped by dlock after --max-hold, or a missed --heartbeat'],
       ['126, 127', 'the command is not executable, or not found'],
     ]) + RUN_EXAMPLES,
   acquire:

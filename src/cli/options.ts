@@ -69,14 +69,13 @@ export function onLostOption(lossTo: string): Option {
   ).choices(ON_LOST);
 }
 
-/** --max-hold and --heartbeat: how long the job may hold the lock, or go without a `dlock heartbeat`. */
-export function jobBoundOptions(command: Command, job: string): Command {
+/**
+ * --max-hold and --heartbeat: how long the job may hold the lock, or go without a `dlock heartbeat`.
+ * `stop`: how `job` is stopped and what follows (run exits 124; an acquire's shell has its own status).
+ */
+export function jobBoundOptions(command: Command, job: string, stop: string): Command {
   return command
-    .option(
-      '--max-hold <duration>',
-      `once the lock has been held this long, stop ${job} (SIGTERM, SIGKILL after --kill-after) and release it; ` +
-        'exit 124 (env DLOCK_MAX_HOLD)',
-    )
+    .option('--max-hold <duration>', `once the lock has been held this long, stop ${job} ${stop} (env DLOCK_MAX_HOLD)`)
     .option(
       '--heartbeat <duration>',
       `stop ${job} the same way when it goes this long (at least 100ms) without running \`dlock heartbeat\` ` +

@@ -57,6 +57,7 @@ export function declareRun(program: Command, cli: CommandLine): void {
         `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
       ),
     'the command',
+    '(SIGTERM, SIGKILL after --kill-after) and release the lock; exit 124',
   ).option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
   flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
