@@ -47,6 +47,12 @@ export class JobBounds {
     return this.lastBeat;
   }
 
+  /** What status shows of the job: its --max-hold, and when it last heartbeat (wall clock, from the monotonic age). */
+  progress(): { maxHoldMs?: number; beatMs?: number } {
+    const { maxHoldMs, heartbeat } = this.input;
+    return { maxHoldMs, beatMs: heartbeat ? Date.now() - (now() - this.lastHeartbeat) : undefined };
+  }
+
   /** The reason, once `exceeded` has aborted. */
   get reason(): BoundReason | undefined {
     return this.exceeded.aborted ? (this.exceeded.reason as BoundReason) : undefined;

@@ -58,6 +58,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
         (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot })));
       const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
       bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
+      if (bounds) hold.reportProgress(bounds.progress.bind(bounds));
       const status = await superviseChild(child, signals, hold.lost, {
         log,
         lock: { key: config.key, fence: hold.fence },

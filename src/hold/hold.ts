@@ -10,6 +10,7 @@ import { UnavailableError, UsageError } from '../errors.js';
 import {
   failureText,
   type HolderMeta,
+  type HolderProgress,
   type HoldMode,
   type LockSet,
   type NotObtained,
@@ -165,6 +166,11 @@ export class Hold {
   slotVariable(slotted: boolean): number | undefined {
     if (!slotted) return undefined;
     return this.set.mode.kind === 'slots' ? this.slot : 0;
+  }
+
+  /** From now on each renewal stores what `progress` says about the job (for status). */
+  reportProgress(progress: () => HolderProgress): void {
+    if (this.lease) this.lease.progress = progress;
   }
 
   /** Aborts with a LossReason when the lock is lost (renewal refused, or failing until too late). */

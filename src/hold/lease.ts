@@ -4,7 +4,7 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import { extendAll, type HeldLock, type InstanceFailure, type LockSet } from '../lockset/index.js';
+import { extendAll, type HeldLock, type HolderProgress, type InstanceFailure, type LockSet } from '../lockset/index.js';
 import { killDeadline, localDeadline } from '../timing.js';
 import { now } from '../clock.js';
 
@@ -39,6 +39,9 @@ export class Lease {
   private stopped = false;
   /** When the last renewal round ended: no renewal of ours can have reached a server later. */
   private lastTouched = now();
+
+  /** What each renewal stores about the job for status (--max-hold, the last heartbeat). */
+  progress: (() => HolderProgress) | undefined;
 
   constructor(
     private readonly set: LockSet,
@@ -97,7 +100,8 @@ export class Lease {
   }
 
   private async renew(): Promise<void> {
-    const renewal = await extendAll(this.set, { givesUpAt: this.givesUpAt, held: this.held });
+    const progress = this.progress?.();
+    const renewal = await extendAll(this.set, { givesUpAt: this.givesUpAt, held: this.held, progress });
     this.lastTouched = now();
     if (this.stopped || this.lost.aborted) return;
     if (renewal.kind === 'extended') {

@@ -84,6 +84,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     // The section's commands start now: --heartbeat counts from here.
     if (config.maxHoldMs !== undefined || heartbeat) {
       bounds = new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat });
+      hold.reportProgress(bounds.progress.bind(bounds));
       bounds.exceeded.addEventListener('abort', () => end({ why: 'bound' }), { once: true });
     }
     await aborted(ending.signal);

@@ -3,7 +3,7 @@
 import type { Instance } from '../redis/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { lossArgs, type LossRecord } from './line.js';
+import { lossArgs, progressArgs, type HolderProgress, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';
 import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
 
@@ -12,15 +12,17 @@ export interface ExtendInput {
   ttlMs: number;
   /** The holder as the history names it when the renewal is refused (undefined: record nothing). */
   record?: LossRecord;
+  /** The job's --max-hold and last heartbeat, stored in the hash for status. */
+  progress?: HolderProgress;
 }
 
 /** lua/extend.lua: renew the exclusive lease while the owner matches. */
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD'],
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'HSET'],
   keys: (k: LockKeys) => [k.lock, k.history],
-  args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record)],
+  args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,
 });
@@ -36,6 +38,7 @@ export async function extendOn(
   ttlMs: number,
   timeoutMs: number,
   record?: LossRecord,
+  progress?: HolderProgress,
 ): Promise<boolean> {
-  return extendScript.run(instance.client, keys, { owner, ttlMs, record }, timeoutMs);
+  return extendScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
 }

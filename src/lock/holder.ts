@@ -33,6 +33,10 @@ export interface Holder {
   shared?: boolean;
   /** --slots/--shared: what is left of this holder's lease (ms); the exclusive hash has its PTTL. */
   ttlLeftMs?: number;
+  /** The job's --max-hold, as its renewals store it; undefined when none (or not a number). */
+  maxHoldMs?: number;
+  /** When the job last ran `dlock heartbeat` (ms since the epoch), as its renewals store it. */
+  beatMs?: number;
 }
 
 /** How a key is held: one exclusive holder (or none), shared holders, or up to n holders. */
@@ -74,7 +78,14 @@ function holderFromFields(fields: Record<string, string | undefined>): Holder {
     sinceMs: parseCount(fields.since_ms, 1, MAX_DATE_MS),
     ttlMs: parseCount(fields.ttl_ms, 0, Number.MAX_SAFE_INTEGER),
     forcedMs: parseCount(fields.forced_ms, 1, MAX_DATE_MS) ?? 0,
+    ...optional('maxHoldMs', parseCount(fields.max_hold_ms, 1, MAX_DATE_MS)),
+    ...optional('beatMs', parseCount(fields.beat_ms, 1, MAX_DATE_MS)),
   };
+}
+
+/** `{ [name]: value }`, or nothing when the value is undefined: the holder has no such field. */
+function optional<K extends string>(name: K, value: number | undefined): { [P in K]?: number } {
+  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: number });
 }
 
 /** A JSON object of strings (a holder's or a waiter's details); anything else is {}. */

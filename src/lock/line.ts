@@ -42,6 +42,21 @@ export interface LossRecord {
   fence: string;
 }
 
+/**
+ * What a renewal stores about the job in the holder's fields, for status: its --max-hold, and
+ * when it last ran `dlock heartbeat` (wall-clock ms); undefined: leave the field as it is.
+ */
+export interface HolderProgress {
+  maxHoldMs?: number;
+  beatMs?: number;
+}
+
+/** EXTEND/EXTEND_HOLDER ARGV[8..9]: the job's progress, "" for what is not known. */
+export function progressArgs(progress: HolderProgress | undefined): string[] {
+  const text = (ms: number | undefined) => (ms === undefined ? '' : String(Math.round(ms)));
+  return [text(progress?.maxHoldMs), text(progress?.beatMs)];
+}
+
 /** EXTEND/EXTEND_HOLDER ARGV[3..7]: record a refused renewal as a loss, or not. */
 export function lossArgs(record: LossRecord | undefined): (string | number)[] {
   return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
@@ -115,15 +130,16 @@ export interface ExtendHolderInput {
   owner: string;
   ttlMs: number;
   record?: LossRecord;
+  progress?: HolderProgress;
 }
 
 /** lua/extend-holder.lua: renew one holder of --slots/--shared. */
 export const extendHolderScript = defineScript({
   name: 'extend-holder',
   lua: EXTEND_HOLDER,
-  commands: [...LINE_LIB_CALLS, 'ZADD'],
+  commands: [...LINE_LIB_CALLS, 'ZADD', 'HSET'],
   keys: (k: LockKeys) => [k.lock, k.holders, k.history],
-  args: (i: ExtendHolderInput) => [i.owner, i.ttlMs, ...lossArgs(i.record)],
+  args: (i: ExtendHolderInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,
 });
@@ -136,6 +152,7 @@ export async function extendHolderOn(
   ttlMs: number,
   timeoutMs: number,
   record?: LossRecord,
+  progress?: HolderProgress,
 ): Promise<boolean> {
-  return extendHolderScript.run(instance.client, keys, { owner, ttlMs, record }, timeoutMs);
+  return extendHolderScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
 }

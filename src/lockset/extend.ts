@@ -2,7 +2,7 @@
 // mode, an instance that lost the key while a quorum still holds it for us is re-taken (retake.ts).
 
 import { extendOn } from '../lock/extend.js';
-import { extendHolderOn } from '../lock/line.js';
+import { extendHolderOn, type HolderProgress } from '../lock/line.js';
 import type { HeldLock } from '../lock/retake.js';
 import { failureText } from '../redis/client.js';
 import { now } from '../clock.js';
@@ -27,9 +27,11 @@ export interface RenewOptions {
   givesUpAt: number;
   /** Redlock: what a re-taken instance gets (the held token, the holder's metadata). */
   held?: HeldLock;
+  /** What the renewal stores about the job for status (--max-hold, the last heartbeat). */
+  progress?: HolderProgress;
 }
 
-export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions): Promise<Renewal> {
+export async function extendAll(set: LockSet, { givesUpAt, held, progress }: RenewOptions): Promise<Renewal> {
   const startedAt = now();
   // Sized from the time left, not from the TTL: a slow link still renews. Once a quorum renewed,
   // a hung instance gets only the acquire's per-instance timeout more (small next to the TTL).
@@ -43,7 +45,7 @@ export async function extendAll(set: LockSet, { givesUpAt, held }: RenewOptions)
       : undefined;
   const round = await fanOut(
     set,
-    (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record),
+    (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record, progress),
     (ok) => ok,
     set.timeoutMs,
   );

@@ -8,7 +8,7 @@ export type { HolderMeta } from '../lock/acquire.js';
 export type { HistoryEntry } from '../lock/history.js';
 export { pidNumber, type HeldMode, type Holder, type Waiter } from '../lock/holder.js';
 export type { LockState } from '../lock/inspect.js';
-export { PLACE_LEASE_MS, type HoldMode } from '../lock/line.js';
+export { PLACE_LEASE_MS, type HolderProgress, type HoldMode } from '../lock/line.js';
 export type { DoneMark } from '../lock/replies.js';
 export type { HeldLock } from '../lock/retake.js';
 export { failureText, instanceFailure, retryableFailure, type InstanceFailure } from '../redis/client.js';

@@ -22,6 +22,8 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     ttl_ms: holder.ttlMs ?? null,
     ttl_left_ms: ttlMs,
     fence: holder.fence,
+    ...(holder.maxHoldMs === undefined ? {} : { max_hold_ms: holder.maxHoldMs }),
+    ...(holder.beatMs === undefined ? {} : { last_heartbeat_ms: holder.beatMs }),
     ...(holder.owner === '' ? { closed: true } : {}),
   };
 }

@@ -30,8 +30,24 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
     `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
       `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
     `  fence    ${printable(holder.fence)}`,
+    ...boundLines(holder, nowMs),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * --max-hold and the last heartbeat, when the holder's renewals stored them (numbers read
+ * strictly: a forged one is not shown). "held 1h12m of --max-hold 2h".
+ */
+function boundLines(holder: Holder, nowMs: number): string[] {
+  const lines: string[] = [];
+  if (holder.maxHoldMs !== undefined) {
+    const held = holder.sinceMs === undefined ? 'unknown' : formatDuration(Math.max(0, nowMs - holder.sinceMs));
+    lines.push(`  bound    held ${held} of --max-hold ${formatDuration(holder.maxHoldMs)}`);
+  }
+  if (holder.beatMs !== undefined)
+    lines.push(`  beat     last heartbeat ${formatDuration(Math.max(0, nowMs - holder.beatMs))} ago`);
+  return lines;
 }
 
 /** Every holder of --slots/--shared, one row each; fields escaped (they may be forged). */

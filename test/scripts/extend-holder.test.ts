@@ -45,3 +45,11 @@ test('closed by release --force (renamed "!<owner>"): refused, recorded as force
   expect(await server.run(extendHolderScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(false);
   expect((await server.history(keys)).at(-1)).toMatchObject({ event: 'lost', why: 'forced' });
 });
+
+test("the job's progress: max_hold_ms and beat_ms stored in the holder's details, the rest kept", async () => {
+  const keys = await slotHolder('a');
+  const progress = { maxHoldMs: 60_000, beatMs: 1_700_000_000_000 };
+  expect(await server.run(extendHolderScript, keys, { owner: 'a', ttlMs: 60_000, progress })).toBe(true);
+  const details = JSON.parse((await server.redis().hget(keys.lock, 'h:a'))!);
+  expect(details).toMatchObject({ max_hold_ms: '60000', beat_ms: '1700000000000', host: 'host-a', slot: '0' });
+});

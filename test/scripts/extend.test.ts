@@ -46,3 +46,14 @@ test('closed by release --force (owner ""): forced; held by another: taken', asy
   expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(false);
   expect((await server.history(keys)).map((entry) => entry.why)).toEqual(['forced', 'taken']);
 });
+
+test("the job's progress: max_hold_ms and beat_ms stored in the hash while ours, left as they are when not given", async () => {
+  const keys = await held();
+  const progress = { maxHoldMs: 7_200_000, beatMs: 1_700_000_000_000 };
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, progress })).toBe(true);
+  expect(await server.redis().hmget(keys.lock, 'max_hold_ms', 'beat_ms')).toEqual(['7200000', '1700000000000']);
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, progress: {} })).toBe(true);
+  expect(await server.redis().hget(keys.lock, 'max_hold_ms')).toBe('7200000');
+  expect(await server.run(extendScript, keys, { owner: 'b', ttlMs: 60_000, progress: { maxHoldMs: 1 } })).toBe(false);
+  expect(await server.redis().hget(keys.lock, 'max_hold_ms')).toBe('7200000');
+});

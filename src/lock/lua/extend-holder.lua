@@ -7,6 +7,7 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3..7] as extend.lua's (record a loss: "1", host, pid, cmd, fence)
+-- ARGV[8..9] as extend.lua's (max_hold_ms, beat_ms: stored in the holder's details; "": leave it)
 --
 -- Returns 1 when it still held (its lease now ends ttl from now), else 0 (and with ARGV[3] "1" a
 -- "lost" entry: expired, or forced).
@@ -25,5 +26,11 @@ if redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 0 or not ends or tonumber(ends) 
   return 0
 end
 redis.call('ZADD', HX, now + tonumber(ARGV[2]), ARGV[1])
+if (ARGV[8] and ARGV[8] ~= '') or (ARGV[9] and ARGV[9] ~= '') then
+  local details = decoded(redis.call('HGET', L, 'h:' .. ARGV[1]))
+  if ARGV[8] ~= '' then details.max_hold_ms = ARGV[8] end
+  if ARGV[9] ~= '' then details.beat_ms = ARGV[9] end
+  redis.call('HSET', L, 'h:' .. ARGV[1], cjson.encode(details))
+end
 settle_holders(L, HX, now)
 return 1

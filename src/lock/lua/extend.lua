@@ -10,6 +10,8 @@
 -- ARGV[5]  pid       | of the holder, for the "lost" entry ("" when ARGV[3] is "0")
 -- ARGV[6]  cmd       |
 -- ARGV[7]  fence    /
+-- ARGV[8]  --max-hold ms of the job, stored as the hash's max_hold_ms ("": leave it)
+-- ARGV[9]  wall-clock ms of the job's last heartbeat, stored as beat_ms ("": leave it)
 --
 -- Returns 1 when the owner matched and the lease was renewed, else 0 (and, with ARGV[3] "1", a
 -- "lost" entry says why: expired, forced (`release --force` closed it) or taken).
@@ -19,6 +21,8 @@ if refused then return refused end
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'max_hold_ms', ARGV[8]) end
+  if ARGV[9] and ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'beat_ms', ARGV[9]) end
   return 1
 end
 if ARGV[3] == '1' then

@@ -51,7 +51,8 @@ if ARGV[5] == '0' and window > 0 and started and started + window > now then
 end
 if exclusive and redis.call('HEXISTS', L, 'mode') == 1 then
   -- Holders of --slots/--shared beside our fields (forged data): remove only ours.
-  redis.call('HDEL', L, 'owner', 'fence', 'host', 'pid', 'cmd', 'since_ms', 'ttl_ms', 'taken_ms', 'forced_ms')
+  redis.call('HDEL', L, 'owner', 'fence', 'host', 'pid', 'cmd', 'since_ms', 'ttl_ms', 'taken_ms', 'forced_ms',
+    'max_hold_ms', 'beat_ms')
   settle_holders(L, HX, now)
 elseif exclusive then
   redis.call('DEL', L)
