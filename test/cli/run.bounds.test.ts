@@ -122,3 +122,19 @@ test('--max-hold 0, and a --max-hold not longer than --kill-after: 64 naming the
   expect(fast.code).toBe(64);
   expect(fast.stderr).toMatch(/^dlock: --heartbeat: must be at least 100ms/);
 });
+
+test('status shows the holder held "… of --max-hold 1h" and its last heartbeat, once a renewal stored them', async () => {
+  const holder = run(['--ttl', '600ms', '--max-hold', '1h', '--heartbeat', '10s'], 'shown', [
+    'sh',
+    '-c',
+    '"$D" heartbeat && exec sleep 600',
+  ]);
+  await holder.waitFor('"renewed"');
+  const text = await dlock(['status', '--redis', redis.url, 'shown'], { env: env() });
+  expect(text.stdout).toMatch(/\n {2}bound {4}held \S+ of --max-hold 1h\n {2}beat {5}last heartbeat \S+ ago\n$/);
+  const json = JSON.parse((await dlock(['status', '--redis', redis.url, '--json', 'shown'], { env: env() })).stdout);
+  expect(json.holder).toMatchObject({ max_hold_ms: 3_600_000 });
+  expect(Date.now() - json.holder.last_heartbeat_ms).toBeLessThan(10_000);
+  holder.process.kill('SIGTERM');
+  await holder.result;
+});

@@ -254,6 +254,44 @@ describe('bad numbers are unknown, never a crash', () => {
   });
 });
 
+test('forged max_hold_ms and beat_ms: a number is shown as a number, anything else not at all', async () => {
+  const prefix = 'badbound:';
+  await forge(`${prefix}{good}`, {
+    owner: 'o',
+    fence: '7',
+    host: 'h',
+    pid: '1',
+    cmd: 'c',
+    since_ms: String(Date.now() - 60_000),
+    ttl_ms: '30000',
+    max_hold_ms: '7200000',
+    beat_ms: String(Date.now() - 3_000),
+  });
+  const good = await dlock(['status', '--redis', redis.url, '--prefix', prefix, 'good']);
+  expect(good.stdout).toMatch(/\n {2}bound {4}held 1m\S* of --max-hold 2h\n {2}beat {5}last heartbeat 3\S*s ago\n$/);
+  for (const [i, bad] of BAD_BOUNDS.entries()) {
+    await forge(`${prefix}{bad-${i}}`, {
+      owner: 'o',
+      fence: '7',
+      host: 'h',
+      pid: '1',
+      cmd: 'c',
+      since_ms: bad,
+      ttl_ms: '1',
+      max_hold_ms: bad,
+      beat_ms: bad,
+    });
+    const text = await dlock(['status', '--redis', redis.url, '--prefix', prefix, `bad-${i}`]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).not.toMatch(/bound|beat/);
+    const json = await dlock(['status', '--json', '--redis', redis.url, '--prefix', prefix, `bad-${i}`]);
+    expect(JSON.parse(json.stdout).holder).not.toHaveProperty('max_hold_ms');
+    expect(JSON.parse(json.stdout).holder).not.toHaveProperty('last_heartbeat_ms');
+  }
+});
+
+const BAD_BOUNDS = ['abc', '1e300', '-5', '', '\x1b[2J', '99999999999999999999'];
+
 describe('escaped in every output', () => {
   const EVIL = 'evil\x1b[2J\x1b]0;pwned\x07\u202ereversed\x9b31m\u2028\x7f';
   const SHOWN = 'evil\\x1b[2J\\x1b]0;pwned\\x07\\u202ereversed\\x9b31m\\u2028\\x7f';
