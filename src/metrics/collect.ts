@@ -1,0 +1,88 @@
+// What dlock metrics reports, read from Redis: every held lock under the prefix (status's listing)
+// and each named key, with its live state and, on one Redis, its history folded into counts.
+
+import type { ConnectionConfig } from '../config/index.js';
+import type { HeldMode } from '../lock/holder.js';
+import { readHistory } from '../lock/history.js';
+import { lockKeys } from '../lock/keys.js';
+import { HISTORY_MAX } from '../lock/scripts.js';
+import { inspectAll, majority } from '../lockset/inspect.js';
+import { listLocks, type UnreadableLock } from '../lockset/list.js';
+import { openLockSet } from '../lockset/open.js';
+import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
+import { historyStats, type HistoryStats } from './history-stats.js';
+
+/**
+ * Most locks reported in one run: each costs a history read of up to HISTORY_MAX entries, so a
+ * run reads at most MAX_KEYS × HISTORY_MAX entries, one key's at a time. Keys past it (in name
+ * order, named keys first) are left out and counted (dlock_metrics_locks_omitted).
+ */
+export const MAX_KEYS = 1000;
+
+/** One lock as metrics sees it. */
+export interface LockSample {
+  key: string;
+  held: boolean;
+  holders: number;
+  /** How many may hold it at once: 1 (exclusive), n (--slots); undefined when --shared (no limit). */
+  slots: number | undefined;
+  /** Waiting in line; undefined with several instances (Redlock keeps no line). */
+  waiters: number | undefined;
+  /** undefined when no history is kept (Redlock) or it could not be read. */
+  history: HistoryStats | undefined;
+}
+
+export interface Collection {
+  locks: LockSample[];
+  unreadable: UnreadableLock[];
+  omitted: number;
+}
+
+/** Read every held lock under the prefix and each of `named`, at most MAX_KEYS of them. */
+export async function collectLocks(config: ConnectionConfig, named: string[]): Promise<Collection> {
+  const set = await openLockSet(config, named[0] ?? '');
+  try {
+    const listing = await listLocks(set, config);
+    const unreadable = [...listing.unreadable];
+    const held = new Map(listing.held.map((lock) => [lock.key, lock]));
+    const skip = new Set(unreadable.map((lock) => lock.key));
+    const wanted = [...new Set([...named, ...held.keys()])].filter((key) => !skip.has(key));
+    const keys = wanted.slice(0, MAX_KEYS);
+    const order = config.targets.map((target) => target.label);
+    const locks: LockSample[] = [];
+    const instance = set.total === 1 ? set.instances[0] : undefined;
+    for (const key of keys) {
+      const keySet = lockKeys(config.prefix, key);
+      const views = await inspectAll(set, keySet, order);
+      const { verdict, agreed } = majority(views, set.total);
+      if (verdict === 'unknown') {
+        const error = views.flatMap((v) => (v.failure ? [failureText(v.failure)] : [])).join('; ');
+        unreadable.push({ key, error });
+        continue;
+      }
+      const state = instance ? views[0]?.state : undefined;
+      const holders = state ? state.holders.length : agreed ? 1 : 0;
+      const history = instance
+        ? await readHistory(instance, keySet, HISTORY_MAX, set.timeoutMs).then(historyStats, (error: unknown) => {
+            unreadable.push({ key, error: `history: ${failureText(instanceFailure(instance.target.label, error))}` });
+            return undefined;
+          })
+        : undefined;
+      locks.push({
+        key,
+        held: verdict === 'held' || holders > 0,
+        holders,
+        slots: slotsOf(state?.mode ?? { kind: 'exclusive' }),
+        waiters: state?.lineLength,
+        history,
+      });
+    }
+    return { locks, unreadable, omitted: wanted.length - keys.length };
+  } finally {
+    disconnectAll(set.instances);
+  }
+}
+
+function slotsOf(mode: HeldMode): number | undefined {
+  return mode.kind === 'exclusive' ? 1 : mode.kind === 'slots' ? mode.slots : undefined;
+}
