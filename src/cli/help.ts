@@ -137,8 +137,9 @@ export const HELP_AFTER: Record<string, string> = {
     exitStatus([
       ['0', 'metrics written (with --listen: stopped by SIGTERM or SIGINT)'],
       ['64', COMMON_EXITS[0][1]],
-      ['69', 'Redis unreachable, a lock could not be read (the others are written), or the Pushgateway failed'],
+      ['69', 'Redis unreachable, a lock unreadable (others written), or --push failed'],
       ['70', COMMON_EXITS[2][1]],
+      ['73', '--textfile could not be written'],
     ]) +
     examples([
       ['every held lock under the prefix, and nightly-sync even when free', 'dlock metrics nightly-sync'],

@@ -16,9 +16,12 @@ export function declareMetrics(program: Command, cli: CommandLine): void {
         'time since the last success, and counts and wait and hold times from their history',
     )
     .argument('[key...]', 'lock names to report even when nobody holds them')
-    .option('--textfile <path>', "write the metrics atomically to <path> (node_exporter's textfile collector: *.prom)")
+    .option('--textfile <file>', "write the metrics atomically to <file> (node_exporter's textfile collector: *.prom)")
     .option('--push <url>', 'PUT the metrics to a Pushgateway (job dlock, grouped by prefix and host)')
-    .option('--listen <[addr:]port>', 'serve them at /metrics until SIGTERM or SIGINT (addr default 127.0.0.1)');
+    .option(
+      '--listen <addr:port>',
+      'serve them at /metrics until SIGTERM or SIGINT; a port alone listens on 127.0.0.1 only',
+    );
   connectionOptions(outputOptions(metrics))
     .addHelpText('after', HELP_AFTER.metrics!)
     .action((keys: string[], options: RawOptions) => {
