@@ -3,7 +3,8 @@
 // answering a PromQL query; a real Pushgateway receiving --push; --textfile written atomically;
 // bad option values exit 64 naming the option, with passwords masked.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
@@ -254,4 +255,48 @@ test('a password in --push is masked in the usage error too', async () => {
   const result = await dlock(['metrics', '--redis', redis.url, '--push', 'gopher://u:hunter2@h']);
   expect(result.code).toBe(64);
   expect(result.stderr).not.toContain('hunter2');
+});
+
+/** The alert docs/guides/monitoring.md gives for a job that has not succeeded in 25 hours. */
+const NO_SUCCESS_RULE = `groups:
+  - name: dlock
+    rules:
+      - alert: DlockNoSuccess25h
+        expr: time() - dlock_lock_last_success_timestamp_seconds > 25 * 3600
+        labels:
+          severity: warning
+        annotations:
+          summary: 'dlock: no successful run of {{ $labels.key }} in 25 hours'
+`;
+
+test('the "no success in 25 h" alert rule: promtool checks it and its unit test passes', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'dlock.rules.yml'), NO_SUCCESS_RULE);
+  // nightly succeeded at t=0 and never again; hourly succeeds every hour (its timestamp moves on).
+  writeFileSync(
+    join(dir, 'test.yml'),
+    `rule_files: [dlock.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1h
+    input_series:
+      - series: 'dlock_lock_last_success_timestamp_seconds{key="nightly"}'
+        values: '0x30'
+      - series: 'dlock_lock_last_success_timestamp_seconds{key="hourly"}'
+        values: '0+3600x30'
+    alert_rule_test:
+      - eval_time: 24h59m
+        alertname: DlockNoSuccess25h
+        exp_alerts: []
+      - eval_time: 25h1m
+        alertname: DlockNoSuccess25h
+        exp_alerts:
+          - exp_labels: { severity: warning, key: nightly }
+            exp_annotations: { summary: 'dlock: no successful run of nightly in 25 hours' }
+`,
+  );
+  const check = spawnSync('promtool', ['check', 'rules', 'dlock.rules.yml'], { cwd: dir, encoding: 'utf8' });
+  expect(check.status, check.stdout + check.stderr).toBe(0);
+  const unit = spawnSync('promtool', ['test', 'rules', 'test.yml'], { cwd: dir, encoding: 'utf8' });
+  expect(unit.status, unit.stdout + unit.stderr).toBe(0);
 });
