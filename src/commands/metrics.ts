@@ -14,6 +14,7 @@ import { buildRegistry } from '../metrics/registry.js';
 import { serveMetrics } from '../metrics/serve.js';
 import { writeAtomically } from '../metrics/textfile.js';
 
+/** Collect and write the metrics once, or serve them (--listen); the exit status. */
 export async function metrics({ config, keys, output }: MetricsConfig, out: Output = stdout): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   /** Read Redis now; the text, and what could not be read (said on stderr). */
