@@ -7,6 +7,7 @@ import type { RunConfig } from '../config.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { slotsOf } from '../lock/mode.js';
 import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
 import { failureText } from '../redis/client.js';
 import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
@@ -91,7 +92,7 @@ export class WaitDisplay {
   /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
   private turnMs(now: number): number | undefined {
     const since = this.snapshot?.holder.sinceMs;
-    const slots = this.set.mode.kind === 'slots' ? this.set.mode.slots : 1;
+    const slots = slotsOf(this.set.mode);
     const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slots, since === undefined ? undefined : now - since);
     return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
   }

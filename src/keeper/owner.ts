@@ -6,7 +6,7 @@ import type { ConnectionConfig } from '../config.js';
 import { LockLostError, UnavailableError } from '../errors.js';
 import { logUnannounced } from '../hold/release-report.js';
 import { inspectOn } from '../lock/inspect.js';
-import type { HoldMode } from '../lock/line.js';
+import type { HoldMode } from '../lock/mode.js';
 import type { Logger } from '../log.js';
 import { extendAll } from '../lockset/extend.js';
 import type { LockSet } from '../lockset/lockset.js';
@@ -92,8 +92,7 @@ async function ownHold(set: LockSet, key: string, token: string): Promise<{ ttlM
     ),
     ...set.unreachable,
   ];
-  if (ttls.length >= quorumSize(set.total))
-    return { ttlMs: Math.max(...ttls), mode: ours[0].mode.kind === 'exclusive' ? { kind: 'exclusive' } : ours[0].mode };
+  if (ttls.length >= quorumSize(set.total)) return { ttlMs: Math.max(...ttls), mode: ours[0].mode };
   if (ttls.length + failures.length >= quorumSize(set.total)) throw unavailable(set.total, failures);
   throw notOurs(key);
 }

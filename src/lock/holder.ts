@@ -5,6 +5,7 @@
 // (../untrusted.ts).
 
 import { cut, parseCount } from '../untrusted.js';
+import { isHolderKind, MODES, type HoldMode, type HolderKind } from './mode.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
@@ -35,12 +36,12 @@ export interface Holder {
   ttlLeftMs?: number;
 }
 
-/** How a key is held: one exclusive holder (or none), shared holders, or up to n holders. */
-export type HeldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
+/** Until the views read HoldMode (lock/mode.ts): the same type. */
+export type HeldMode = HoldMode;
 
 /** A waiter in line, as its details say. */
 export interface Waiter {
-  mode: 'exclusive' | 'shared' | 'slots';
+  mode: HolderKind;
   host: string;
   pid: string;
   cmd: string;
@@ -101,15 +102,12 @@ export function holdersFromReply(
   flat: unknown,
   ends: Map<string, number>,
   nowMs: number,
-): { mode: HeldMode; holders: Holder[] } {
+): { mode: HoldMode; holders: Holder[] } {
   const fields = fieldsOf(flat);
   if (!fields) return { mode: { kind: 'exclusive' }, holders: [] };
-  if (fields.mode !== 'shared' && fields.mode !== 'slots')
-    return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
-  const mode: HeldMode =
-    fields.mode === 'shared'
-      ? { kind: 'shared' }
-      : { kind: 'slots', slots: parseCount(fields.slots, 1, MAX_SLOTS) ?? 0 };
+  const kind = isHolderKind(fields.mode) ? fields.mode : 'exclusive';
+  if (!MODES[kind].manyHolders) return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
+  const mode = MODES[kind].mode(parseCount(fields.slots, 1, MAX_SLOTS) ?? 0);
   const holders: Holder[] = [];
   for (const [name, raw] of Object.entries(fields)) {
     if (!name.startsWith('h:')) continue;
@@ -130,7 +128,7 @@ export function holdersFromReply(
  * A holder of --slots/--shared from its details JSON (owner ""): a slot holder or a shared one as
  * `kind` says, else as its details say (a holder release --force removed: the mode is gone).
  */
-export function holderFromDetails(raw: unknown, kind?: 'slots' | 'shared'): Holder {
+export function holderFromDetails(raw: unknown, kind?: HolderKind): Holder {
   const details = detailsOf(raw);
   const slot = parseCount(details.slot, 0, MAX_SLOTS - 1);
   const slotted = kind === undefined ? slot !== undefined : kind === 'slots';
@@ -140,7 +138,7 @@ export function holderFromDetails(raw: unknown, kind?: 'slots' | 'shared'): Hold
 /** One waiter from its details JSON (forged details show as unknown). */
 export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
   const details = detailsOf(raw);
-  const mode = details.mode === 'shared' || details.mode === 'slots' ? details.mode : 'exclusive';
+  const mode = isHolderKind(details.mode) ? details.mode : 'exclusive';
   const sinceMs = parseCount(details.since_ms, 1, MAX_DATE_MS);
   return {
     mode,

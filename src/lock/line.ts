@@ -5,14 +5,14 @@ import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../clock.js';
 import type { HolderMeta } from './acquire.js';
 import { lineKeys, recordKeys, type LockKeys } from './keys.js';
+import { slotsOf, type HoldMode } from './mode.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
 import { runScript } from './script.js';
 import { ENTER, EXTEND_HOLDER, LEAVE } from './scripts.js';
 
 export type { EnterReply } from './replies.js';
-
-/** How this dlock holds: alone, shared with other shared holders, or as one of n. */
-export type HoldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
+/** Until config and the views import it from lock/mode.ts. */
+export type { HoldMode } from './mode.js';
 
 /**
  * How long a place in line lasts unless its waiter renews it (it does every third of this):
@@ -58,7 +58,7 @@ export async function enterOn(instance: Instance, keys: LockKeys, options: Enter
     meta.cmd,
     Date.now(),
     mode.kind,
-    mode.kind === 'slots' ? mode.slots : 1,
+    slotsOf(mode),
     options.join ? '1' : '0',
     PLACE_LEASE_MS,
     keys.wakePrefix,

@@ -2,7 +2,7 @@
 // step below is the Redlock algorithm, which for one instance reduces to the plain one.
 
 import type { LockKeys } from '../lock/keys.js';
-import type { HoldMode } from '../lock/line.js';
+import type { HoldMode } from '../lock/mode.js';
 import { instanceFailure, retryableFailure, type Instance, type InstanceFailure } from '../redis/client.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
