@@ -6,7 +6,7 @@ import type { HeldMode, Holder } from '../lock/holder.js';
 import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
 import { printable } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
-import { inspectAll, type InstanceView } from './instance-views.js';
+import { inspectAll, type InstanceView } from '../lockset/inspect.js';
 
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const slot = holder.slot !== undefined ? ` in slot ${holder.slot}` : holder.shared ? ' (shared)' : '';

@@ -1,0 +1,114 @@
+// Every held lock under the prefix: SCAN (never KEYS) on each instance, then each lock read on every one.
+
+import type { ConnectionConfig } from '../config.js';
+import { formatDuration } from '../duration.js';
+import { UnavailableError } from '../errors.js';
+import type { Holder } from '../lock/holder.js';
+import { keyFromLockName, lockKeys, lockPattern } from '../lock/keys.js';
+import { parseScanReply } from '../lock/replies.js';
+import { AnsweredError, failureText, instanceFailure, type Instance } from '../redis/client.js';
+import { masterNodes } from '../redis/nodes.js';
+import { now, TimeoutError, withTimeout } from '../clock.js';
+import { inspectAll, majority } from './inspect.js';
+import type { LockSet } from './lockset.js';
+import { quorumSize } from './quorum.js';
+
+/** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
+export interface HeldLock {
+  key: string;
+  holder: Holder;
+  ttlMs: number;
+  all?: Holder[];
+  waiting?: number;
+}
+
+/** A lock that could not be read, and why (one reason per instance). */
+export interface UnreadableLock {
+  key: string;
+  error: string;
+}
+
+export interface LockListing {
+  /** Every lock name SCAN found, in order. */
+  keys: string[];
+  held: HeldLock[];
+  unreadable: UnreadableLock[];
+}
+
+/**
+ * Every lock under the prefix that a majority holds, found with SCAN on each instance (on a
+ * Cluster, on each of its masters). A lock held by a majority is on at least one instance that
+ * answered, unless a quorum of instances failed: then the list could miss one (69).
+ */
+export async function listLocks(set: LockSet, config: ConnectionConfig): Promise<LockListing> {
+  const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
+  const failures = [
+    ...scans.flatMap((s, i) =>
+      s.status === 'rejected' ? [failureText(instanceFailure(set.instances[i].target.label, s.reason))] : [],
+    ),
+    ...set.unreachable.map(failureText),
+  ];
+  if (failures.length >= quorumSize(set.total)) {
+    throw new UnavailableError(
+      `cannot list locks: ${failures.length} of ${set.total} instances did not answer (${failures.join('; ')})`,
+    );
+  }
+  const names = new Set(scans.flatMap((s) => (s.status === 'fulfilled' ? s.value : [])));
+  const keys = [...names]
+    .flatMap((name) => keyFromLockName(config.prefix, name) ?? [])
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const order = config.targets.map((target) => target.label);
+  const held: HeldLock[] = [];
+  // A lock that could not be read is listed as such, never left out (exit 69 after the list).
+  const unreadable: UnreadableLock[] = [];
+  for (const key of keys) {
+    const views = await inspectAll(set, lockKeys(config.prefix, key), order);
+    const { verdict, agreed } = majority(views, set.total);
+    const state = set.total === 1 ? views[0]?.state : undefined;
+    if (agreed)
+      held.push({
+        key,
+        holder: agreed.holder!,
+        ttlMs: agreed.ttl_ms ?? -1,
+        ...(state ? { all: state.holders, waiting: state.lineLength } : {}),
+      });
+    else if (verdict === 'unknown')
+      unreadable.push({
+        key,
+        error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; '),
+      });
+  }
+  return { keys, held, unreadable };
+}
+
+/**
+ * Every lock hash name on one instance. The whole listing gets --connect-timeout: a server
+ * whose cursor never comes back to 0 (or that answers garbage) fails the instance, never hangs.
+ */
+async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<string[]> {
+  const names: string[] = [];
+  const deadline = now() + config.connectTimeoutMs;
+  let pages = 0;
+  const unfinished = () =>
+    new AnsweredError(
+      `SCAN did not finish within --connect-timeout (${formatDuration(config.connectTimeoutMs)}; a larger one ` +
+        'lists more keys)',
+    );
+  for (const node of masterNodes(instance.client)) {
+    let cursor = '0';
+    do {
+      const left = Math.floor(deadline - now());
+      if (left <= 0) throw unfinished();
+      const scan = node.scan(cursor, 'MATCH', lockPattern(config.prefix), 'COUNT', 500, 'TYPE', 'hash');
+      // A first SCAN that hangs is a hung server ("timed out"); a later one, a listing too long.
+      const reply = await withTimeout(scan, left).catch((error: unknown) => {
+        throw error instanceof TimeoutError && pages > 0 ? unfinished() : error;
+      });
+      const page = parseScanReply(reply);
+      pages++;
+      cursor = page.cursor;
+      names.push(...page.names);
+    } while (cursor !== '0');
+  }
+  return names;
+}

@@ -1,0 +1,190 @@
+// What dlock status prints: one lock's holder(s), its line and each instance's view, or the table
+// of every held lock. Every key name and holder field is cut and escaped here (they may be forged).
+
+import { formatDuration } from '../duration.js';
+import type { Holder } from '../lock/holder.js';
+import type { LockState } from '../lock/inspect.js';
+import type { InstanceView, Verdict } from '../lockset/inspect.js';
+import type { HeldLock, UnreadableLock } from '../lockset/list.js';
+import { quorumSize } from '../lockset/quorum.js';
+import { cut, printable, toJson } from '../untrusted.js';
+import { deadPidText } from './dead-pid.js';
+import { publicHolder, publicView, publicWaiter } from './instance-views.js';
+
+/** The holder as status shows it; every field from the hash is escaped (it may be forged). */
+export function describe(key: string, holder: Holder, pttlMs: number, nowMs: number = Date.now()): string {
+  const since =
+    holder.sinceMs === undefined
+      ? 'unknown'
+      : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
+  const lines = [
+    `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
+    `  host     ${printable(holder.host)}`,
+    `  pid      ${printable(holder.pid)}${pidNote(holder, pttlMs)}`,
+    `  command  ${printable(holder.cmd)}`,
+    `  since    ${since}`,
+    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
+      `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
+    `  fence    ${printable(holder.fence)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** Every holder of --slots/--shared, one row each; fields escaped (they may be forged). */
+export function describeHolders(key: string, state: LockState, nowMs: number = Date.now()): string {
+  const { mode, holders } = state;
+  const title =
+    mode.kind === 'slots'
+      ? `${printable(key)}: held, ${holders.length} of ${mode.slots} slots taken (--slots ${mode.slots})`
+      : `${printable(key)}: held by ${holders.length} shared holder${holders.length === 1 ? '' : 's'} (--shared)`;
+  const cells = [
+    [mode.kind === 'slots' ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND'],
+  ].concat(
+    holders.map((holder) => [
+      holder.slot !== undefined ? String(holder.slot) : 'shared',
+      printable(holder.host),
+      `${printable(holder.pid)}${deadPidText(holder, holder.ttlLeftMs ?? -1) ? ' (not running)' : ''}`,
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
+      holder.ttlLeftMs === undefined
+        ? 'unknown'
+        : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
+      printable(holder.fence),
+      printable(holder.cmd),
+    ]),
+  );
+  return `${title}\n${indent(columns(cells))}`;
+}
+
+/** The line, in order: place, mode, host, pid, how long each has waited. */
+export function describeLine(state: LockState): string {
+  const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND']].concat(
+    state.line.map((waiter, i) => [
+      String(i + 1),
+      waiter.mode === 'slots' ? 'slot' : waiter.mode,
+      printable(waiter.host),
+      printable(waiter.pid),
+      waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),
+      printable(waiter.cmd),
+    ]),
+  );
+  const more = state.lineLength > state.line.length ? `  … and ${state.lineLength - state.line.length} more\n` : '';
+  return `line: ${state.lineLength} waiting\n${indent(columns(cells))}${more}`;
+}
+
+function indent(text: string): string {
+  return text.replace(/^(?=.)/gm, '  ');
+}
+
+/** " (pid N is not running on this host: ...)" for a dead holder on this host, else "". */
+function pidNote(holder: Holder, pttlMs: number): string {
+  const dead = deadPidText(holder, pttlMs);
+  return dead ? ` (${dead})` : '';
+}
+
+/** What each instance says (a Redlock quorum), and whether a majority agrees. */
+export function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
+  const state = (v: InstanceView): string => {
+    if (v.error) return `error: ${printable(v.error)}`;
+    if (!v.holder) return 'free';
+    return `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})`;
+  };
+  const lines = views.map((v) => `  ${v.redis}  ${state(v)}`);
+  const summary =
+    verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
+  return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
+}
+
+/** One lock as status --json shows it: the majority's holder, every holder and the line (one Redis), each instance. */
+export function keyJson(
+  key: string,
+  views: InstanceView[],
+  total: number,
+  verdict: Verdict,
+  agreed: InstanceView | undefined,
+  state: LockState | undefined,
+): string {
+  const held = verdict === 'unknown' ? null : verdict === 'held';
+  const mode = state?.mode ?? { kind: 'exclusive' };
+  const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
+  return `${toJson({
+    key,
+    held,
+    holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null,
+    mode: mode.kind,
+    ...(mode.kind === 'slots' ? { slots: mode.slots } : {}),
+    holders: holders.map((holder) => publicHolder(holder, holder.ttlLeftMs ?? agreed?.ttl_ms)),
+    line: (state?.line ?? []).map((waiter, i) => publicWaiter(waiter, i + 1)),
+    waiting: state?.lineLength ?? 0,
+    quorum: quorumSize(total),
+    instances: views.map(publicView),
+  })}\n`;
+}
+
+/** The held locks and the unreadable ones as one JSON array, sorted by key (names cut for showing). */
+export function listJson(held: HeldLock[], unreadable: UnreadableLock[]): string {
+  const entries = [
+    ...held.map(({ key, holder, ttlMs, all, waiting }) => ({
+      key: cut(key),
+      ...publicHolder(holder, ttlMs),
+      ...(all && all.length > 1 ? { holders: all.map((h) => publicHolder(h, h.ttlLeftMs ?? ttlMs)) } : {}),
+      ...(waiting ? { waiting } : {}),
+    })),
+    ...unreadable.map(({ key, error }) => ({ key: cut(key), error })),
+  ];
+  return `${toJson(entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))}\n`;
+}
+
+/** The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one. */
+export function listText(held: HeldLock[], unreadable: UnreadableLock[]): string {
+  const perHolder = held.flatMap(({ key, holder, ttlMs, all }) =>
+    all && all.length > 0 && (all[0].slot !== undefined || all[0].shared)
+      ? all.map((h) => ({
+          key,
+          holder: h,
+          ttlMs: h.ttlLeftMs ?? ttlMs,
+          tag: h.slot !== undefined ? `slot ${h.slot}` : 'shared',
+        }))
+      : [{ key, holder, ttlMs }],
+  );
+  const shown = held.length > 0 ? table(perHolder) : '';
+  const width = Math.max(
+    3,
+    ...shown
+      .split('\n')
+      .map((line) => line.indexOf('  '))
+      .filter((i) => i > 0),
+  );
+  const failed = unreadable.map(
+    ({ key, error }) => `${printable(cut(key)).padEnd(width)}  unreadable: ${printable(error)}\n`,
+  );
+  return shown + failed.join('');
+}
+
+/** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
+export function table(
+  rows: { key: string; holder: Holder; ttlMs: number; tag?: string }[],
+  nowMs: number = Date.now(),
+): string {
+  const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
+    rows.map(({ key, holder, ttlMs, tag }) => [
+      `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
+      printable(holder.host),
+      `${printable(holder.pid)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`,
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
+      ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
+      printable(holder.fence),
+      printable(holder.cmd),
+    ]),
+  );
+  return columns(cells);
+}
+
+/** Rows of cells as aligned columns (the last one unpadded). */
+function columns(cells: string[][]): string {
+  const widths = cells[0].map((_, c) => Math.max(...cells.map((row) => row[c].length)));
+  return (
+    cells
+      .map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : cell.padEnd(widths[c]))).join('  '))
+      .join('\n') + '\n'
+  );
+}
