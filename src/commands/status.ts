@@ -5,6 +5,7 @@
 import type { ConnectionConfig } from '../config.js';
 import { UnavailableError } from '../errors.js';
 import { disconnectAll, failureText } from '../redis/client.js';
+import { MODES } from '../lock/mode.js';
 import { inspectAll, majority } from '../lockset/inspect.js';
 import { listLocks } from '../lockset/list.js';
 import type { LockSet } from '../lockset/lockset.js';
@@ -62,7 +63,7 @@ async function showKey(
   if (options.json) {
     out.write(keyJson(key, views, set.total, verdict, agreed, state));
   } else {
-    if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) out.write(describeHolders(key, state));
+    if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) out.write(describeHolders(key, state));
     else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
     if (state && state.lineLength > 0) out.write(describeLine(state));
     if (set.total > 1) out.write(describeInstances(views, set.total, verdict));

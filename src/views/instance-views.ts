@@ -1,6 +1,7 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
 import { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
+import { MODES } from '../lock/mode.js';
 import type { InstanceView } from '../lockset/inspect.js';
 import { pidAliveField } from './dead-pid.js';
 
@@ -12,8 +13,7 @@ import { pidAliveField } from './dead-pid.js';
 export function publicHolder(holder: Holder, ttlMs: number | undefined) {
   const since = holder.sinceMs === undefined ? null : holder.sinceMs;
   return {
-    ...(holder.slot !== undefined ? { slot: holder.slot } : {}),
-    ...(holder.shared ? { shared: true } : {}),
+    ...MODES[holder.kind].holderFields(holder.slot),
     host: holder.host,
     pid: pidNumber(holder) ?? null,
     ...pidAliveField(holder),
