@@ -2,7 +2,7 @@
 // exit codes and examples. Kept apart from cli.ts, which declares the options themselves.
 
 import type { Command } from 'commander';
-import type { Env } from './config.js';
+import type { Env } from './config/index.js';
 import { INSTALL_LINES } from './completion/install.js';
 
 /** Narrowest width worth wrapping to; below it a line is left as it is. */

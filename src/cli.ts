@@ -23,7 +23,7 @@ import {
   type LogFormat,
   type RawOptions,
   type RunConfig,
-} from './config.js';
+} from './config/index.js';
 import { environmentHelp, HELP_AFTER, helpWidth, RUN_EXAMPLES } from './cli-help.js';
 import { UsageError } from './errors.js';
 import { KEEPER_COMMAND, keeperRequest } from './keeper/protocol.js';

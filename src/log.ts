@@ -1,7 +1,7 @@
 // stderr: errors, warnings and lock events, as "dlock: " text lines or as one JSON object per
 // line (--log-format json). In json mode nothing else is written to stderr.
 
-import type { LogFormat, Verbosity } from './config.js';
+import type { LogFormat, Verbosity } from './config/index.js';
 import { stderr, type Output } from './output.js';
 import { epochMs } from './clock.js';
 import { joinLines, printable, toJson } from './untrusted.js';

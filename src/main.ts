@@ -3,7 +3,7 @@
 
 import { CommanderError } from 'commander';
 import { parseArgs } from './cli.js';
-import type { LogFormat } from './config.js';
+import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
 import { Logger } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';

@@ -2,7 +2,7 @@
 // is loaded only when a spinner will actually show. A spinner never fails dlock.
 
 import type { Ora } from 'ora';
-import type { Env } from './config.js';
+import type { Env } from './config/index.js';
 import { cut, printable } from './untrusted.js';
 
 /**

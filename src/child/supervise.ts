@@ -1,7 +1,7 @@
 // The child while a lock is held for it: signals dlock receives are forwarded (a terminating
 // one followed by SIGKILL after --kill-after), and a lost lock stops it as --on-lost says.
 
-import type { OnLost } from '../config.js';
+import type { OnLost } from '../config/index.js';
 import type { LossReason } from '../hold/lease.js';
 import { schedulingMarginMs } from '../lockset/quorum.js';
 import type { Logger } from '../log.js';

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { fstatSync, writeSync } from 'node:fs';
 import { constants as os } from 'node:os';
 import { SignalRelay } from '../child/signal-relay.js';
-import type { AcquireConfig } from '../config.js';
+import type { AcquireConfig } from '../config/index.js';
 import { badOption, DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { Logger } from '../log.js';

@@ -2,7 +2,7 @@
 // `prefix`, one per line, for the shell completion scripts. A Tab press must never hang: Redis
 // gets 200 ms to connect and answer, in all; any failure or a late answer prints nothing.
 
-import { connectionConfig, type ConnectionConfig, type Env } from '../config.js';
+import { connectionConfig, type ConnectionConfig, type Env } from '../config/index.js';
 import { keyFromLockName } from '../lock/keys.js';
 import { parseScanReply } from '../lock/replies.js';
 import { connect, disconnectAll, type Instance } from '../redis/client.js';

@@ -4,7 +4,7 @@
 // still checked and shown).
 
 import type { Redis } from 'ioredis';
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
 import { connectQuorum } from '../lockset/connect.js';
 import { instanceTimeoutMs } from '../lockset/quorum.js';

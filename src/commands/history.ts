@@ -1,7 +1,7 @@
 // dlock history <key>: the key's recent events, newest first (exit 0; 1 when it has none).
 // One instance only: with Redlock the scripts record nothing.
 
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { readHistory } from '../lock/history.js';
 import { openLockSet, unavailable } from '../lockset/open.js';
 import { disconnectAll, instanceFailure } from '../redis/client.js';

@@ -6,7 +6,7 @@
 // counter stays, so tokens keep increasing.
 
 import { formatDuration } from '../duration.js';
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
 import { forceReleaseOn } from '../lock/inspect.js';
 import { REMOVED } from '../lock/replies.js';

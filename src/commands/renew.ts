@@ -1,7 +1,7 @@
 // dlock renew <key>: extend a held lease by its TTL, by the owner token alone (steps on
 // different machines, `acquire --no-keeper`).
 
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { Logger } from '../log.js';
 import { renewAsOwner } from '../keeper/owner.js';
 

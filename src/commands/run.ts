@@ -8,7 +8,7 @@ import { resolveCommand } from '../child/command-path.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import { spawnChild } from '../child/spawn.js';
 import { superviseChild } from '../child/supervise.js';
-import type { Env, RunConfig } from '../config.js';
+import type { Env, RunConfig } from '../config/index.js';
 import { LockLostError } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { isHeldBy } from '../hold/reentrant.js';

@@ -2,7 +2,7 @@
 // With several instances a lock is held only when one owner holds a majority of them; when the
 // instances that did not answer could complete such a majority, status cannot tell (69).
 
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
 import { disconnectAll, failureText } from '../redis/client.js';
 import { MODES } from '../lock/mode.js';

@@ -4,7 +4,7 @@
 // while its command runs; any other command that holds one uses this too.
 
 import { hostname } from 'node:os';
-import type { RunConfig } from '../config.js';
+import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { MODES, slotsOf, type HoldMode, type HolderKind } from '../lock/mode.js';

@@ -1,7 +1,7 @@
 // --once-per: the one line a run turned away in a window another run already succeeded in
 // says where and when that run succeeded, and until when the key is done (server time).
 
-import type { RunConfig } from '../config.js';
+import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError } from '../errors.js';
 import type { DoneMark } from '../lock/replies.js';

@@ -1,7 +1,7 @@
 // What `dlock acquire` prints on stdout: the section's variables, as POSIX-shell export lines
 // for eval, or as one JSON object.
 
-import type { AcquireFormat } from '../config.js';
+import type { AcquireFormat } from '../config/index.js';
 
 export interface SectionVariables {
   DLOCK_KEY: string;

@@ -3,7 +3,7 @@
 // lock was not obtained.
 
 import { spinnerWanted, Spinner } from '../spinner.js';
-import type { RunConfig } from '../config.js';
+import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';

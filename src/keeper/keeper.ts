@@ -3,7 +3,7 @@
 // the foreground, and renews it until the watched process exits or a signal says stop; on a
 // lost lock it sends the --on-lost signal to the watched process.
 
-import type { AcquireConfig } from '../config.js';
+import type { AcquireConfig } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';

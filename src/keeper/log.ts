@@ -4,7 +4,7 @@
 // are appended as JSON lines to keeper.log in the runtime directory (./runtime.ts).
 
 import { writeSync } from 'node:fs';
-import type { LogFormat, Verbosity } from '../config.js';
+import type { LogFormat, Verbosity } from '../config/index.js';
 import { eventLevel, Logger, type EventFields, type Fields, type Level, type LockEvent } from '../log.js';
 import type { Output } from '../output.js';
 import { appendKeeperLog } from './runtime.js';

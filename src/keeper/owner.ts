@@ -2,7 +2,7 @@
 // without --force): 0 done, 76 the lock was no longer this owner's, 69 too few instances
 // answered to tell. Releasing first stops this token's keeper on this host, if one runs.
 
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UnavailableError } from '../errors.js';
 import { logUnannounced } from '../hold/release-report.js';
 import { inspectOn } from '../lock/inspect.js';

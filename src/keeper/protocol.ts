@@ -5,7 +5,7 @@
 // "ok" on the keeper's stdin. A keeper that never reads "ok" releases the lock and exits.
 
 import { closeSync, writeSync } from 'node:fs';
-import type { Env } from '../config.js';
+import type { Env } from '../config/index.js';
 import { DlockError } from '../errors.js';
 
 export const KEEPER_COMMAND = '__keeper';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Env } from '../config.js';
+import type { Env } from '../config/index.js';
 
 /**
  * The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others).

@@ -8,7 +8,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import type { AcquireConfig, LogFormat } from '../config.js';
+import type { AcquireConfig, LogFormat } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { Logger, type EventFields } from '../log.js';
 import { keeperLogPath, runtimeDir } from './runtime.js';

@@ -1,6 +1,6 @@
 // Every held lock under the prefix: SCAN (never KEYS) on each instance, then each lock read on every one.
 
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError } from '../errors.js';
 import type { Holder } from '../lock/holder.js';

@@ -2,7 +2,7 @@
 
 import { closeSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { ConnectionConfig } from '../config.js';
+import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
 import type { HoldMode } from '../lock/mode.js';

@@ -1,7 +1,7 @@
 // Property-based tests over what a user (or a hostile crontab line) can type: keys,
 // durations, exit codes, URLs and option combinations. Every invalid input is a usage error
 // (64) with one "dlock: " line naming the option, never a stack trace or 70, and never
-// reaches Redis. The large runs call config.ts in-process; a smaller sample spawns bin/dlock.
+// reaches Redis. The large runs call src/config/ in-process; a smaller sample spawns bin/dlock.
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -12,7 +12,7 @@ import {
   runConfig,
   validateKey,
   type RawOptions,
-} from '../../src/config.js';
+} from '../../src/config/index.js';
 import { parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
 import { keyFromLockName, lockKeys } from '../../src/lock/keys.js';
@@ -154,7 +154,7 @@ function usageErrorOf(fn: () => unknown): UsageError | undefined {
   }
 }
 
-describe('in-process: config.ts over thousands of inputs', () => {
+describe('in-process: src/config/ over thousands of inputs', () => {
   test('validateKey accepts exactly the documented keys and returns them unchanged', () => {
     fc.assert(
       fc.property(

@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { runConfig } from '../../src/config.js';
+import { runConfig } from '../../src/config/index.js';
 import { UsageError } from '../../src/errors.js';
 import { parseRedisUrl, splitRedisUrls } from '../../src/redis/url.js';
 import { childEnv, events, hold, killLeftovers, onlyEvent, removeTempDirs, tempDir } from '../fixtures/observe.js';

@@ -4,7 +4,7 @@
 import { CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';
 import { parseArgs, type Invocation } from '../../src/cli.js';
-import type { Env } from '../../src/config.js';
+import type { Env } from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 
 /** parseArgs with help and version output captured instead of printed. */

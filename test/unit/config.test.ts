@@ -9,7 +9,7 @@ import {
   type Env,
   type RawOptions,
   type RunConfig,
-} from '../../src/config.js';
+} from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 
 const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']): RunConfig =>

@@ -1,0 +1,122 @@
+// Each command's config: the options it takes, validated, with the rules between them.
+
+import { holderCmd } from '../holder-cmd.js';
+import { badOption, UsageError } from '../errors.js';
+import { MAX_SLOTS } from '../lock/holder.js';
+import { HISTORY_MAX } from '../lock/scripts.js';
+import { ONE_REDIS } from '../lockset/capabilities.js';
+import { connectionConfig, type ConnectionConfig } from './connection.js';
+import { lockOptions, oncePer, type RunConfig } from './lock.js';
+import {
+  ACQUIRE_FORMATS,
+  integer,
+  oneOf,
+  validateKey,
+  type AcquireFormat,
+  type Env,
+  type RawOptions,
+} from './options.js';
+
+/** dlock run: the lock options, the key and the command to run under it. */
+export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
+  const connection = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  if (command.length === 0 || command[0] === '') {
+    throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
+  }
+  return {
+    ...connection,
+    ...lockOptions(raw, env, connection.capabilities),
+    key: validKey,
+    command,
+    oncePerMs: oncePer(raw.oncePer, connection.capabilities),
+    holderCmd:
+      raw.cmdMetadata === false
+        ? ''
+        : holderCmd(
+            command,
+            connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? '']),
+          ),
+  };
+}
+
+/** dlock acquire: run's lock options without a command, and who keeps the lock afterwards. */
+export interface AcquireConfig extends Omit<RunConfig, 'command' | 'oncePerMs'> {
+  /** --pid: the process whose exit releases the lock; undefined: dlock's caller (its parent). */
+  watchPid: number | undefined;
+  /** false with --no-keeper: nothing renews, the lease lasts --ttl unless `dlock renew` extends it. */
+  keeper: boolean;
+  /** stdout: POSIX-shell export lines, or one JSON object. */
+  format: AcquireFormat;
+}
+
+/** dlock acquire: the lock options, the process to watch, and how to print the lock. */
+export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env): AcquireConfig {
+  const connection = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  const keeper = raw.keeper !== false;
+  const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
+  if (!keeper && watchPid !== undefined)
+    throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
+  const lock = lockOptions(raw, env, connection.capabilities);
+  const format = acquireFormat(raw);
+  // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
+  if (lock.conflictExitCode === 0 && format === 'sh') {
+    const why = 'not 0 for eval: the steps after it would run without the lock; to skip quietly when busy, test for 75';
+    throw badOption('--conflict-exit-code', raw.conflictExitCode, why);
+  }
+  return {
+    ...connection,
+    ...lock,
+    key: validKey,
+    watchPid,
+    keeper,
+    format,
+    // status shows it as the holder's command (the keeper names the pid it watches).
+    holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
+  };
+}
+
+/** acquire's stdout: --json, or --format (its older spelling, kept for scripts that use it). */
+function acquireFormat(raw: RawOptions): AcquireFormat {
+  const format = oneOf('--format', raw.format ?? (raw.json ? 'json' : 'sh'), ACQUIRE_FORMATS);
+  if (raw.json && format !== 'json') throw new UsageError(`--json and --format ${format}: choose one`);
+  return format;
+}
+
+/** An owner token as dlock hands them out (128 bits, hex). */
+export function validateToken(option: string, token: string): string {
+  if (!/^[0-9a-f]{32}$/.test(token))
+    throw badOption(
+      option,
+      token.length > 40 ? `${token.slice(0, 40)}...` : token,
+      'not an owner token (32 hex digits, as DLOCK_TOKEN holds)',
+    );
+  return token;
+}
+
+/**
+ * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key
+ * (the variables `dlock acquire` exports); undefined when neither gives one.
+ */
+export function ownerToken(key: string, raw: RawOptions, env: Env): string | undefined {
+  if (raw.token !== undefined) return validateToken('--token', raw.token);
+  if (env.DLOCK_KEY === key && env.DLOCK_TOKEN) return validateToken('DLOCK_TOKEN', env.DLOCK_TOKEN);
+  return undefined;
+}
+
+/** dlock history needs a backend that keeps one. */
+export function historyConfig(config: ConnectionConfig): void {
+  const can = config.capabilities;
+  if (!can.history) throw new UsageError(`history needs ${ONE_REDIS}: with ${can.name}: no history is kept`);
+}
+
+/** history -n: how many entries (1 … the stream's cap). */
+export function historyCount(value: string | undefined): number {
+  return value === undefined ? 20 : integer('--count', value, 1, HISTORY_MAX);
+}
+
+/** release --force --slot: a slot number of a --slots lock. */
+export function slotNumber(value: string): number {
+  return integer('--slot', value, 0, MAX_SLOTS - 1);
+}

@@ -1,0 +1,6 @@
+// Defaults, environment variables and validation: everything between argv and a command.
+
+export * from './options.js';
+export * from './connection.js';
+export * from './lock.js';
+export * from './commands.js';

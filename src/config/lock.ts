@@ -1,0 +1,130 @@
+// The lock options run and acquire share: lease, wait, conflict code, loss, replicas, holder kind, --once-per.
+
+import { badOption, UsageError } from '../errors.js';
+import { MAX_SLOTS } from '../lock/holder.js';
+import type { HoldMode } from '../lock/line.js';
+import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
+import type { ConnectionConfig } from './connection.js';
+import {
+  DEFAULTS,
+  duration,
+  integer,
+  MIN_TTL_MS,
+  ON_LOST,
+  oneOf,
+  positiveDuration,
+  type Env,
+  type OnLost,
+  type RawOptions,
+} from './options.js';
+
+/** dlock run: what it holds, how, and what it runs under the lock. */
+export interface RunConfig extends ConnectionConfig {
+  key: string;
+  command: string[];
+  ttlMs: number;
+  /** undefined: wait forever; 0: --no-wait. */
+  waitMs: number | undefined;
+  conflictExitCode: number;
+  onLost: OnLost;
+  killAfterMs: number;
+  syncReplicas: number;
+  /** The holder metadata's `cmd`: the command line, truncated, passwords masked; '' with --no-cmd-metadata. */
+  holderCmd: string;
+  /** Alone (default), --shared, or --slots n (n > 1). */
+  mode: HoldMode;
+  /** --slots was given (even --slots 1): the command gets DLOCK_SLOT. */
+  slotted: boolean;
+  /** --once-per window in ms (0: none): after an exit 0 the key is done until that run's start + this. */
+  oncePerMs: number;
+}
+
+/** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */
+export function leaseTtl(raw: RawOptions, env: Env): number {
+  const ttlOption = raw.ttl !== undefined ? '--ttl' : 'DLOCK_TTL';
+  const ttlText = raw.ttl ?? env.DLOCK_TTL ?? DEFAULTS.ttl;
+  const ttlMs = duration(ttlOption, ttlText);
+  if (ttlMs < MIN_TTL_MS) throw badOption(ttlOption, ttlText, `must be at least ${MIN_TTL_MS}ms`);
+  return ttlMs;
+}
+
+/** The lock options run and acquire share: lease, wait, conflict code, loss, replicas. */
+export function lockOptions(
+  raw: RawOptions,
+  env: Env,
+  can: Capabilities,
+): Pick<
+  RunConfig,
+  'ttlMs' | 'waitMs' | 'conflictExitCode' | 'onLost' | 'killAfterMs' | 'syncReplicas' | 'mode' | 'slotted'
+> {
+  const ttlMs = leaseTtl(raw, env);
+
+  let waitMs: number | undefined;
+  if (raw.wait === false) {
+    waitMs = 0;
+  } else if (typeof raw.wait === 'string') {
+    waitMs = duration('--wait', raw.wait);
+  } else if (env.DLOCK_WAIT !== undefined && env.DLOCK_WAIT !== '') {
+    waitMs = duration('DLOCK_WAIT', env.DLOCK_WAIT);
+  }
+
+  const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
+  const mode = holdMode(raw, can);
+  return {
+    ttlMs,
+    waitMs,
+    conflictExitCode: integer(
+      '--conflict-exit-code',
+      raw.conflictExitCode ?? String(DEFAULTS.conflictExitCode),
+      0,
+      255,
+    ),
+    onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
+    // The grace must fit inside the lease, or a lost lock would outlive its expiry.
+    killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
+    syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
+    mode,
+    slotted: raw.slots !== undefined,
+  };
+}
+
+/**
+ * --shared, --slots n, or alone. Both need one instance (a server, Sentinel or Cluster): a
+ * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can
+ * make 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
+ */
+export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, can: Capabilities): HoldMode {
+  const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
+  if (raw.shared && raw.slots !== undefined)
+    throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
+  if (raw.exclusive && raw.shared) throw new UsageError('--exclusive and --shared: choose one');
+  if (raw.exclusive && slots > 1) {
+    throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
+  }
+  const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
+  if ((mode.kind === 'shared' && !can.shared) || (mode.kind === 'slots' && !can.slots)) {
+    throw new UsageError(
+      `${raw.shared ? '--shared' : '--slots'} needs ${ONE_REDIS}, not ${can.name}: ` +
+        "a majority of each instance's holders cannot bound how many hold at once",
+    );
+  }
+  return mode;
+}
+
+/**
+ * --once-per: a window of at least the TTL's minimum, on one instance only: with Redlock the
+ * done mark would be one more value a quorum must agree on, and a release that reached only
+ * some instances would leave it on a minority (the job then runs twice, or never).
+ */
+export function oncePer(value: string | undefined, can: Capabilities): number {
+  if (value === undefined) return 0;
+  const ms = positiveDuration('--once-per', value);
+  if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
+  if (!can.oncePer) {
+    throw new UsageError(
+      `--once-per needs ${ONE_REDIS}, not ${can.name}: ` +
+        'the done mark is written by the release, which may reach only some instances',
+    );
+  }
+  return ms;
+}

@@ -1,0 +1,106 @@
+// Raw options as commander hands them over, the defaults, and the parsers every config shares.
+
+import { parseDuration } from '../duration.js';
+import { badOption, UsageError } from '../errors.js';
+
+export const DEFAULTS = {
+  redis: 'redis://127.0.0.1:6379',
+  ttl: '30s',
+  conflictExitCode: 75,
+  onLost: 'term',
+  killAfter: '10s',
+  connectTimeout: '5s',
+  prefix: 'dlock:',
+  logFormat: 'text',
+} as const;
+
+export const MIN_TTL_MS = 100;
+export const MAX_KEY_BYTES = 256;
+/** Longest duration any option takes (24 days): longer ones would overflow Node's timers. */
+export const MAX_DURATION_MS = 576 * 3_600_000;
+export const ON_LOST = ['term', 'kill', 'ignore'] as const;
+export const LOG_FORMATS = ['text', 'json'] as const;
+export const ACQUIRE_FORMATS = ['sh', 'json'] as const;
+
+export type OnLost = (typeof ON_LOST)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
+export type AcquireFormat = (typeof ACQUIRE_FORMATS)[number];
+export type Verbosity = 'quiet' | 'normal' | 'verbose';
+export type Env = Record<string, string | undefined>;
+
+/** Options as commander hands them over: raw strings, before any validation. */
+export interface RawOptions {
+  redis?: string[];
+  ttl?: string;
+  wait?: string | boolean;
+  conflictExitCode?: string;
+  onLost?: string;
+  killAfter?: string;
+  connectTimeout?: string;
+  prefix?: string;
+  syncReplicas?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  logFormat?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  /** false with --no-cmd-metadata. */
+  cmdMetadata?: boolean;
+  slots?: string;
+  shared?: boolean;
+  /** -x, -e, --exclusive: flock's spelling of the default. */
+  exclusive?: boolean;
+  pid?: string;
+  /** false with --no-keeper. */
+  keeper?: boolean;
+  format?: string;
+  /** acquire --json: the same as --format json. */
+  json?: boolean;
+  token?: string;
+  oncePer?: string;
+}
+
+export function duration(option: string, value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h, 1d or a number of seconds');
+  }
+  if (ms > MAX_DURATION_MS) throw badOption(option, value, 'must be at most 576h (24 days)');
+  return ms;
+}
+
+/** A duration that must be more than zero. */
+export function positiveDuration(option: string, value: string): number {
+  const ms = duration(option, value);
+  if (ms <= 0) throw badOption(option, value, 'must be greater than zero');
+  return ms;
+}
+
+/** A decimal integer from min to max. */
+export function integer(option: string, value: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < min || Number(value) > max) {
+    throw badOption(option, value, `expected an integer from ${min} to ${max}`);
+  }
+  return Number(value);
+}
+
+/** One of a fixed list of words. */
+export function oneOf<T extends string>(option: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw badOption(option, value, `expected one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+/** Keys: 1-256 bytes of printable UTF-8, no whitespace, no braces (they would break the hash tag). */
+export function validateKey(key: string | undefined): string {
+  if (key === undefined || key === '') throw new UsageError('a lock key is required');
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_KEY_BYTES)
+    throw badOption('key', key.slice(0, 40) + '...', `longer than ${MAX_KEY_BYTES} bytes (${bytes})`);
+  if (/[\s\p{C}\p{Z}]/u.test(key))
+    throw badOption('key', key, 'must be printable, without whitespace or control characters');
+  if (/[{}]/.test(key)) throw badOption('key', key, 'must not contain { or }');
+  return key;
+}
