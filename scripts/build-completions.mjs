@@ -1,5 +1,5 @@
 // Write completions/dlock.{bash,zsh,fish} from dlock's commander program (src/completion/): add an
-// option in src/cli.ts, run this, and every shell completes it.
+// option in src/cli/, run this, and every shell completes it.
 //
 //   node scripts/build-completions.mjs           write completions/
 //   node scripts/build-completions.mjs --check   exit 1 if completions/ is not what it would write
@@ -22,6 +22,6 @@ for (const [shell, text] of Object.entries(completionScripts())) {
   }
 }
 if (stale.length > 0) {
-  console.error(`build-completions: ${stale.join(', ')} out of date with src/cli.ts: run npm run build:completions`);
+  console.error(`build-completions: ${stale.join(', ')} out of date with src/cli/: run npm run build:completions`);
   process.exit(1);
 }

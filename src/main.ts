@@ -2,7 +2,7 @@
 // --log-format json) and an exit code; dlock exits only once its output has drained.
 
 import { CommanderError } from 'commander';
-import { parseArgs } from './cli.js';
+import { parseArgs } from './cli/program.js';
 import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
 import { Logger } from './log.js';

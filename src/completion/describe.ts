@@ -1,5 +1,5 @@
 // The one description of dlock's command line that the completion scripts and the man page are
-// generated from: read from the commander program itself, so adding an option to src/cli.ts is
+// generated from: read from the commander program itself, so adding an option in src/cli/ is
 // the only step.
 
 import { Help, type Argument, type Command, type Option } from 'commander';

@@ -1,6 +1,6 @@
 // Entry for scripts/build-completions.mjs and scripts/build-man.mjs: dlock's program, described.
 
-import { buildProgram } from '../cli.js';
+import { buildProgram } from '../cli/program.js';
 import { renderBash } from './bash.js';
 import { describeProgram, type ProgramSpec } from './describe.js';
 import { renderFish } from './fish.js';

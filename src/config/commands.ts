@@ -2,11 +2,10 @@
 
 import { holderCmd } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
-import { MAX_SLOTS } from '../lock/holder.js';
 import { HISTORY_MAX } from '../lock/scripts.js';
 import { ONE_REDIS } from '../lockset/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
-import { lockOptions, oncePer, type RunConfig } from './lock.js';
+import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
 import {
   ACQUIRE_FORMATS,
   integer,
@@ -84,39 +83,47 @@ function acquireFormat(raw: RawOptions): AcquireFormat {
   return format;
 }
 
-/** An owner token as dlock hands them out (128 bits, hex). */
-export function validateToken(option: string, token: string): string {
-  if (!/^[0-9a-f]{32}$/.test(token))
-    throw badOption(
-      option,
-      token.length > 40 ? `${token.slice(0, 40)}...` : token,
-      'not an owner token (32 hex digits, as DLOCK_TOKEN holds)',
-    );
-  return token;
+/** dlock status: a key (or none: every held lock) and the output form. */
+export interface StatusConfig {
+  config: ConnectionConfig;
+  key: string | undefined;
+  json: boolean;
 }
 
-/**
- * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key
- * (the variables `dlock acquire` exports); undefined when neither gives one.
- */
-export function ownerToken(key: string, raw: RawOptions, env: Env): string | undefined {
-  if (raw.token !== undefined) return validateToken('--token', raw.token);
-  if (env.DLOCK_KEY === key && env.DLOCK_TOKEN) return validateToken('DLOCK_TOKEN', env.DLOCK_TOKEN);
-  return undefined;
+/** dlock status [key]: the key is optional, and checked as every key is when given. */
+export function statusConfig(key: string | undefined, raw: RawOptions, env: Env): StatusConfig {
+  const config = connectionConfig(raw, env);
+  const validKey = key === undefined ? undefined : validateKey(key);
+  return { config, key: validKey, json: Boolean(raw.json) };
 }
 
-/** dlock history needs a backend that keeps one. */
-export function historyConfig(config: ConnectionConfig): void {
+/** dlock history: the key, how many entries, and the output form. */
+export interface HistoryConfig {
+  config: ConnectionConfig;
+  key: string;
+  count: number;
+  json: boolean;
+}
+
+/** dlock history needs a backend that keeps one; --count from 1 to the stream's cap. */
+export function historyConfig(key: string | undefined, raw: RawOptions, env: Env): HistoryConfig {
+  const config = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  const count = raw.count === undefined ? 20 : integer('--count', raw.count, 1, HISTORY_MAX);
   const can = config.capabilities;
   if (!can.history) throw new UsageError(`history needs ${ONE_REDIS}: with ${can.name}: no history is kept`);
+  return { config, key: validKey, count, json: Boolean(raw.json) };
 }
 
-/** history -n: how many entries (1 … the stream's cap). */
-export function historyCount(value: string | undefined): number {
-  return value === undefined ? 20 : integer('--count', value, 1, HISTORY_MAX);
+/** dlock doctor: the lease length the checks scale with, and the output form. */
+export interface DoctorConfig {
+  config: ConnectionConfig;
+  ttlMs: number;
+  json: boolean;
 }
 
-/** release --force --slot: a slot number of a --slots lock. */
-export function slotNumber(value: string): number {
-  return integer('--slot', value, 0, MAX_SLOTS - 1);
+/** dlock doctor: --ttl as run's (env DLOCK_TTL, at least the minimum). */
+export function doctorConfig(raw: RawOptions, env: Env): DoctorConfig {
+  const config = connectionConfig(raw, env);
+  return { config, ttlMs: leaseTtl(raw, env), json: Boolean(raw.json) };
 }

@@ -4,3 +4,4 @@ export * from './options.js';
 export * from './connection.js';
 export * from './lock.js';
 export * from './commands.js';
+export * from './owner.js';

@@ -55,10 +55,16 @@ export interface RawOptions {
   /** false with --no-keeper. */
   keeper?: boolean;
   format?: string;
-  /** acquire --json: the same as --format json. */
+  /** --json: print JSON (acquire: the same as --format json). */
   json?: boolean;
   token?: string;
   oncePer?: string;
+  /** release: --force, --now, --slot. */
+  force?: boolean;
+  now?: boolean;
+  slot?: string;
+  /** history --count. */
+  count?: string;
 }
 
 export function duration(option: string, value: string): number {

@@ -252,7 +252,7 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);
 });
 
-test('completions/ is what `npm run build:completions` makes of the commands and options in src/cli.ts', () => {
+test('completions/ is what `npm run build:completions` makes of the commands and options in src/cli/', () => {
   const check = [join(ROOT, 'scripts/build-completions.mjs'), '--check'];
   const result = spawnSync(process.execPath, check, { encoding: 'utf8' });
   expect(result.stderr).toBe('');

@@ -3,7 +3,7 @@
 
 import { CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';
-import { parseArgs, type Invocation } from '../../src/cli.js';
+import { parseArgs, type Invocation } from '../../src/cli/program.js';
 import type { Env } from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 

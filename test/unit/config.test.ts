@@ -3,8 +3,14 @@
 
 import { describe, expect, test } from 'vitest';
 import {
+  acquireConfig,
   connectionConfig,
+  doctorConfig,
+  historyConfig,
+  releaseConfig,
+  renewConfig,
   runConfig,
+  statusConfig,
   validateKey,
   type Env,
   type RawOptions,
@@ -231,5 +237,79 @@ describe('validateKey', () => {
   ])('rejects %s', (_what, key) => {
     const error = usageError(() => validateKey(key));
     expect(error.message).toMatch(/key/);
+  });
+});
+
+const T = '0123456789abcdef0123456789abcdef';
+const T2 = 'fedcba9876543210fedcba9876543210';
+const QUORUM = { redis: ['redis://a:1', 'redis://b:1', 'redis://c:1'] };
+/** Each command's config: the raw options and env -> what it decides (or the usage error it throws). */
+const COMMANDS = {
+  acquire: (raw: RawOptions, env: Env) => acquireConfig('k', raw, env),
+  renew: (raw: RawOptions, env: Env) => renewConfig('k', raw, env),
+  release: (raw: RawOptions, env: Env) => releaseConfig('k', raw, env),
+  status: (raw: RawOptions, env: Env) => statusConfig('k', raw, env),
+  history: (raw: RawOptions, env: Env) => historyConfig('k', raw, env),
+  doctor: (raw: RawOptions, env: Env) => doctorConfig(raw, env),
+};
+
+describe("each command's config", () => {
+  // [command, raw flags, env, expected subset]
+  test.each<[keyof typeof COMMANDS, RawOptions, Env, Record<string, unknown>]>([
+    ['renew', { token: T }, {}, { key: 'k', token: T }],
+    ['renew', {}, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T }],
+    ['renew', { token: T2 }, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T2 }],
+    ['release', { token: T }, {}, { key: 'k', force: false, now: false, token: T, slot: undefined }],
+    ['release', {}, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: false, token: T }],
+    ['release', { force: true }, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: true, token: undefined }],
+    ['release', { force: true, now: true, slot: '2' }, {}, { force: true, now: true, slot: 2 }],
+    ['release', { force: true, slot: '0' }, {}, { slot: 0 }],
+    ['status', {}, {}, { key: 'k', json: false }],
+    ['status', { json: true, prefix: 'app:' }, {}, { json: true, config: { prefix: 'app:' } }],
+    ['history', {}, {}, { key: 'k', count: 20, json: false }],
+    ['history', { count: '1000', json: true }, {}, { count: 1000, json: true }],
+    ['doctor', {}, {}, { ttlMs: 30_000, json: false }],
+    ['doctor', { json: true }, { DLOCK_TTL: '2m' }, { ttlMs: 120_000, json: true }],
+    ['doctor', QUORUM, {}, { config: { capabilities: { history: false } } }],
+  ])('%s %j %j', (command, raw, env, expected) => {
+    expect(COMMANDS[command](raw, env)).toMatchObject(expected);
+  });
+
+  test('status without a key lists every lock', () => {
+    expect(statusConfig(undefined, {}, {})).toMatchObject({ key: undefined });
+  });
+
+  // [command, raw flags, env, message pattern]
+  test.each<[keyof typeof COMMANDS, RawOptions, Env, RegExp]>([
+    ['renew', {}, {}, /^renew needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=k \(as dlock acquire/],
+    ['renew', {}, { DLOCK_TOKEN: T }, /^renew needs the owner token/],
+    ['renew', {}, { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^renew needs the owner token/],
+    ['renew', { token: 'xyz' }, {}, /^--token: not an owner token .*\(got "xyz"\)$/],
+    ['renew', {}, { DLOCK_KEY: 'k', DLOCK_TOKEN: 'nope' }, /^DLOCK_TOKEN: not an owner token/],
+    // release's four rules: --force or a token, never both; --now and --slot only with --force.
+    ['release', { force: true, token: T }, {}, /^--force and --token: choose one \(--force releases whoever/],
+    ['release', { now: true, token: T }, {}, /^--now needs --force$/],
+    ['release', { slot: '1', token: T }, {}, /^--slot needs --force \(your own release knows its slot\)$/],
+    ['release', {}, {}, /^release needs the owner token: .*DLOCK_KEY=k .*run: dlock release --force k$/],
+    ['release', {}, { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^release needs the owner token/],
+    ['release', { force: true, slot: '-1' }, {}, /^--slot: expected an integer from 0 to 999/],
+    ['release', { force: true, slot: '1000' }, {}, /^--slot: expected an integer from 0 to 999/],
+    ['release', { token: 'xyz' }, {}, /^--token: not an owner token/],
+    ['history', { count: '0' }, {}, /^--count: expected an integer from 1 to 1000 \(got "0"\)$/],
+    ['history', { count: '1001' }, {}, /^--count: expected an integer from 1 to 1000/],
+    ['history', QUORUM, {}, /^history needs one Redis .*Redlock quorum of 3: no history is kept$/],
+    ['doctor', { ttl: '50ms' }, {}, /^--ttl: must be at least 100ms/],
+    ['status', { quiet: true, verbose: true }, {}, /^--quiet and --verbose: choose one$/],
+    ['acquire', { pid: '12', keeper: false }, {}, /^--pid and --no-keeper: choose one/],
+    ['acquire', { json: true, format: 'sh' }, {}, /^--json and --format sh: choose one$/],
+    ['acquire', { conflictExitCode: '0' }, {}, /^--conflict-exit-code: not 0 for eval/],
+  ])('%s %j %j is a usage error', (command, raw, env, message) => {
+    expect(usageError(() => COMMANDS[command](raw, env)).message).toMatch(message);
+  });
+
+  test('a bad key is refused by every command that takes one', () => {
+    for (const make of [renewConfig, releaseConfig, statusConfig, historyConfig]) {
+      expect(usageError(() => make('a b', { token: T }, {})).message).toMatch(/^key: /);
+    }
   });
 });

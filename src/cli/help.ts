@@ -1,9 +1,9 @@
 // What --help prints besides the options: its width, the environment, and each command's
-// exit codes and examples. Kept apart from cli.ts, which declares the options themselves.
+// exit codes and examples. Kept apart from the other src/cli/ files, which declare the options themselves.
 
 import type { Command } from 'commander';
-import type { Env } from './config/index.js';
-import { INSTALL_LINES } from './completion/install.js';
+import type { Env } from '../config/index.js';
+import { INSTALL_LINES } from '../completion/install.js';
 
 /** Narrowest width worth wrapping to; below it a line is left as it is. */
 const MIN_HELP_WIDTH = 40;

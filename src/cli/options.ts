@@ -1,0 +1,118 @@
+// The option groups several commands share (lock, waiting, output, connection, TLS), in --help's order.
+
+import { Command, Option } from 'commander';
+import { DEFAULTS, LOG_FORMATS, ON_LOST, type RawOptions } from '../config/index.js';
+import { UsageError } from '../errors.js';
+
+/** --redis repeats: each value is added to the list. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** --help's option groups, everyday ones first. */
+export const GROUP = {
+  lock: 'Lock options:',
+  waiting: 'Waiting options:',
+  command: 'Command options:',
+  keeper: 'Keeper options:',
+  output: 'Output options:',
+  connection: 'Connection options:',
+  tls: 'TLS options:',
+} as const;
+
+/** The options of the lock itself, which run and acquire share. */
+export function lockOptions(command: Command): Command {
+  return command
+    .optionsGroup(GROUP.lock)
+    .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
+    .option('-x, --exclusive', 'one holder at a time: the default (flock -x; -e also works)')
+    .addOption(new Option('-e').hideHelp())
+    .on('option:e', () => command.setOptionValue('exclusive', true))
+    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
+    .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
+    .option(
+      '--sync-replicas <n>',
+      'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 ' +
+        '(default 0)',
+    );
+}
+
+/** flock's -c and -u, which dlock spells otherwise: a one-line usage error that shows the dlock way. */
+export function flockHints(command: Command): Command {
+  const name = command.name();
+  const shell = name === 'run' ? 'dlock runs the command after the key, without a shell' : 'acquire takes no command';
+  const hints: Record<string, string> = {
+    c: `-c: ${shell}; as flock -c does: dlock run <key> -- sh -c '<command>'`,
+    u: '-u: dlock unlocks with its own command: dlock release <key> (owner token from DLOCK_TOKEN or --token)',
+  };
+  command.addOption(new Option('-c [command]').hideHelp()).addOption(new Option('-u').hideHelp());
+  for (const [flag, hint] of Object.entries(hints)) {
+    command.on(`option:${flag}`, () => {
+      throw new UsageError(hint);
+    });
+  }
+  return command;
+}
+
+/** How long to wait for the lock, and what not getting it exits with (run and acquire). */
+export function waitingOptions(command: Command): Command {
+  return command
+    .optionsGroup(GROUP.waiting)
+    .option('-n, --no-wait', 'fail at once if the lock is held')
+    .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
+    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`);
+}
+
+/** What --on-lost does, to the command (run) or the watched process (acquire). */
+export function onLostOption(lossTo: string): Option {
+  return new Option(
+    '--on-lost <action>',
+    `what to do to ${lossTo} if the lock is lost (default ${DEFAULTS.onLost})`,
+  ).choices(ON_LOST);
+}
+
+/** -q, -v, --log-format and -h, which every command has; `more` adds the command's own output options first. */
+export function outputOptions(command: Command, more: (command: Command) => Command = (same) => same): Command {
+  return more(command.optionsGroup(GROUP.output))
+    .option('-q, --quiet', 'print errors only')
+    .option('-v, --verbose', 'print one line per lock event')
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        `stderr format (env DLOCK_LOG_FORMAT; default ${DEFAULTS.logFormat})`,
+      ).choices(LOG_FORMATS),
+    )
+    .helpOption('-h, --help', 'show help');
+}
+
+/** Where Redis is and how to reach it, TLS last. */
+export function connectionOptions(command: Command): Command {
+  return command
+    .optionsGroup(GROUP.connection)
+    .option(
+      '--redis <url>',
+      `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock ` +
+        `quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`,
+      collect,
+    )
+    .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
+    .option('--connect-timeout <duration>', `per-instance connect/command timeout (default ${DEFAULTS.connectTimeout})`)
+    .optionsGroup(GROUP.tls)
+    .option(
+      '--tls-ca <file>',
+      'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)',
+    )
+    .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)');
+}
+
+/** A JSON output option in the Output group. */
+export const jsonOption = (command: Command) => command.option('--json', 'print JSON');
+
+/** --wait and --no-wait share one value in commander: which were given, and one of them at most. */
+export function waitChoice(command: Command): (options: RawOptions) => RawOptions {
+  const given = { wait: false, noWait: false };
+  command.on('option:wait', () => (given.wait = true)).on('option:no-wait', () => (given.noWait = true));
+  return (options: RawOptions): RawOptions => {
+    if (given.wait && given.noWait) throw new UsageError('--wait and --no-wait: choose one');
+    return { ...options, wait: given.noWait ? false : options.wait };
+  };
+}

@@ -1,0 +1,82 @@
+// The owner token renew and release take, and the rules of release --force.
+
+import { badOption, UsageError } from '../errors.js';
+import { MAX_SLOTS } from '../lock/holder.js';
+import { connectionConfig, type ConnectionConfig } from './connection.js';
+import { integer, validateKey, type Env, type RawOptions } from './options.js';
+
+/** An owner token as dlock hands them out (128 bits, hex). */
+export function validateToken(option: string, token: string): string {
+  if (!/^[0-9a-f]{32}$/.test(token))
+    throw badOption(
+      option,
+      token.length > 40 ? `${token.slice(0, 40)}...` : token,
+      'not an owner token (32 hex digits, as DLOCK_TOKEN holds)',
+    );
+  return token;
+}
+
+/**
+ * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key
+ * (the variables `dlock acquire` exports); undefined when neither gives one.
+ */
+export function ownerToken(key: string, raw: RawOptions, env: Env): string | undefined {
+  if (raw.token !== undefined) return validateToken('--token', raw.token);
+  if (env.DLOCK_KEY === key && env.DLOCK_TOKEN) return validateToken('DLOCK_TOKEN', env.DLOCK_TOKEN);
+  return undefined;
+}
+
+/** Where the owner token comes from, as the usage errors of renew and release say it. */
+const TOKEN_SOURCES = '--token, or DLOCK_TOKEN with DLOCK_KEY=';
+
+/** dlock renew: the key and its owner's token. */
+export interface RenewConfig {
+  config: ConnectionConfig;
+  key: string;
+  token: string;
+}
+
+/** dlock renew needs the owner token: only the holder extends its lease. */
+export function renewConfig(key: string | undefined, raw: RawOptions, env: Env): RenewConfig {
+  const config = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  const token = ownerToken(validKey, raw, env);
+  if (!token) {
+    throw new UsageError(`renew needs the owner token: ${TOKEN_SOURCES}${validKey} (as dlock acquire exports them)`);
+  }
+  return { config, key: validKey, token };
+}
+
+/** dlock release: the owner's release (with its token), or --force's (whoever holds it). */
+export interface ReleaseConfig {
+  config: ConnectionConfig;
+  key: string;
+  force: boolean;
+  /** --force --now: open the lock to new holders at once. */
+  now: boolean;
+  /** The owner's token; undefined with --force. */
+  token: string | undefined;
+  /** --force --slot n: only that slot's holder. */
+  slot: number | undefined;
+}
+
+/** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
+export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env): ReleaseConfig {
+  const config = connectionConfig(raw, env);
+  const validKey = validateKey(key);
+  const force = Boolean(raw.force);
+  const now = Boolean(raw.now);
+  if (force && raw.token !== undefined)
+    throw new UsageError('--force and --token: choose one (--force releases whoever holds it)');
+  if (now && !force) throw new UsageError('--now needs --force');
+  if (raw.slot !== undefined && !force) throw new UsageError('--slot needs --force (your own release knows its slot)');
+  const slot = raw.slot === undefined ? undefined : integer('--slot', raw.slot, 0, MAX_SLOTS - 1);
+  const token = force ? undefined : ownerToken(validKey, raw, env);
+  if (!force && !token) {
+    throw new UsageError(
+      `release needs the owner token: ${TOKEN_SOURCES}${validKey} (as dlock acquire exports them); ` +
+        `to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
+    );
+  }
+  return { config, key: validKey, force, now, token, slot };
+}
