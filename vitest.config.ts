@@ -4,7 +4,17 @@ import { defineConfig } from 'vitest/config';
 // pure ones (seconds); `npm run test:fast` all but slow/ (the binary, the npm tarball, chaos).
 const KINDS = ['unit', 'scripts', 'cli', 'topology', 'hostile', 'slow'];
 
+/** The Lua scripts (src/lock/lua/*.lua) imported as text, as esbuild's text loader does in scripts/build.mjs. */
+const luaAsText = {
+  name: 'lua-as-text',
+  enforce: 'pre' as const,
+  transform(source: string, id: string) {
+    return id.endsWith('.lua') ? { code: `export default ${JSON.stringify(source)};`, map: null } : undefined;
+  },
+};
+
 export default defineConfig({
+  plugins: [luaAsText],
   test: {
     testTimeout: 60_000,
     hookTimeout: 30_000,

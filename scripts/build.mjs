@@ -17,6 +17,7 @@ const { outputFiles } = await build({
   platform: 'node',
   format: 'cjs',
   write: false,
+  loader: { '.lua': 'text' },
   logLevel: 'warning',
 });
 const scripts = { exports: {} };
@@ -96,7 +97,7 @@ await build({
     dns: './scripts/stubs/lazy-dns.cjs',
     crypto: './scripts/stubs/lazy-crypto.cjs',
   },
-  loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
+  loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text', '.lua': 'text' },
   logLevel: 'warning',
 });
 

@@ -1,4 +1,5 @@
-// Completion scripts are bundled as text (esbuild's text loader).
+// Completion scripts and the Lua scripts (src/lock/lua/) are bundled as text (esbuild's text loader;
+// in the tests, vitest.config.ts).
 declare module '*.bash' {
   const text: string;
   export default text;
@@ -8,6 +9,10 @@ declare module '*.zsh' {
   export default text;
 }
 declare module '*.fish' {
+  const text: string;
+  export default text;
+}
+declare module '*.lua' {
   const text: string;
   export default text;
 }

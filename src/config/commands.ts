@@ -2,7 +2,7 @@
 
 import { holderCmd } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
-import { HISTORY_MAX } from '../lock/scripts.js';
+import { HISTORY_MAX } from '../lock/limits.js';
 import { ONE_REDIS } from '../lockset/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';

@@ -3,6 +3,7 @@
 // and channels?" for each. The table is docs/operations/tls-and-acl.md (least privilege) as data.
 
 import type { Redis } from 'ioredis';
+import { scriptCommands } from '../lock/all-scripts.js';
 import { lockKeys, type LockKeys } from '../lock/keys.js';
 import type { Check } from './checks.js';
 
@@ -16,6 +17,8 @@ interface Grant {
   missing: 'FAIL' | 'WARN';
   /** Only asked about when it applies to this configuration. */
   when?: (context: GrantContext) => boolean;
+  /** A command the lock scripts call: asked about while one of them declares it (lock/all-scripts.ts). */
+  called?: true;
 }
 
 export interface GrantContext {
@@ -27,39 +30,47 @@ export interface GrantContext {
 
 const LOCKS = 'dlock run, acquire, renew and release (the lock scripts)';
 const SHA = '0000000000000000000000000000000000000000';
+const EXAMPLE = lockKeys('', '');
 
+/** A command the lock scripts call, needed to lock at all; asked about on a key of ours unless `grant` says not. */
+function called(argv: (keys: LockKeys) => string[], grant = `+${argv(EXAMPLE)[0]} ~PREFIX*`): Grant {
+  return { argv, grant, feature: LOCKS, missing: 'FAIL', called: true };
+}
+
+/**
+ * How the doctor asks about each command, in the order it reports them. The commands the lock
+ * scripts call (`called`) come from the scripts' declarations: one no script declares is not
+ * asked about, and one a script declares that is not here is asked about on the lock's hash, as
+ * part of the lock scripts, after the rest (grantsAsked).
+ */
 const GRANTS: Grant[] = [
   { argv: (k) => ['evalsha', SHA, '2', k.lock, k.fence], grant: '+evalsha', feature: LOCKS, missing: 'FAIL' },
   { argv: (k) => ['eval', 'return 1', '2', k.lock, k.fence], grant: '+eval', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['hget', k.lock, 'owner'], grant: '+hget ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['hset', k.lock, 'owner', 'x'], grant: '+hset ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['exists', k.lock], grant: '+exists ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['pttl', k.lock], grant: '+pttl ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['pexpire', k.lock, '1000'], grant: '+pexpire ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['del', k.lock], grant: '+del ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['incr', k.fence], grant: '+incr ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['get', k.fence], grant: '+get ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  called((k) => ['hget', k.lock, 'owner']),
+  called((k) => ['hset', k.lock, 'owner', 'x']),
+  called((k) => ['exists', k.lock]),
+  called((k) => ['pttl', k.lock]),
+  called((k) => ['pexpire', k.lock, '1000']),
+  called((k) => ['del', k.lock]),
+  called((k) => ['incr', k.fence]),
+  called((k) => ['get', k.fence]),
   // The line (one instance) and --slots/--shared: every acquire reads it and the server's clock.
-  { argv: () => ['time'], grant: '+time', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['hexists', k.lock, 'mode'], grant: '+hexists ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['hdel', k.lineInfo, 'x'], grant: '+hdel ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zadd', k.line, '1', 'x'], grant: '+zadd ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zrem', k.line, 'x'], grant: '+zrem ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zrange', k.line, '0', '0'], grant: '+zrange ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  {
-    argv: (k) => ['zrangebyscore', k.lineExpiry, '-inf', '0'],
-    grant: '+zrangebyscore ~PREFIX*',
-    feature: LOCKS,
-    missing: 'FAIL',
-  },
-  { argv: (k) => ['zscore', k.line, 'x'], grant: '+zscore ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zrank', k.line, 'x'], grant: '+zrank ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
-  { argv: (k) => ['zcard', k.line], grant: '+zcard ~PREFIX*', feature: LOCKS, missing: 'FAIL' },
+  called(() => ['time'], '+time'),
+  called((k) => ['hexists', k.lock, 'mode']),
+  called((k) => ['hdel', k.lineInfo, 'x']),
+  called((k) => ['zadd', k.line, '1', 'x']),
+  called((k) => ['zrem', k.line, 'x']),
+  called((k) => ['zrange', k.line, '0', '0']),
+  called((k) => ['zrangebyscore', k.lineExpiry, '-inf', '0']),
+  called((k) => ['zscore', k.line, 'x']),
+  called((k) => ['zrank', k.line, 'x']),
+  called((k) => ['zcard', k.line]),
   {
     argv: (k) => ['hgetall', k.lock],
     grant: '+hgetall ~PREFIX*',
     feature: 'dlock status, release --force and the holder shown while waiting',
     missing: 'FAIL',
+    called: true,
   },
   {
     argv: () => ['scan', '0'],
@@ -73,6 +84,7 @@ const GRANTS: Grant[] = [
     feature: 'Redlock (raising the fence counters to the largest)',
     missing: 'FAIL',
     when: (c) => c.redlock,
+    called: true,
   },
   {
     argv: (k) => ['set', `${k.lock}:done`, '1'],
@@ -80,12 +92,14 @@ const GRANTS: Grant[] = [
     feature: '--once-per (marking a key done after a run that succeeded)',
     missing: 'WARN',
     when: (c) => !c.redlock,
+    called: true,
   },
   {
     argv: (k) => ['xadd', `${k.lock}:history`, '*', 'event', 'x'],
     grant: '+xadd ~PREFIX*',
     feature: 'the history of each lock (without it nothing is recorded; locking works)',
     missing: 'WARN',
+    called: true,
   },
   {
     argv: (k) => ['xrevrange', `${k.lock}:history`, '+', '-'],
@@ -111,9 +125,22 @@ const GRANTS: Grant[] = [
     grant: '+publish &PREFIX*',
     feature: 'release: telling waiters at once (without it they notice by polling, up to 5s later)',
     missing: 'WARN',
+    called: true,
   },
   { argv: () => ['wait', '0', '0'], grant: '+wait', feature: '--sync-replicas', missing: 'WARN' },
 ];
+
+/** GRANTS, with the commands the lock scripts call as they declare them (see GRANTS). */
+function grantsAsked(): Grant[] {
+  const declared = scriptCommands().map((command) => command.toLowerCase());
+  const commandOf = (grant: Grant) => grant.argv(EXAMPLE)[0];
+  const listed = new Set(GRANTS.filter((grant) => grant.called).map(commandOf));
+  const unlisted = declared.filter((command) => !listed.has(command));
+  return [
+    ...GRANTS.filter((grant) => !grant.called || declared.includes(commandOf(grant))),
+    ...unlisted.map((command) => called((k) => [command, k.lock])),
+  ];
+}
 
 /**
  * ARGV: groups of <n> <command> <args...> (n words each); returns 1 or 0 per group: whether
@@ -132,7 +159,7 @@ return allowed
 /** One check per missing grant, or one OK; `user` names the ACL user in the fixes. */
 export async function grantChecks(node: Redis, context: GrantContext, user: string): Promise<Check[]> {
   const names = lockKeys(context.prefix, 'dlock-doctor');
-  const asked = GRANTS.filter((grant) => grant.when?.(context) ?? true);
+  const asked = grantsAsked().filter((grant) => grant.when?.(context) ?? true);
   const argv = asked.flatMap((grant) => {
     const words = grant.argv(names);
     return [String(words.length), ...words];

@@ -1,11 +1,10 @@
 // Single-instance acquire: one ACQUIRE script call on one Redis.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
+import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { parseAcquireReply, type AcquireReply } from './replies.js';
-import { runScript } from './script.js';
-import { ACQUIRE } from './scripts.js';
+import { ACQUIRE, KEY_CHECK_CALLS } from './scripts.js';
 
 export type { AcquireReply } from './replies.js';
 
@@ -14,6 +13,24 @@ export interface HolderMeta {
   pid: number;
   cmd: string;
 }
+
+export interface AcquireInput {
+  owner: string;
+  ttlMs: number;
+  meta: HolderMeta;
+  /** Wall-clock ms the hold started (the hash's `since_ms`). */
+  sinceMs: number;
+}
+
+/** lua/acquire.lua: take the lock if it is free (or ours already). */
+export const acquireScript = defineScript({
+  name: 'acquire',
+  lua: ACQUIRE,
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'INCR', 'HSET', 'DEL'],
+  keys: (k: LockKeys) => [k.lock, k.fence],
+  args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd, i.sinceMs],
+  parse: parseAcquireReply,
+});
 
 /** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
 export async function acquireOn(
@@ -24,8 +41,5 @@ export async function acquireOn(
   meta: HolderMeta,
   timeoutMs: number,
 ): Promise<AcquireReply> {
-  const args = [owner, ttlMs, meta.host, meta.pid, meta.cmd, Date.now()];
-  return parseAcquireReply(
-    await withTimeout(runScript(instance.client, ACQUIRE, [keys.lock, keys.fence], args), timeoutMs),
-  );
+  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta, sinceMs: Date.now() }, timeoutMs);
 }

@@ -1,12 +1,29 @@
 // Single-instance extend: renew the lease only while we still own it.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
+import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { lossArgs, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';
-import { runScript } from './script.js';
-import { EXTEND } from './scripts.js';
+import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
+
+export interface ExtendInput {
+  owner: string;
+  ttlMs: number;
+  /** The holder as the history names it when the renewal is refused (undefined: record nothing). */
+  record?: LossRecord;
+}
+
+/** lua/extend.lua: renew the exclusive lease while the owner matches. */
+export const extendScript = defineScript({
+  name: 'extend',
+  lua: EXTEND,
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD'],
+  keys: (k: LockKeys) => [k.lock, k.history],
+  args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record)],
+  parse: (reply) => parseFlagReply('extend', reply),
+  evalFirst: true,
+});
 
 /**
  * true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on
@@ -20,11 +37,5 @@ export async function extendOn(
   timeoutMs: number,
   record?: LossRecord,
 ): Promise<boolean> {
-  return parseFlagReply(
-    'extend',
-    await withTimeout(
-      runScript(instance.client, EXTEND, [keys.lock, keys.history], [owner, ttlMs, ...lossArgs(record)], true),
-      timeoutMs,
-    ),
-  );
+  return extendScript.run(instance.client, keys, { owner, ttlMs, record }, timeoutMs);
 }

@@ -2,27 +2,64 @@
 
 import { hostname } from 'node:os';
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
+import { defineScript } from './define-script.js';
 import type { Holder } from './holder.js';
-import { lineKeys, type LockKeys } from './keys.js';
+import type { LockKeys } from './keys.js';
 import { PLACE_LEASE_MS } from './line.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
-import { runScript } from './script.js';
-import { FORCE_RELEASE, INSPECT } from './scripts.js';
+import { FORCE_RELEASE, INSPECT, LINE_LIB_CALLS } from './scripts.js';
 
 /** `holder`: the exclusive holder or the first of several; `counter`: the last token issued here ("0" if none yet). */
 export type LockState = InspectReply;
 
+/** lua/inspect.lua: the lock's holders, line and counter, read only. */
+export const inspectScript = defineScript({
+  name: 'inspect',
+  lua: INSPECT,
+  commands: [...LINE_LIB_CALLS, 'PTTL', 'HGETALL'],
+  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo],
+  args: () => [],
+  parse: parseInspectReply,
+});
+
 export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  return parseInspectReply(
-    await withTimeout(runScript(instance.client, INSPECT, lineKeys(keys, keys.fence), []), timeoutMs),
-  );
+  return inspectScript.run(instance.client, keys, undefined, timeoutMs);
 }
+
+export interface ForceReleaseInput {
+  /** Delete at once, else keep each removed hold closed until its lease runs out. */
+  now: boolean;
+  /** Wall-clock ms (the closed hold's `forced_ms`). */
+  atMs: number;
+  /** Only that holder of --slots (undefined: every holder). */
+  slot?: number;
+  /** Who forces it, for the history. */
+  host: string;
+  pid: number;
+}
+
+/** lua/force-release.lua: remove the holders whoever they are (`release --force`). */
+export const forceReleaseScript = defineScript({
+  name: 'force-release',
+  lua: FORCE_RELEASE,
+  commands: [...LINE_LIB_CALLS, 'HGETALL', 'PTTL', 'HSET', 'ZADD'],
+  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
+  args: (i: ForceReleaseInput, k) => [
+    i.now ? 'now' : 'close',
+    i.atMs,
+    i.slot === undefined ? '' : String(i.slot),
+    k.wakePrefix,
+    i.host,
+    i.pid,
+    PLACE_LEASE_MS,
+  ],
+  parse: parseForceReleaseReply,
+});
 
 /**
  * Take the lock from whoever holds it (with `slot`, only that holder of --slots); returns whom
  * it removed. `now`: delete; else keep each removed hold closed until its lease runs out (see
- * FORCE_RELEASE).
+ * lua/force-release.lua).
  */
 export async function forceReleaseOn(
   instance: Instance,
@@ -32,12 +69,6 @@ export async function forceReleaseOn(
   slot?: number,
 ): Promise<{ holders: Holder[]; closedForMs: number }> {
   // Who forced it goes into the history.
-  const slotArg = slot === undefined ? '' : String(slot);
-  const args = [now ? 'now' : 'close', Date.now(), slotArg, keys.wakePrefix, hostname(), process.pid, PLACE_LEASE_MS];
-  return parseForceReleaseReply(
-    await withTimeout(
-      runScript(instance.client, FORCE_RELEASE, [...lineKeys(keys, keys.released), keys.history], args),
-      timeoutMs,
-    ),
-  );
+  const input = { now, atMs: Date.now(), slot, host: hostname(), pid: process.pid };
+  return forceReleaseScript.run(instance.client, keys, input, timeoutMs);
 }

@@ -44,16 +44,6 @@ export function lockKeys(prefix: string, key: string): LockKeys {
   };
 }
 
-/** KEYS of the scripts that see the whole lock: L, fence or channel, HX, Q, QX, QD. */
-export function lineKeys(keys: LockKeys, second: string): string[] {
-  return [keys.lock, second, keys.holders, keys.line, keys.lineExpiry, keys.lineInfo];
-}
-
-/** The KEYS after lineKeys of the scripts that keep once-per and history: the done mark, the history stream. */
-export function recordKeys(keys: LockKeys): string[] {
-  return [keys.done, keys.history];
-}
-
 /** The user's key back from a lock hash's name, or undefined if it is not one of ours. */
 export function keyFromLockName(prefix: string, name: string): string | undefined {
   if (!name.startsWith(`${prefix}{`) || !name.endsWith('}')) return undefined;

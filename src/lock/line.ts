@@ -1,14 +1,13 @@
 // The line on one instance: enter it (take the lock when our turn comes), leave it, and renew
-// one holder of --slots/--shared. See the line scripts in scripts.ts.
+// one holder of --slots/--shared: the scripts that share lua/line-lib.lua.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
 import type { HolderMeta } from './acquire.js';
-import { lineKeys, recordKeys, type LockKeys } from './keys.js';
+import { defineScript } from './define-script.js';
+import type { LockKeys } from './keys.js';
 import { slotsOf, type HoldMode } from './mode.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
-import { runScript } from './script.js';
-import { ENTER, EXTEND_HOLDER, LEAVE } from './scripts.js';
+import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
 
 export type { EnterReply } from './replies.js';
 /** Until config and the views import it from lock/mode.ts. */
@@ -48,26 +47,54 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
   return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
 }
 
-export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
-  const { owner, ttlMs, meta, mode } = options;
-  const args = [
-    owner,
-    ttlMs,
-    meta.host,
-    meta.pid,
-    meta.cmd,
-    Date.now(),
-    mode.kind,
-    slotsOf(mode),
-    options.join ? '1' : '0',
+/** What ENTER is asked: the options but the timeout, and when this hold started (wall clock). */
+export type EnterInput = Omit<EnterOptions, 'timeoutMs'> & { sinceMs: number };
+
+/** lua/enter.lua: take the lock in line order, or keep (or get) a place in line. */
+export const enterScript = defineScript({
+  name: 'enter',
+  lua: ENTER,
+  commands: [...LINE_LIB_CALLS, 'INCR', 'HSET', 'ZADD', 'PTTL', 'ZRANK'],
+  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history],
+  args: (i: EnterInput, k) => [
+    i.owner,
+    i.ttlMs,
+    i.meta.host,
+    i.meta.pid,
+    i.meta.cmd,
+    i.sinceMs,
+    i.mode.kind,
+    slotsOf(i.mode),
+    i.join ? '1' : '0',
     PLACE_LEASE_MS,
-    keys.wakePrefix,
-    Math.round(options.waitedMs),
-    Math.round(options.oncePerMs),
-  ];
-  const keyList = [...lineKeys(keys, keys.fence), ...recordKeys(keys)];
-  return parseEnterReply(await withTimeout(runScript(instance.client, ENTER, keyList, args), options.timeoutMs), mode);
+    k.wakePrefix,
+    Math.round(i.waitedMs),
+    Math.round(i.oncePerMs),
+  ],
+  parse: (reply, i) => parseEnterReply(reply, i.mode),
+});
+
+export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
+  const { timeoutMs, ...asked } = options;
+  return enterScript.run(instance.client, keys, { ...asked, sinceMs: Date.now() }, timeoutMs);
 }
+
+export interface LeaveInput {
+  owner: string;
+  /** The history entry to append ("busy": the wait ran out, "left": interrupted, "": none). */
+  record: 'busy' | 'left' | '';
+  waitedMs: number;
+}
+
+/** lua/leave.lua: give up a place in line, waking whoever may enter now. */
+export const leaveScript = defineScript({
+  name: 'leave',
+  lua: LEAVE,
+  commands: LINE_LIB_CALLS,
+  keys: (k: LockKeys) => [k.lock, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
+  args: (i: LeaveInput, k) => [i.owner, k.wakePrefix, i.record, Math.round(i.waitedMs)],
+  parse: (reply) => parseFlagReply('leave', reply),
+});
 
 /**
  * Give up a place in line (a wait ran out or was interrupted); wakes whoever may enter now.
@@ -81,20 +108,25 @@ export async function leaveOn(
   record: 'busy' | 'left' | '' = '',
   waitedMs = 0,
 ): Promise<boolean> {
-  const [lock, , ...rest] = lineKeys(keys, '');
-  return parseFlagReply(
-    'leave',
-    await withTimeout(
-      runScript(
-        instance.client,
-        LEAVE,
-        [lock, ...rest, keys.history],
-        [owner, keys.wakePrefix, record, Math.round(waitedMs)],
-      ),
-      timeoutMs,
-    ),
-  );
+  return leaveScript.run(instance.client, keys, { owner, record, waitedMs }, timeoutMs);
 }
+
+export interface ExtendHolderInput {
+  owner: string;
+  ttlMs: number;
+  record?: LossRecord;
+}
+
+/** lua/extend-holder.lua: renew one holder of --slots/--shared. */
+export const extendHolderScript = defineScript({
+  name: 'extend-holder',
+  lua: EXTEND_HOLDER,
+  commands: [...LINE_LIB_CALLS, 'ZADD'],
+  keys: (k: LockKeys) => [k.lock, k.holders, k.history],
+  args: (i: ExtendHolderInput) => [i.owner, i.ttlMs, ...lossArgs(i.record)],
+  parse: (reply) => parseFlagReply('extend', reply),
+  evalFirst: true,
+});
 
 /** Renew one holder of --slots/--shared: true renewed, false no longer held. */
 export async function extendHolderOn(
@@ -105,17 +137,5 @@ export async function extendHolderOn(
   timeoutMs: number,
   record?: LossRecord,
 ): Promise<boolean> {
-  return parseFlagReply(
-    'extend',
-    await withTimeout(
-      runScript(
-        instance.client,
-        EXTEND_HOLDER,
-        [keys.lock, keys.holders, keys.history],
-        [owner, ttlMs, ...lossArgs(record)],
-        true,
-      ),
-      timeoutMs,
-    ),
-  );
+  return extendHolderScript.run(instance.client, keys, { owner, ttlMs, record }, timeoutMs);
 }

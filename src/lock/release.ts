@@ -3,11 +3,10 @@
 // the caller's.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
-import { lineKeys, recordKeys, type LockKeys } from './keys.js';
+import { defineScript } from './define-script.js';
+import type { LockKeys } from './keys.js';
 import { parseReleaseReply } from './replies.js';
-import { runScript } from './script.js';
-import { RELEASE } from './scripts.js';
+import { LINE_LIB_CALLS, RELEASE } from './scripts.js';
 
 /**
  * released: it was ours and is deleted; unannounced: deleted, but the server refused the
@@ -26,6 +25,28 @@ export interface ReleaseRecord {
   oncePerMs: number;
 }
 
+export interface ReleaseInput {
+  owner: string;
+  /** false: delete without waking the waiters. */
+  notify: boolean;
+  record?: ReleaseRecord;
+}
+
+/** lua/release.lua: compare-and-delete our hold, then wake the waiters that may now enter. */
+export const releaseScript = defineScript({
+  name: 'release',
+  lua: RELEASE,
+  commands: [...LINE_LIB_CALLS, 'SET'],
+  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history],
+  args: ({ owner, notify, record }: ReleaseInput, k) => [
+    owner,
+    notify ? '1' : '0',
+    k.wakePrefix,
+    ...(record ? ['1', record.exitStatus, Math.round(record.oncePerMs)] : ['0', '', 0]),
+  ],
+  parse: parseReleaseReply,
+});
+
 export async function releaseOn(
   instance: Instance,
   keys: LockKeys,
@@ -34,16 +55,5 @@ export async function releaseOn(
   notify = true,
   record?: ReleaseRecord,
 ): Promise<ReleaseReply> {
-  const recorded = record ? ['1', record.exitStatus, Math.round(record.oncePerMs)] : ['0', '', 0];
-  return parseReleaseReply(
-    await withTimeout(
-      runScript(
-        instance.client,
-        RELEASE,
-        [...lineKeys(keys, keys.released), ...recordKeys(keys)],
-        [owner, notify ? '1' : '0', keys.wakePrefix, ...recorded],
-      ),
-      timeoutMs,
-    ),
-  );
+  return releaseScript.run(instance.client, keys, { owner, notify, record }, timeoutMs);
 }

@@ -1,5 +1,5 @@
-// Every script's reply checked in one place before anything uses it (pure; see scripts.ts for
-// what each script returns). A reply of any other shape is not from a Redis running dlock's
+// Every script's reply checked in one place before anything uses it (pure; the header of each
+// lua/*.lua says what it returns). A reply of any other shape is not from a Redis running dlock's
 // scripts: the instance failed (MalformedReplyError), and nothing in the reply is used.
 // Replies arrive as ioredis gives them: bulk strings as strings, integers as numbers, nil null.
 

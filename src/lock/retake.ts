@@ -1,11 +1,10 @@
 // Redlock renewal: re-take the lock on an instance that lost it while a majority holds it.
 
 import type { Instance } from '../redis/client.js';
-import { withTimeout } from '../clock.js';
 import type { HolderMeta } from './acquire.js';
+import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { runScript } from './script.js';
-import { RETAKE } from './scripts.js';
+import { KEY_CHECK_CALLS, RETAKE } from './scripts.js';
 
 /** What a re-created hash carries: the held token and the holder's metadata. */
 export interface HeldLock {
@@ -14,6 +13,35 @@ export interface HeldLock {
   /** Wall-clock ms when the lock was acquired (the hash's `since_ms`). */
   sinceMs: number;
 }
+
+export interface RetakeInput {
+  owner: string;
+  /** What is left of the lease the majority just renewed. */
+  leftMs: number;
+  /** The lease length (the hash's `ttl_ms`). */
+  ttlMs: number;
+  held: HeldLock;
+}
+
+/** lua/retake.lua: put our lock back where it was lost; true when it is ours there now. */
+export const retakeScript = defineScript({
+  name: 'retake',
+  lua: RETAKE,
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'EXISTS', 'SET', 'HSET', 'PEXPIRE', 'DEL'],
+  keys: (k: LockKeys) => [k.lock, k.fence],
+  args: ({ owner, leftMs, ttlMs, held }: RetakeInput) => [
+    owner,
+    Math.max(1, Math.floor(leftMs)),
+    held.fence,
+    held.meta.host,
+    held.meta.pid,
+    held.meta.cmd,
+    Math.round(held.sinceMs),
+    ttlMs,
+  ],
+  // Anything but 1 is "not ours there" (the caller counts it as a lost instance).
+  parse: (reply) => reply === 1,
+});
 
 /** true: ours there now; false: someone else's key is there (left alone). Throws on errors. */
 export async function retakeOn(
@@ -25,16 +53,5 @@ export async function retakeOn(
   held: HeldLock,
   timeoutMs: number,
 ): Promise<boolean> {
-  const { fence, meta, sinceMs } = held;
-  const args = [
-    owner,
-    Math.max(1, Math.floor(leftMs)),
-    fence,
-    meta.host,
-    meta.pid,
-    meta.cmd,
-    Math.round(sinceMs),
-    ttlMs,
-  ];
-  return (await withTimeout(runScript(instance.client, RETAKE, [keys.lock, keys.fence], args), timeoutMs)) === 1;
+  return retakeScript.run(instance.client, keys, { owner, leftMs, ttlMs, held }, timeoutMs);
 }

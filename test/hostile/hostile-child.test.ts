@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { lineKeys, lockKeys } from '../../src/lock/keys.js';
-import { runScript } from '../../src/lock/script.js';
-import { EXTEND, RELEASE } from '../../src/lock/scripts.js';
+import { extendScript } from '../../src/lock/extend.js';
+import { lockKeys } from '../../src/lock/keys.js';
+import { releaseScript } from '../../src/lock/release.js';
 import { cleanEnv, dlock, start } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
 import { RedisServer } from '../../support/redis-server.mjs';
@@ -147,14 +147,12 @@ describe('only the owner releases', () => {
     await admin.hset(keys.lock, 'owner', 'a'.repeat(32), 'fence', '1');
     await admin.pexpire(keys.lock, 60_000);
     for (const token of ['b'.repeat(32), '', 'A'.repeat(32), 'a'.repeat(31), `${'a'.repeat(32)} `, '*']) {
-      expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), [token, '1', keys.wakePrefix])).toBe(0);
-      expect(await runScript(admin, EXTEND, [keys.lock], [token, 1])).toBe(0);
+      expect(await releaseScript.run(admin, keys, { owner: token, notify: true }, 5000)).toBe('not-ours');
+      expect(await extendScript.run(admin, keys, { owner: token, ttlMs: 1 }, 5000)).toBe(false);
     }
     expect(await admin.hget(keys.lock, 'owner')).toBe('a'.repeat(32));
     expect(await admin.pttl(keys.lock)).toBeGreaterThan(50_000);
-    expect(await runScript(admin, RELEASE, lineKeys(keys, keys.released), ['a'.repeat(32), '1', keys.wakePrefix])).toBe(
-      1,
-    );
+    expect(await releaseScript.run(admin, keys, { owner: 'a'.repeat(32), notify: true }, 5000)).toBe('released');
     expect(await admin.exists(keys.lock)).toBe(0);
   });
 

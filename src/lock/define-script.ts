@@ -1,9 +1,47 @@
-// Run a script by EVALSHA and fall back to EVAL when the server does not know it yet.
+// One typed handle per Lua script (defineScript): its KEYS and ARGV named where they are built,
+// its reply parsed, the commands it calls declared. Run by EVALSHA, falling back to EVAL when the
+// server does not know the script yet.
 
+import { withTimeout } from '../clock.js';
 import type { RedisClient } from '../redis/client.js';
 import { deniedError, isDenied } from './denied.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
+import type { LockKeys } from './keys.js';
 import * as scripts from './scripts.js';
+
+/** What a script is: its Lua, the commands it calls, and how its KEYS, ARGV and reply are made. */
+export interface ScriptSpec<Input, Reply> {
+  /** Its name in tests and messages (the file's name in lua/). */
+  name: string;
+  /** The Lua as sent (scripts.ts). */
+  lua: string;
+  /** Every command its Lua calls (redis.call/pcall), upper case: doctor's ACL check asks about these. */
+  commands: readonly string[];
+  /** KEYS, in order: the only place their order is written. */
+  keys: (keys: LockKeys) => string[];
+  /** ARGV, in order. */
+  args: (input: Input, keys: LockKeys) => (string | number)[];
+  /** The reply checked and typed (replies.ts); a reply of another shape throws. */
+  parse: (reply: unknown, input: Input) => Reply;
+  /** EVAL on this client's first run instead of EVALSHA (see runScript). */
+  evalFirst?: boolean;
+}
+
+export interface Script<Input, Reply> extends ScriptSpec<Input, Reply> {
+  /** Run it on one instance within `timeoutMs` (else it rejects) and parse its reply. */
+  run(client: RedisClient, keys: LockKeys, input: Input, timeoutMs: number): Promise<Reply>;
+}
+
+/** A script's handle: `run` builds KEYS and ARGV, sends the script and parses what it answers. */
+export function defineScript<Input, Reply>(spec: ScriptSpec<Input, Reply>): Script<Input, Reply> {
+  return {
+    ...spec,
+    async run(client, keys, input, timeoutMs) {
+      const sent = runScript(client, spec.lua, spec.keys(keys), spec.args(input, keys), spec.evalFirst);
+      return spec.parse(await withTimeout(sent, timeoutMs), input);
+    },
+  };
+}
 
 /** Each script's SHA-1 by name, computed by scripts/build.mjs: a plain run then needs no node:crypto. */
 declare const __DLOCK_SCRIPT_SHA1__: Record<string, string> | undefined;
@@ -28,7 +66,7 @@ function sha1(lua: string): string {
  * server) instead of EVALSHA + NOSCRIPT + EVAL: renewals use it, since the extra round trip
  * would double the first renewal's time on a slow link.
  */
-export async function runScript(
+async function runScript(
   client: RedisClient,
   lua: string,
   keys: string[],

@@ -1,0 +1,200 @@
+-- enter.lua: one instance: take the lock in line order, or keep a place in line.
+-- Prefixed with line-lib.lua.
+--
+-- KEYS[1]  L, lock hash
+-- KEYS[2]  fence counter
+-- KEYS[3]  HX, holders' lease ends
+-- KEYS[4]  Q, the line
+-- KEYS[5]  QX, place lease ends
+-- KEYS[6]  QD, waiters' details
+-- KEYS[7]  done mark (--once-per)
+-- KEYS[8]  history stream
+-- ARGV[1]  owner token
+-- ARGV[2]  ttl ms
+-- ARGV[3]  host
+-- ARGV[4]  pid
+-- ARGV[5]  cmd
+-- ARGV[6]  since ms
+-- ARGV[7]  mode: "exclusive" | "shared" | "slots"
+-- ARGV[8]  n (slots; 1 otherwise)
+-- ARGV[9]  "1" to wait in line, "0" for --no-wait (never queues: busy when the lock has no room or
+--          anyone is in line)
+-- ARGV[10] place lease ms
+-- ARGV[11] wake channel prefix
+-- ARGV[12] ms this dlock has waited so far (history)
+-- ARGV[13] --once-per window ms ("0": none)
+--
+-- Returns
+--   {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a retried
+--     request that landed late);
+--   {0, place in line (1 = first; 0 with --no-wait), ms until a holder's lease runs out that would
+--     let this waiter in (-1: none does)};
+--   {2, how the key is in use ("exclusive", "shared" or "slots"), its n, holders, waiters} when it
+--     is in use in another mode or with another n (nothing changed);
+--   with ARGV[13] > 0, {3, done mark (JSON: host, pid, cmd, fence, started_ms, finished_ms), ms it
+--     stays done, server time ms} when a run succeeded within its window (this waiter leaves the
+--     line, and whoever may now enter is woken).
+--
+-- The holder's hash gets `taken_ms` (server time): the start of a --once-per window.
+-- Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
+-- and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
+-- woken. Whatever the line's details say, this caller enters only in its own mode and only when
+-- the holders actually there leave room for it.
+
+local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+if refused then return refused end
+local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local D, H = KEYS[7], KEYS[8]
+local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[7], tonumber(ARGV[8])
+local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[12]}
+if (tonumber(ARGV[13]) or 0) > 0 then
+  refused = check_keys({7, 'string'})
+  if refused then return refused end
+end
+if redis.call('HGET', L, 'owner') == owner then
+  redis.call('PEXPIRE', L, ttl)
+  return {1, redis.call('HGET', L, 'fence'), -1}
+end
+local now = clock()
+local pruned = prune_line(Q, QX, QD, now) + prune_holders(L, HX, now)
+local mine = redis.call('HGET', L, 'h:' .. owner)
+if mine then
+  redis.call('ZADD', HX, now + ttl, owner)
+  settle_holders(L, HX, now)
+  local h = decoded(mine)
+  return {1, tostring(h.fence), tonumber(h.slot) or -1}
+end
+
+local kind, count, held_n = state(L, HX)
+local other, other_n = nil, 0
+if kind == 'slots' then
+  if mode ~= 'slots' or held_n ~= n then other, other_n = 'slots', held_n end
+elseif kind ~= 'none' then
+  if mode == 'slots' then other, other_n = kind, 1 end
+else
+  local head = redis.call('ZRANGE', Q, 0, 0)[1]
+  if head then
+    local info = waiter(QD, head)
+    local hm, hn = mode_of(info), tonumber(info.slots) or 1
+    if hm == 'slots' and (mode ~= 'slots' or hn ~= n) then other, other_n = 'slots', hn
+    elseif hm ~= 'slots' and mode == 'slots' then other, other_n = hm, 1 end
+  end
+end
+if other then
+  return {2, other, other_n, count, redis.call('ZCARD', Q)}
+end
+
+-- --once-per: a run succeeded within its window; checked before anything is taken or queued.
+if (tonumber(ARGV[13]) or 0) > 0 then
+  local done = redis.call('GET', D)
+  if done then
+    local left = redis.call('PTTL', D)
+    if redis.call('ZSCORE', Q, owner) then
+      redis.call('ZREM', Q, owner)
+      redis.call('ZREM', QX, owner)
+      redis.call('HDEL', QD, owner)
+      wake(ARGV[11], entrants(L, HX, Q, QD))
+    end
+    record(H, 'done', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8],
+      'until_ms', tostring(now + math.max(left, 0)))
+    return {3, done, left, now}
+  end
+end
+
+local function take()
+  redis.call('ZREM', Q, owner)
+  redis.call('ZREM', QX, owner)
+  redis.call('HDEL', QD, owner)
+  redis.call('INCR', F)
+  local fence = redis.call('GET', F)
+  if mode == 'exclusive' then
+    redis.call('HSET', L, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
+      'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
+    local expired = redis.pcall('PEXPIRE', L, ttl)
+    if type(expired) == 'table' and expired.err then
+      redis.pcall('DEL', L)
+      return expired
+    end
+    record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
+    return {1, fence, -1}
+  end
+  local slot = -1
+  if mode == 'slots' then
+    for i = 0, n - 1 do
+      if redis.call('HEXISTS', L, 's:' .. i) == 0 then slot = i break end
+    end
+    if slot < 0 then return nil end
+    redis.call('HSET', L, 's:' .. slot, owner)
+  end
+  redis.call('HSET', L, 'mode', mode, 'slots', ARGV[8], 'h:' .. owner, cjson.encode({fence = fence,
+    slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = ARGV[6], ttl_ms = ARGV[2],
+    taken_ms = tostring(now)}))
+  redis.call('ZADD', HX, now + ttl, owner)
+  local expired = redis.pcall('PEXPIRE', L, ttl)
+  if type(expired) == 'table' and expired.err then
+    drop_holder(L, HX, owner)
+    settle_holders(L, HX, now)
+    return expired
+  end
+  settle_holders(L, HX, now)
+  -- Shared holders enter together, slots fill up: whoever may now enter too is told.
+  wake(ARGV[11], entrants(L, HX, Q, QD))
+  record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', tostring(slot))
+  return {1, fence, slot}
+end
+
+local function holders_end_in()
+  if kind == 'exclusive' then return redis.call('PTTL', L) end
+  local first = redis.call('ZRANGE', HX, 0, 0, 'WITHSCORES')
+  if #first == 0 then return -1 end
+  return math.max(0, tonumber(first[2]) - now)
+end
+
+-- The line's details may be forged: whoever the line lets in, the holders actually there decide.
+local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
+local queued = redis.call('ZSCORE', Q, owner)
+if not queued and ARGV[9] ~= '1' then
+  if redis.call('ZCARD', Q) == 0 then
+    if room then
+      local taken = take()
+      if taken then return taken end
+    end
+  end
+  local why = 'held'
+  if redis.call('ZCARD', Q) > 0 and kind == 'none' then why = 'line' end
+  record(H, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
+  return {0, 0, -1}
+end
+if not queued then
+  local last = redis.call('ZRANGE', Q, -1, -1, 'WITHSCORES')
+  local ticket = 1
+  if #last > 0 then ticket = math.floor(tonumber(last[2])) + 1 end
+  redis.call('ZADD', Q, ticket, owner)
+  redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+    cmd = ARGV[5], since_ms = tostring(now)}))
+else
+  -- Our details in line say what we ask for, so the others' admission reads the truth.
+  local info = waiter(QD, owner)
+  if mode_of(info) ~= mode or (mode == 'slots' and tonumber(info.slots) ~= n) then
+    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+      cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
+  end
+end
+local lease = tonumber(ARGV[10])
+redis.call('ZADD', QX, now + lease, owner)
+redis.call('PEXPIRE', Q, lease)
+redis.call('PEXPIRE', QX, lease)
+redis.call('PEXPIRE', QD, lease)
+
+local may = entrants(L, HX, Q, QD)
+for _, w in ipairs(may) do
+  if w == owner and room then
+    local taken = take()
+    if taken then return taken end
+  end
+end
+if pruned > 0 then wake(ARGV[11], may) end
+local place = redis.call('ZRANK', Q, owner)
+local next_in = -1
+if place < math.max(n, 1) then next_in = holders_end_in() end
+return {0, place + 1, next_in}

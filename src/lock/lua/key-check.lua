@@ -1,0 +1,24 @@
+-- key-check.lua, prefixed to every script: `check_keys({i, kind, …})` asks each KEYS[i] with a read
+-- of its kind (commands dlock's ACL grants already) before the script writes anything, so a key
+-- of the wrong type (or a fence counter that is not one) fails the call with nothing changed:
+-- "WRONGTYPE dlock KEYS[i] <kind>" (foreign.ts names the key). Kinds: hash, zset, string,
+-- counter (a string holding an integer from 0 that INCR can raise). Other errors (an ACL that
+-- denies the read) are passed on as they are. A missing key is fine.
+
+local function counter_ok(v)
+  if not string.match(v, '^0$') and not string.match(v, '^[1-9]%d*$') then return false end
+  return #v < 19 or (#v == 19 and v < '9223372036854775807')
+end
+local function check_keys(checks)
+  for i = 1, #checks, 2 do
+    local index, kind = checks[i], checks[i + 1]
+    local key, probe = KEYS[index], nil
+    if kind == 'hash' then probe = redis.pcall('HEXISTS', key, 'owner')
+    elseif kind == 'zset' then probe = redis.pcall('ZCARD', key)
+    else probe = redis.pcall('GET', key) end
+    local bad = type(probe) == 'table' and probe.err ~= nil
+    if bad and not string.match(probe.err, '^WRONGTYPE') then return probe end
+    if not bad and kind == 'counter' and type(probe) == 'string' then bad = not counter_ok(probe) end
+    if bad then return redis.error_reply('WRONGTYPE dlock KEYS[' .. index .. '] ' .. kind) end
+  end
+end

@@ -1,0 +1,127 @@
+// lua/enter.lua through its handle: the lock taken in line order, a place kept, --no-wait turned
+// away, --slots and --shared holders side by side, another mode refused, --once-per's done mark.
+
+import { expect, test } from 'vitest';
+import type { LockKeys } from '../../src/lock/keys.js';
+import { enterScript, PLACE_LEASE_MS, type EnterInput, type HoldMode } from '../../src/lock/line.js';
+import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
+
+const server = useScriptServer();
+const EXCLUSIVE: HoldMode = { kind: 'exclusive' };
+
+const input = (owner: string, mode: HoldMode = EXCLUSIVE, more: Partial<EnterInput> = {}) =>
+  entering(owner, mode, { waitedMs: 12.4, sinceMs: 5, ...more });
+const enter = (keys: LockKeys, asked: EnterInput) => server.run(enterScript, keys, asked);
+
+test('first in line, the lock free: taken at once, nobody queued, "acquired" recorded', async () => {
+  const keys = server.fresh();
+  expect(await enter(keys, input('a'))).toEqual({ acquired: true, fence: '1', slot: undefined });
+  const hash = await server.redis().hgetall(keys.lock);
+  expect(hash).toMatchObject({ owner: 'a', fence: '1', host: 'host-a', pid: '4242', cmd: 'make deploy' });
+  expect(hash).toMatchObject({ since_ms: '5', ttl_ms: '30000', taken_ms: expect.stringMatching(/^\d{13}$/) });
+  expect(await server.redis().pttl(keys.lock)).toBeGreaterThan(29_000);
+  expect(await server.redis().exists(keys.line, keys.lineExpiry, keys.lineInfo)).toBe(0);
+  expect(await server.history(keys)).toEqual([
+    { event: 'acquired', host: 'host-a', pid: '4242', cmd: 'make deploy', waited_ms: '12', fence: '1', slot: '-1' },
+  ]);
+  expect(await enter(keys, input('a')), 'a retry of ours').toEqual({ acquired: true, fence: '1', slot: undefined });
+});
+
+test("behind a holder: a place in line, its lease and details kept, the holder's time left said", async () => {
+  const keys = server.fresh();
+  await enter(keys, input('a'));
+  const first = await enter(keys, input('b'));
+  expect(first).toMatchObject({ acquired: false, place: 1 });
+  expect(first.acquired === false && 'nextInMs' in first && first.nextInMs).toBeGreaterThan(29_000);
+  expect(await enter(keys, input('c'))).toMatchObject({ acquired: false, place: 2, nextInMs: undefined });
+  expect(await server.redis().zrange(keys.line, 0, -1, 'WITHSCORES')).toEqual(['b', '1', 'c', '2']);
+  expect(await server.redis().zcard(keys.lineExpiry)).toBe(2);
+  expect(JSON.parse((await server.redis().hget(keys.lineInfo, 'b'))!)).toMatchObject({
+    mode: 'exclusive',
+    host: 'host-a',
+    pid: '4242',
+    cmd: 'make deploy',
+  });
+  expect(await server.redis().pttl(keys.line)).toBeLessThanOrEqual(PLACE_LEASE_MS);
+});
+
+test('the holder gone: the head of the line takes it when it asks again', async () => {
+  const keys = server.fresh();
+  await enter(keys, input('a'));
+  await enter(keys, input('b'));
+  await server.redis().del(keys.lock);
+  expect(await enter(keys, input('b'))).toEqual({ acquired: true, fence: '2', slot: undefined });
+  expect(await server.redis().zcard(keys.line)).toBe(0);
+});
+
+test('--no-wait: busy while held (never queued), and busy while others are in line', async () => {
+  const keys = server.fresh();
+  await enter(keys, input('a'));
+  expect(await enter(keys, input('b', EXCLUSIVE, { join: false }))).toEqual({
+    acquired: false,
+    place: 0,
+    nextInMs: undefined,
+  });
+  expect(await server.redis().exists(keys.line)).toBe(0);
+  await enter(keys, input('c'));
+  await server.redis().del(keys.lock);
+  expect(await enter(keys, input('d', EXCLUSIVE, { join: false }))).toMatchObject({ acquired: false, place: 0 });
+  expect((await server.history(keys)).filter((e) => e.event === 'busy').map((e) => e.why)).toEqual(['held', 'line']);
+});
+
+test('--slots 2: two holders in slots 0 and 1, the third waits; another n is refused', async () => {
+  const keys = server.fresh();
+  const slots: HoldMode = { kind: 'slots', slots: 2 };
+  expect(await enter(keys, input('a', slots))).toEqual({ acquired: true, fence: '1', slot: 0 });
+  expect(await enter(keys, input('b', slots))).toEqual({ acquired: true, fence: '2', slot: 1 });
+  expect(await enter(keys, input('c', slots))).toMatchObject({ acquired: false, place: 1 });
+  const hash = await server.redis().hgetall(keys.lock);
+  expect(hash).toMatchObject({ mode: 'slots', slots: '2', 's:0': 'a', 's:1': 'b' });
+  expect(JSON.parse(hash['h:a'])).toMatchObject({ fence: '1', slot: '0', host: 'host-a' });
+  expect(await server.redis().zrange(keys.holders, 0, -1)).toEqual(['a', 'b']);
+  expect(await enter(keys, input('d', { kind: 'slots', slots: 3 }))).toEqual({
+    acquired: false,
+    mismatch: { kind: 'slots', slots: 2, holders: 2, waiters: 1 },
+  });
+  expect(await enter(keys, input('e'))).toMatchObject({ acquired: false, mismatch: { kind: 'slots' } });
+});
+
+test('--shared: shared holders enter together, an exclusive one waits for them, a waiter woken', async () => {
+  const keys = server.fresh();
+  const shared: HoldMode = { kind: 'shared' };
+  expect(await enter(keys, input('a', shared))).toMatchObject({ acquired: true, slot: undefined });
+  expect(await enter(keys, input('b', shared))).toMatchObject({ acquired: true, fence: '2' });
+  expect(await server.redis().hget(keys.lock, 'mode')).toBe('shared');
+  expect(await server.redis().zcard(keys.holders)).toBe(2);
+  expect(await enter(keys, input('x'))).toMatchObject({ acquired: false, place: 1 });
+  expect(await enter(keys, input('c', shared))).toMatchObject({ acquired: false, place: 2 });
+  // The holders' leases end: whoever enters next wakes the shared waiters that may enter with it.
+  await server.redis().zadd(keys.holders, 1, 'a', 1, 'b');
+  await server.redis().zrem(keys.line, 'x');
+  const woken = await publishedOn(server.redis(), `${keys.wakePrefix}c`, () => enter(keys, input('y', shared)));
+  expect(woken).toBe('go');
+});
+
+test('--slots against an exclusive holder: refused, nothing changed', async () => {
+  const keys = server.fresh();
+  await enter(keys, input('a'));
+  expect(await enter(keys, input('b', { kind: 'slots', slots: 2 }))).toEqual({
+    acquired: false,
+    mismatch: { kind: 'exclusive', slots: 1, holders: 1, waiters: 0 },
+  });
+  expect(await server.redis().exists(keys.line)).toBe(0);
+});
+
+test('--once-per: a done mark turns the waiter away (and out of the line), with who and until when', async () => {
+  const keys = server.fresh();
+  const mark = { host: 'h', pid: '1', cmd: 'c', fence: '3', started_ms: '1000', finished_ms: '2000' };
+  await server.redis().set(keys.done, JSON.stringify(mark), 'PX', 60_000);
+  const reply = await enter(keys, input('a', EXCLUSIVE, { oncePerMs: 60_000 }));
+  expect(reply).toMatchObject({
+    acquired: false,
+    done: { host: 'h', pid: '1', cmd: 'c', fence: '3', startedMs: 1000, finishedMs: 2000 },
+  });
+  expect(await server.redis().exists(keys.lock, keys.line)).toBe(0);
+  expect((await server.history(keys)).map((entry) => entry.event)).toEqual(['done']);
+  expect(await enter(keys, input('a')), 'without --once-per the mark is not read').toMatchObject({ acquired: true });
+});

@@ -1,0 +1,48 @@
+// lua/extend.lua through its handle: the owner's lease is renewed; any other renewal is refused,
+// never re-creates the lock, and (asked to) records why it was lost.
+
+import { expect, test } from 'vitest';
+import { acquireScript } from '../../src/lock/acquire.js';
+import { extendScript } from '../../src/lock/extend.js';
+import { META, useScriptServer } from '../helpers/scripts.js';
+
+const server = useScriptServer();
+const record = { ...META, fence: '7' };
+
+async function held(owner = 'a') {
+  const keys = server.fresh();
+  await server.run(acquireScript, keys, { owner, ttlMs: 2_000, meta: META, sinceMs: 0 });
+  return keys;
+}
+
+test('ours: renewed to the new ttl, nothing recorded', async () => {
+  const keys = await held();
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(true);
+  expect(await server.redis().pttl(keys.lock)).toBeGreaterThan(59_000);
+  expect(await server.history(keys)).toEqual([]);
+});
+
+test('not ours: refused, the lease untouched; without a record nothing is written', async () => {
+  const keys = await held();
+  expect(await server.run(extendScript, keys, { owner: 'b', ttlMs: 60_000 })).toBe(false);
+  expect(await server.redis().pttl(keys.lock)).toBeLessThanOrEqual(2_000);
+  expect(await server.redis().exists(keys.history)).toBe(0);
+});
+
+test('gone: refused, never re-created, the loss recorded as expired', async () => {
+  const keys = server.fresh();
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(false);
+  expect(await server.redis().exists(keys.lock)).toBe(0);
+  expect(await server.history(keys)).toEqual([
+    { event: 'lost', host: 'host-a', pid: '4242', cmd: 'make deploy', fence: '7', why: 'expired' },
+  ]);
+});
+
+test('closed by release --force (owner ""): forced; held by another: taken', async () => {
+  const keys = await held();
+  await server.redis().hset(keys.lock, 'owner', '');
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(false);
+  await server.redis().hset(keys.lock, 'owner', 'b');
+  expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, record })).toBe(false);
+  expect((await server.history(keys)).map((entry) => entry.why)).toEqual(['forced', 'taken']);
+});

@@ -1,0 +1,59 @@
+// lua/force-release.lua through its handle (`release --force`): whoever holds the lock is removed,
+// at once ("now") or closed until its lease runs out, and each removal is recorded.
+
+import { expect, test } from 'vitest';
+import { forceReleaseScript } from '../../src/lock/inspect.js';
+import { enterScript, type HoldMode } from '../../src/lock/line.js';
+import { entering, useScriptServer } from '../helpers/scripts.js';
+
+const server = useScriptServer();
+const by = { atMs: 1_700_000_000_000, host: 'ops', pid: 99 };
+
+test('nothing held: nothing removed', async () => {
+  expect(await server.run(forceReleaseScript, server.fresh(), { now: true, ...by })).toEqual({
+    holders: [],
+    closedForMs: 0,
+  });
+});
+
+test('close: the exclusive holder\'s owner blanked until its lease ends, "forced" recorded', async () => {
+  const keys = server.fresh();
+  await server.run(enterScript, keys, entering('a'));
+  const reply = await server.run(forceReleaseScript, keys, { now: false, ...by });
+  expect(reply.holders).toMatchObject([{ owner: 'a', fence: '1', host: 'host-a' }]);
+  expect(reply.closedForMs).toBeGreaterThan(29_000);
+  expect(await server.redis().hgetall(keys.lock)).toMatchObject({ owner: '', forced_ms: '1700000000000' });
+  expect((await server.history(keys)).at(-1)).toEqual({
+    event: 'forced',
+    host: 'host-a',
+    pid: '4242',
+    cmd: 'make deploy',
+    fence: '1',
+    slot: '-1',
+    by_host: 'ops',
+    by_pid: '99',
+    now: 'false',
+  });
+});
+
+test('now: deleted at once', async () => {
+  const keys = server.fresh();
+  await server.run(enterScript, keys, entering('a'));
+  expect(await server.run(forceReleaseScript, keys, { now: true, ...by })).toMatchObject({ closedForMs: 0 });
+  expect(await server.redis().exists(keys.lock)).toBe(0);
+  expect((await server.history(keys)).at(-1)).toMatchObject({ event: 'forced', now: 'true' });
+});
+
+test('one slot of --slots, closed: only that holder renamed "!<owner>", its slot kept taken', async () => {
+  const keys = server.fresh();
+  const slots: HoldMode = { kind: 'slots', slots: 2 };
+  await server.run(enterScript, keys, entering('a', slots));
+  await server.run(enterScript, keys, entering('b', slots));
+  const reply = await server.run(forceReleaseScript, keys, { now: false, slot: 1, ...by });
+  expect(reply.holders).toMatchObject([{ fence: '2', slot: 1 }]);
+  expect(reply.closedForMs).toBeGreaterThan(29_000);
+  const hash = await server.redis().hgetall(keys.lock);
+  expect(Object.keys(hash).sort()).toEqual(['h:!b', 'h:a', 'mode', 's:0', 's:1', 'slots']);
+  expect(hash['s:1']).toBe('!b');
+  expect((await server.redis().zrange(keys.holders, 0, -1)).sort()).toEqual(['!b', 'a']);
+});

@@ -1,0 +1,49 @@
+// lua/inspect.lua through its handle: the whole state of a lock on one instance, read only.
+
+import { expect, test } from 'vitest';
+import { inspectScript } from '../../src/lock/inspect.js';
+import { enterScript } from '../../src/lock/line.js';
+import { entering, useScriptServer } from '../helpers/scripts.js';
+
+const server = useScriptServer();
+
+test('a lock never taken: nothing held, counter 0, nobody in line', async () => {
+  expect(await server.run(inspectScript, server.fresh(), undefined)).toEqual({
+    holder: undefined,
+    holders: [],
+    mode: { kind: 'exclusive' },
+    pttlMs: -2,
+    counter: '0',
+    line: [],
+    lineLength: 0,
+  });
+});
+
+test('an exclusive holder and a line: who holds it, for how long, who waits; nothing changed', async () => {
+  const keys = server.fresh();
+  await server.run(enterScript, keys, entering('a', { kind: 'exclusive' }));
+  await server.run(enterScript, keys, entering('b', { kind: 'exclusive' }));
+  const before = await server.redis().hgetall(keys.lock);
+  const state = await server.run(inspectScript, keys, undefined);
+  expect(state).toMatchObject({ holder: { owner: 'a', fence: '1', host: 'host-a', pid: '4242' }, counter: '1' });
+  expect(state).toMatchObject({
+    mode: { kind: 'exclusive' },
+    lineLength: 1,
+    line: [{ mode: 'exclusive', host: 'host-a' }],
+  });
+  expect(state.pttlMs).toBeGreaterThan(29_000);
+  expect(await server.redis().hgetall(keys.lock)).toEqual(before);
+  expect(await server.redis().zcard(keys.line)).toBe(1);
+});
+
+test('holders of --slots: each with its slot', async () => {
+  const keys = server.fresh();
+  await server.run(enterScript, keys, entering('a', { kind: 'slots', slots: 3 }));
+  await server.run(enterScript, keys, entering('b', { kind: 'slots', slots: 3 }));
+  const state = await server.run(inspectScript, keys, undefined);
+  expect(state.mode).toEqual({ kind: 'slots', slots: 3 });
+  expect(state.holders.map((holder) => [holder.fence, holder.slot])).toEqual([
+    ['1', 0],
+    ['2', 1],
+  ]);
+});
