@@ -1,7 +1,7 @@
 // How late does a Node timer fire on a loaded machine? Starts `--busy N` spinning processes
 // (default 4, on a 2-core machine: twice as many runnable processes as cores), then records the
 // lateness of `--samples` setTimeout calls of random 5-50 ms and prints percentiles. This is what
-// sizes the scheduling margin of dlock's deadline (src/lockset/quorum.ts, README "Guarantees").
+// sizes the scheduling margin of dlock's deadline (src/timing.ts, README "Guarantees").
 //   node bench/timer-lateness.mjs [--busy 4] [--seconds 10]
 
 import { spawn } from 'node:child_process';

@@ -13,24 +13,36 @@ export const EXIT = {
   notFound: 127,
 } as const;
 
+/** How a DlockError is reported besides its message: its JSON event and fields, or nothing at all. */
+export interface ErrorDetails {
+  /** In --log-format json: the event's name ("error" unless set). */
+  event?: string;
+  /** In --log-format json: the event's fields besides the message. */
+  fields?: Record<string, unknown>;
+  /** Exit with the code but print nothing (e.g. busy with -E 0: "skip quietly"). */
+  silent?: boolean;
+}
+
 /**
  * Base class: `message` is printed after "dlock: " as the one line on stderr. Messages quote
  * arguments (a mistyped URL, an option in the wrong place), so whatever may be a credential in
  * them is masked here, once for every error.
  */
 export class DlockError extends Error {
-  /** Exit with the code but print nothing (e.g. busy with -E 0: "skip quietly"). */
-  silent = false;
-  /** In --log-format json: the event's name ("error" unless set) and its fields besides the message. */
-  event = 'error';
-  fields: Record<string, unknown> = {};
+  readonly silent: boolean;
+  readonly event: string;
+  readonly fields: Record<string, unknown>;
 
   constructor(
     message: string,
     readonly exitCode: number,
+    { event = 'error', fields = {}, silent = false }: ErrorDetails = {},
   ) {
     super(maskSecrets(message));
     this.name = new.target.name;
+    this.event = event;
+    this.fields = fields;
+    this.silent = silent;
   }
 }
 
@@ -50,15 +62,42 @@ export class UnavailableError extends DlockError {
 
 /** The lock is held by someone else and was not acquired in time (75, or -E). */
 export class NotObtainedError extends DlockError {
-  constructor(message: string, exitCode: number = EXIT.busy) {
-    super(message, exitCode);
+  constructor(message: string, exitCode: number = EXIT.busy, details: ErrorDetails = {}) {
+    super(message, exitCode, details);
   }
+}
+
+/** What the conflict error needs from the options: -E, and whether --verbose asks to hear it anyway. */
+export interface ConflictConfig {
+  conflictExitCode: number;
+  verbosity: string;
+}
+
+/** -E 0 means "skip quietly": the conflict error then prints nothing, unless --verbose. */
+export function conflictIsSilent(config: ConflictConfig): boolean {
+  return config.conflictExitCode === 0 && config.verbosity !== 'verbose';
+}
+
+/**
+ * The conflict error (exit -E, default 75): the lock was not obtained, busy or done this window;
+ * `why` names its JSON event and says it.
+ */
+export function notObtained(
+  config: ConflictConfig,
+  why: { event: 'busy' | 'done'; message: string },
+  fields: Record<string, unknown>,
+): NotObtainedError {
+  return new NotObtainedError(why.message, config.conflictExitCode, {
+    event: why.event,
+    fields,
+    silent: conflictIsSilent(config),
+  });
 }
 
 /** The lock was lost while the child ran (76). */
 export class LockLostError extends DlockError {
-  constructor(message: string) {
-    super(message, EXIT.lost);
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, EXIT.lost, details);
   }
 }
 

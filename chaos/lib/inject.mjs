@@ -137,7 +137,7 @@ const STALL_MS = 120;
 /**
  * Right after a renewal, stall the link (so no renewal succeeds again) and SIGSTOP the victim's
  * dlock for 120 ms, from 60 ms before its kill deadline (the last renewal read + ttl - drift -
- * scheduling margin: src/lockset/quorum.ts) to 60 ms after; then let it go and heal the link once
+ * scheduling margin: src/timing.ts) to 60 ms after; then let it go and heal the link once
  * it has exited.
  */
 export async function stallDlockAtDeadline({ topology, victim, ttlMs }) {

@@ -4,8 +4,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { constants as os } from 'node:os';
 import { CommandError, EXIT } from '../errors.js';
+import { signalStatus } from './exit-status.js';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
 export interface ChildHandle {
@@ -34,7 +34,7 @@ export function isExecutable(file: string): boolean {
 
 /** Exit status of a finished child as a shell reports it. */
 function exitStatus(code: number | null | undefined, signal: string | null | undefined): number {
-  if (signal) return 128 + (os.signals[signal as NodeJS.Signals] ?? 0);
+  if (signal) return signalStatus(signal);
   return code ?? EXIT.internal;
 }
 

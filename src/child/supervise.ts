@@ -3,10 +3,9 @@
 
 import type { OnLost } from '../config/index.js';
 import type { LossReason } from '../hold/lease.js';
-import { schedulingMarginMs } from '../lockset/quorum.js';
 import type { Logger } from '../log.js';
-import { now } from '../clock.js';
 import { ChildSignals } from './child-signals.js';
+import { lossResponse, respondToLoss, type LossResponse } from './loss.js';
 import type { SignalRelay } from './signal-relay.js';
 import type { ChildHandle } from './spawn.js';
 
@@ -44,38 +43,23 @@ export async function superviseChild(
   return child.exited.finally(() => toChild.cancel());
 }
 
-/** Say the lock is lost and what happens to the child, then do it (--on-lost). */
+/** Say the lock is lost and what happens to the child, then do it (--on-lost, ./loss.ts). */
 function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLost, ttlMs }: Supervision): void {
   const { key, fence } = lock;
-  // The lease's timer fired so late (dlock stalled) that the kill deadline has passed: no
-  // time is left for a SIGTERM grace.
-  const stalled = reason.kind === 'expiring' && reason.deadline - now() <= 0 && onLost !== 'ignore';
+  const response = lossResponse(onLost, reason);
   const late = reason.lateMs === undefined ? {} : { late_ms: Math.round(reason.lateMs) };
   log.event(
     'lost',
     { key, fence, reason: reason.kind, ...late },
-    `lost ${key} (fence ${fence}): ${reason.message}; ${stalled ? 'killing the child' : onLostText(onLost)}`,
+    `lost ${key} (fence ${fence}): ${reason.message}; ${lossText(response.signal)}`,
   );
-  if (stalled) {
-    toChild.send('SIGKILL', 'lost');
-    log.event(
-      'stalled',
-      { key, fence, ...late },
-      `dlock itself was stalled: its deadline timer fired ${Math.round(reason.lateMs ?? 0)}ms late, past the ` +
-        'moment the command had to be gone; killed it at once (SIGKILL), but it may have run past the lease',
-    );
-  } else if (onLost === 'kill') toChild.send('SIGKILL', 'lost');
-  else if (onLost === 'term') {
-    toChild.send('SIGTERM', 'lost');
-    // Past the scheduling margin a late SIGKILL may come after the lease ended: say so.
-    toChild.killLater(reason.deadline - now(), reason.kind === 'expiring' ? schedulingMarginMs(ttlMs) : Infinity);
-  }
+  respondToLoss(toChild, response, reason, ttlMs);
 }
 
-function onLostText(onLost: OnLost): string {
-  return onLost === 'ignore'
+function lossText(signal: LossResponse['signal']): string {
+  return signal === undefined
     ? 'the child keeps running unprotected (--on-lost ignore)'
-    : onLost === 'kill'
+    : signal === 'SIGKILL'
       ? 'killing the child'
       : 'terminating the child';
 }

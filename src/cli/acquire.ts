@@ -52,7 +52,7 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     cli.decide({
       command: 'acquire',
       config,
-      run: async () => (await import('../commands/acquire.js')).acquire(config, cli.argv),
+      run: async () => (await import('../commands/acquire.js')).acquire(config, cli.argv, cli.env),
     });
   });
 }

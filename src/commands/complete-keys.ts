@@ -3,10 +3,7 @@
 // gets 200 ms to connect and answer, in all; any failure or a late answer prints nothing.
 
 import { connectionConfig, type ConnectionConfig, type Env } from '../config/index.js';
-import { keyFromLockName } from '../lock/keys.js';
-import { parseScanReply } from '../lock/replies.js';
-import { connect, disconnectAll, type Instance } from '../redis/client.js';
-import { masterNodes } from '../redis/nodes.js';
+import { lookForNames } from '../lockset/index.js';
 import { stdout } from '../output.js';
 import { TimeoutError } from '../clock.js';
 
@@ -27,18 +24,10 @@ export async function completeKeysFromEnv(env: Env, typed: string): Promise<numb
 
 /** Print the matching lock names (exit 0), or nothing (exit 1) when none could be had in time. */
 export async function completeKeys(config: ConnectionConfig, typed: string): Promise<number> {
-  const instances: Instance[] = [];
+  // connect's own bound is later: the deadline below decides.
+  const look = lookForNames(config, typed, 2 * COMPLETE_KEYS_BOUND_MS, MAX_KEYS);
   try {
-    // connect's own bound is later: the deadline below decides.
-    const found = await withinBound(
-      Promise.any(
-        config.targets.map(async (target) => {
-          const instance = await connect(target, 2 * COMPLETE_KEYS_BOUND_MS);
-          instances.push(instance);
-          return scanNames(instance, config.prefix, typed);
-        }),
-      ),
-    );
+    const found = await withinBound(look.names);
     const keys = [...new Set(found)].sort().filter(isShellSafe);
     if (keys.length === 0) return 1;
     stdout.write(`${keys.join('\n')}\n`);
@@ -46,7 +35,7 @@ export async function completeKeys(config: ConnectionConfig, typed: string): Pro
   } catch {
     return 1;
   } finally {
-    disconnectAll(instances);
+    look.close();
   }
 }
 
@@ -66,26 +55,6 @@ async function withinBound<T>(work: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Names of locks under `prefix` whose key starts with `typed`, from every master (SCAN, never KEYS). */
-async function scanNames(instance: Instance, prefix: string, typed: string): Promise<string[]> {
-  const pattern = `${glob(prefix)}{${glob(typed)}*}`;
-  const keys: string[] = [];
-  for (const node of masterNodes(instance.client)) {
-    let cursor = '0';
-    do {
-      const page = parseScanReply(await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500, 'TYPE', 'hash'));
-      cursor = page.cursor;
-      keys.push(...page.names.flatMap((name) => keyFromLockName(prefix, name) ?? []));
-    } while (cursor !== '0' && keys.length < MAX_KEYS);
-  }
-  return keys;
-}
-
-/** `text` matched literally by SCAN MATCH. */
-function glob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, '\\$&');
 }
 
 /** A name a shell can be offered: one line of printable text (a forged name may hold anything). */

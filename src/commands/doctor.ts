@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
 import { connectQuorum } from '../lockset/connect.js';
-import { instanceTimeoutMs } from '../lockset/quorum.js';
+import { instanceTimeoutMs } from '../timing.js';
 import { disconnectAll, failureText, type Instance } from '../redis/client.js';
 import { isCluster } from '../redis/nodes.js';
 import { stdout, type Output } from '../output.js';

@@ -2,9 +2,7 @@
 // One instance only: with Redlock the scripts record nothing.
 
 import type { ConnectionConfig } from '../config/index.js';
-import { readHistory } from '../lock/history.js';
-import { openLockSet, unavailable } from '../lockset/open.js';
-import { disconnectAll, instanceFailure } from '../redis/client.js';
+import { close, historyOf, openLockSet } from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
 import { toJson } from '../untrusted.js';
 import { historyJson, historyTable } from '../views/history-text.js';
@@ -22,15 +20,11 @@ export async function history(
 ): Promise<number> {
   const set = await openLockSet(config, key);
   try {
-    const instance = set.instances[0];
-    if (!instance) throw unavailable(1, set.unreachable);
-    const entries = await readHistory(instance, set.keys, options.count, set.timeoutMs).catch((error: unknown) => {
-      throw unavailable(1, [instanceFailure(instance.target.label, error)]);
-    });
+    const entries = await historyOf(set, options.count);
     if (options.json) out.write(`${toJson(historyJson(entries))}\n`);
     else out.write(entries.length === 0 ? `${key}: no history\n` : historyTable(entries));
     return entries.length === 0 ? 1 : 0;
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
 }

@@ -1,4 +1,5 @@
-// dlock release <key>: the owner's release, by token (../keeper/owner.ts).
+// dlock release <key>: the owner's release, by token (../hold/by-token.ts), after its keeper on
+// this host has stopped renewing (../keeper/stop.ts).
 // dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
 // it and says whom it removed. The key stays closed to new holders until the removed holder's
 // lease runs out, so its command is stopped (its dlock's next renewal is refused) before
@@ -8,14 +9,12 @@
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { forceReleaseOn } from '../lock/inspect.js';
-import { REMOVED } from '../lock/replies.js';
+import { close, failureText, forceReleaseAll, openLockSet, unavailable } from '../lockset/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
-import { disconnectAll, failureText, instanceFailure } from '../redis/client.js';
-import { openLockSet, unavailable } from '../lockset/open.js';
 import { printable } from '../untrusted.js';
-import { releaseAsOwner } from '../keeper/owner.js';
+import { releaseAsOwner } from '../hold/by-token.js';
+import { stopKeeper } from '../keeper/stop.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 
@@ -29,26 +28,12 @@ export async function release(
   if (!options.force) {
     if (options.token === undefined)
       throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
-    return releaseAsOwner(config, key, options.token, log);
+    const token = options.token;
+    return releaseAsOwner(config, key, token, log, () => stopKeeper(token, config.connectTimeoutMs + 1_000));
   }
   const set = await openLockSet(config, key);
   try {
-    const results = await Promise.allSettled(
-      set.instances.map((instance) =>
-        forceReleaseOn(instance, set.keys, set.timeoutMs, Boolean(options.now), options.slot),
-      ),
-    );
-    const removed = results.flatMap((r) =>
-      r.status === 'fulfilled'
-        ? r.value.holders.map((holder) => ({ ...holder, closedForMs: r.value.closedForMs }))
-        : [],
-    );
-    const failed = [
-      ...results.flatMap((r, i) =>
-        r.status === 'rejected' ? [instanceFailure(set.instances[i].target.label, r.reason)] : [],
-      ),
-      ...set.unreachable,
-    ];
+    const { removed, failed } = await forceReleaseAll(set, Boolean(options.now), options.slot);
     // Nothing removed: the error alone says why. Else an instance we could not reach may still
     // hold the lock: say so.
     if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
@@ -60,12 +45,7 @@ export async function release(
       );
       return 1;
     }
-    const identity = (holder: (typeof removed)[number]) =>
-      holder.owner && holder.owner !== REMOVED
-        ? holder.owner
-        : `${holder.owner}:${holder.host}:${holder.pid}:${holder.fence}:${holder.slot}`;
-    const owners = new Map(removed.map((holder) => [identity(holder), holder]));
-    for (const holder of owners.values()) {
+    for (const holder of removed) {
       const what =
         holder.owner === ''
           ? describeHolder(holder)
@@ -85,7 +65,7 @@ export async function release(
     }
     return 0;
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
 }
 

@@ -3,7 +3,7 @@
 
 import type { ConnectionConfig } from '../config/index.js';
 import { Logger } from '../log.js';
-import { renewAsOwner } from '../keeper/owner.js';
+import { renewAsOwner } from '../hold/by-token.js';
 
 export async function renew(config: ConnectionConfig, key: string, token: string): Promise<number> {
   return renewAsOwner(config, key, token, new Logger(config.verbosity, config.logFormat));

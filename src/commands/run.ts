@@ -1,7 +1,7 @@
 // dlock run: hold the lock, run the command under it, wait for it, release; exit with the
 // command's status (etcdctl's lock command over a Session and a Mutex).
 
-import { constants as os } from 'node:os';
+import { signalStatus } from '../child/exit-status.js';
 import { ChildSignals } from '../child/child-signals.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
@@ -11,11 +11,9 @@ import { superviseChild } from '../child/supervise.js';
 import type { Env, RunConfig } from '../config/index.js';
 import { LockLostError } from '../errors.js';
 import { Hold } from '../hold/hold.js';
-import { isHeldBy } from '../hold/reentrant.js';
+import { holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
 import { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet } from '../lockset/open.js';
-import { disconnectAll } from '../redis/client.js';
+import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -33,8 +31,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     }
 
     // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
-    const { owner } = set;
-    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, owner)) ?? null);
+    const lock: SectionLock = { key: config.key, token: set.owner, ttlMs: config.ttlMs };
+    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
     const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
@@ -46,7 +44,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       const slot = hold.slotVariable(config.slotted);
       const child =
         prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, commandEnv(config, hold.owner, { fence: hold.fence, slot })));
+        (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot })));
       const status = await superviseChild(child, signals, hold.lost, {
         log,
         lock: { key: config.key, fence: hold.fence },
@@ -64,34 +62,22 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   } finally {
     prepared?.discard();
     signals.dispose();
-    if (set) disconnectAll(set.instances);
+    if (set) close(set);
   }
 }
 
 /**
- * The command's environment: the caller's with the lock's variables. Without `grant` (a command
+ * The command's environment: the caller's with the section variables. Without `grant` (a command
  * made ready while waiting) DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots, are left out: the
  * grant brings them (launcher.ts).
  */
-function commandEnv(
-  config: RunConfig,
-  owner: string,
-  grant?: { fence: string; slot: number | undefined },
-): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DLOCK_KEY: config.key,
-    DLOCK_TOKEN: owner,
-    DLOCK_TTL_MS: String(config.ttlMs),
-  };
+function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?: SectionGrant): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...callerEnv, ...lockVariables(lock) };
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
-  return {
-    ...env,
-    DLOCK_FENCING_TOKEN: grant.fence,
-    ...(grant.slot === undefined ? {} : { DLOCK_SLOT: String(grant.slot) }),
-  };
+  const { DLOCK_FENCING_TOKEN, DLOCK_SLOT } = holdVariables(lock, grant);
+  return { ...env, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
 }
 
 /** A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock. */
@@ -108,12 +94,12 @@ async function runUnderParent(
     { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true },
     `${config.key} is already held by the calling dlock; running under it`,
   );
-  const child = await spawnChild(file, args, process.env);
+  const child = await spawnChild(file, args, env);
   const toChild = new ChildSignals(child, log, { key: config.key, fence: env.DLOCK_FENCING_TOKEN }, config.killAfterMs);
   signals.forwardTo((signal) => toChild.send(signal, 'forwarded'));
   return await child.exited;
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {
-  return 128 + (os.signals[interrupted.reason as NodeJS.Signals] ?? 0);
+  return signalStatus(interrupted.reason as NodeJS.Signals);
 }

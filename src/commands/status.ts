@@ -4,12 +4,18 @@
 
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import { disconnectAll, failureText } from '../redis/client.js';
-import { MODES } from '../lock/mode.js';
-import { inspectAll, majority } from '../lockset/inspect.js';
-import { listLocks } from '../lockset/list.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet, unavailable } from '../lockset/open.js';
+import {
+  close,
+  failureText,
+  inspectAll,
+  listLocks,
+  type LockSet,
+  majority,
+  MODES,
+  openLockSet,
+  strategyOf,
+  unavailable,
+} from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
 import { cut } from '../untrusted.js';
 import {
@@ -39,7 +45,7 @@ export async function status(
       ? await listHeld(set, config, options, out)
       : await showKey(set, config, key, options, out);
   } finally {
-    disconnectAll(set.instances);
+    close(set);
   }
 }
 
@@ -56,17 +62,18 @@ async function showKey(
     config.targets.map((target) => target.label),
   );
   const { verdict, agreed } = majority(views, set.total);
+  const strategy = strategyOf(set);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
-  if (verdict === 'unknown' && set.total === 1) throw unavailable(1, failures);
+  if (verdict === 'unknown' && !strategy.quorum) throw unavailable(1, failures);
   // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.
-  const state = set.total === 1 ? views[0]?.state : undefined;
+  const state = strategy.wholeState(views.map((view) => view.state));
   if (options.json) {
     out.write(keyJson(key, views, set.total, verdict, agreed, state));
   } else {
     if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) out.write(describeHolders(key, state));
     else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
     if (state && state.lineLength > 0) out.write(describeLine(state));
-    if (set.total > 1) out.write(describeInstances(views, set.total, verdict));
+    if (strategy.quorum) out.write(describeInstances(views, set.total, verdict));
   }
   if (verdict === 'unknown') {
     throw new UnavailableError(

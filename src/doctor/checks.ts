@@ -3,7 +3,7 @@
 // docs/operations/doctor.md.
 
 import { formatDuration } from '../duration.js';
-import { driftMs, schedulingMarginMs } from '../lockset/quorum.js';
+import { driftMs, schedulingMarginMs } from '../timing.js';
 
 export type Status = 'OK' | 'WARN' | 'FAIL';
 

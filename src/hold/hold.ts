@@ -7,19 +7,25 @@ import { hostname } from 'node:os';
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError, UsageError } from '../errors.js';
-import { MODES, slotsOf, type HoldMode, type HolderKind } from '../lock/mode.js';
-import type { HolderMeta } from '../lock/acquire.js';
+import {
+  failureText,
+  type HolderMeta,
+  type HolderKind,
+  type HoldMode,
+  type LockSet,
+  MODES,
+  type NotObtained,
+  obtain,
+  RedundancyWatch,
+  releaseAll,
+  slotsOf,
+  syncReplicas,
+  unavailable,
+} from '../lockset/index.js';
 import type { Logger } from '../log.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { obtain, type NotObtained } from '../lockset/obtain.js';
-import { unavailable } from '../lockset/open.js';
-import { RedundancyWatch } from '../lockset/redundancy.js';
-import { releaseAll } from '../lockset/release.js';
-import { failureText } from '../redis/client.js';
 import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
-import { syncReplicas } from './sync-replicas.js';
 import { doneThisWindow } from './once-per.js';
 import { WaitDisplay } from './wait-display.js';
 import {
@@ -193,7 +199,7 @@ export class Hold {
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
-    const record = this.set.total === 1 ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
+    const record = this.set.caps.history ? { exitStatus, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
     const releases = await releaseAll(this.set, { record, ...afterLoss });

@@ -4,10 +4,8 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import type { HeldLock } from '../lock/retake.js';
-import { extendAll } from '../lockset/extend.js';
-import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
-import { killDeadline, localDeadline } from '../lockset/quorum.js';
+import { extendAll, type HeldLock, type InstanceFailure, type LockSet } from '../lockset/index.js';
+import { killDeadline, localDeadline } from '../timing.js';
 import { now } from '../clock.js';
 
 export interface LossReason {

@@ -3,8 +3,8 @@
 
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
-import { NotObtainedError } from '../errors.js';
-import type { DoneMark } from '../lock/replies.js';
+import { notObtained, type NotObtainedError } from '../errors.js';
+import type { DoneMark } from '../lockset/index.js';
 
 /**
  * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this
@@ -29,27 +29,26 @@ export function doneThisWindow(
   // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
   const until =
     done.untilMs === undefined ? `a time past any date (delete ${doneKey} to run again)` : serverTime(done.untilMs);
-  const error = new NotObtainedError(
+  const message =
     `${config.key} is done until ${until}${window}: it last succeeded ${finished} ${where}${started}${took}; ` +
-      'not run (server time)',
-    config.conflictExitCode,
-  );
-  error.silent = config.conflictExitCode === 0 && config.verbosity !== 'verbose';
-  error.event = 'done';
-  error.fields = {
-    key: config.key,
-    waited_ms: waitedMs,
-    until: isoOrNull(done.untilMs),
-    last: {
-      host: done.host,
-      pid: done.pid,
-      cmd: done.cmd,
-      fence: done.fence,
-      started: isoOrNull(done.startedMs),
-      finished: isoOrNull(done.finishedMs),
+    'not run (server time)';
+  return notObtained(
+    config,
+    { event: 'done', message },
+    {
+      key: config.key,
+      waited_ms: waitedMs,
+      until: isoOrNull(done.untilMs),
+      last: {
+        host: done.host,
+        pid: done.pid,
+        cmd: done.cmd,
+        fence: done.fence,
+        started: isoOrNull(done.startedMs),
+        finished: isoOrNull(done.finishedMs),
+      },
     },
-  };
-  return error;
+  );
 }
 
 /** A server time (ms) as ISO 8601 UTC, to the second. */

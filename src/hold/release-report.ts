@@ -4,9 +4,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { quorumSize } from '../lockset/quorum.js';
-import { releaseFailures, type InstanceRelease } from '../lockset/release.js';
-import { POLL_CAP_MS } from '../lockset/waiter.js';
+import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../lockset/index.js';
 
 export interface ReleaseContext {
   key: string;

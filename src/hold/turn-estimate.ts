@@ -2,8 +2,7 @@
 // and the place in line: the median hold × the holds ahead, less what the current holder has
 // already held. An estimate for the spinner, never a promise.
 
-import type { LockSet } from '../lockset/lockset.js';
-import { readHistory } from '../lock/history.js';
+import { recentHistory, type LockSet } from '../lockset/index.js';
 import { parseCount } from '../untrusted.js';
 
 /** How many recent entries are read, once, when a wait starts. */
@@ -11,17 +10,11 @@ export const RECENT_ENTRIES = 20;
 
 /** The hold times (ms) of the recent releases, newest first; [] without history or on any error. */
 export async function recentHoldTimes(set: LockSet): Promise<number[]> {
-  const instance = set.instances[0];
-  if (set.total !== 1 || !instance) return [];
-  try {
-    const entries = await readHistory(instance, set.keys, RECENT_ENTRIES, set.timeoutMs);
-    return entries.flatMap((entry) => {
-      const held = entry.event === 'released' ? parseCount(entry.fields.held_ms, 0, 8.64e15) : undefined;
-      return held === undefined ? [] : [held];
-    });
-  } catch {
-    return [];
-  }
+  const entries = await recentHistory(set, RECENT_ENTRIES);
+  return entries.flatMap((entry) => {
+    const held = entry.event === 'released' ? parseCount(entry.fields.held_ms, 0, 8.64e15) : undefined;
+    return held === undefined ? [] : [held];
+  });
 }
 
 /**

@@ -1,7 +1,9 @@
-// What `dlock acquire` prints on stdout: the section's variables, as POSIX-shell export lines
-// for eval, or as one JSON object.
+// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT),
+// built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
+// stdout, as POSIX-shell export lines for eval or as one JSON object.
 
 import type { AcquireFormat } from '../config/index.js';
+import type { Hold } from './hold.js';
 
 export interface SectionVariables {
   DLOCK_KEY: string;
@@ -12,6 +14,39 @@ export interface SectionVariables {
   DLOCK_SLOT?: string;
 }
 
+/** The lock a section holds, known before it is granted: its key, owner token and lease length. */
+export interface SectionLock {
+  key: string;
+  token: string;
+  /** A number, or the DLOCK_TTL_MS a nested acquire inherited, printed again as it came. */
+  ttlMs: number | string;
+}
+
+/** What the grant brings: the fencing token, and with --slots the slot held. */
+export interface SectionGrant {
+  fence: string;
+  slot?: number | string;
+}
+
+/** DLOCK_KEY, DLOCK_TOKEN and DLOCK_TTL_MS: what a command made ready while waiting already has. */
+export function lockVariables({ key, token, ttlMs }: SectionLock): Omit<SectionVariables, 'DLOCK_FENCING_TOKEN'> {
+  return { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_TTL_MS: String(ttlMs) };
+}
+
+/** Every section variable of a granted lock, in the order acquire prints them (DLOCK_SLOT only with a slot). */
+export function holdVariables(lock: SectionLock, { fence, slot }: SectionGrant): SectionVariables {
+  const { DLOCK_KEY, DLOCK_TOKEN, DLOCK_TTL_MS } = lockVariables(lock);
+  const slotted = slot === undefined ? {} : { DLOCK_SLOT: String(slot) };
+  return { DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS, ...slotted };
+}
+
+/** The section variables of `hold` on `config.key` (DLOCK_SLOT when --slots was given). */
+export function heldVariables(config: { key: string; slotted: boolean }, hold: Hold): SectionVariables {
+  const lock = { key: config.key, token: hold.owner, ttlMs: hold.ttlMs };
+  return holdVariables(lock, { fence: hold.fence, slot: hold.slotVariable(config.slotted) });
+}
+
+/** The variables as acquire prints them: `export` lines for eval, or one JSON object. */
 export function formatVariables(variables: SectionVariables, format: AcquireFormat): string {
   if (format === 'json') {
     const slot = variables.DLOCK_SLOT === undefined ? {} : { slot: Number(variables.DLOCK_SLOT) };

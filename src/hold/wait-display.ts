@@ -5,12 +5,17 @@
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
-import { NotObtainedError, UnavailableError } from '../errors.js';
+import { conflictIsSilent, notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { slotsOf } from '../lock/mode.js';
-import type { InstanceFailure, LockSet } from '../lockset/lockset.js';
-import { failureText } from '../redis/client.js';
-import { describeSnapshot, holderSnapshot, type HolderSnapshot } from '../views/holder-text.js';
+import {
+  failureText,
+  holderSnapshot,
+  type HolderSnapshot,
+  type InstanceFailure,
+  type LockSet,
+  slotsOf,
+} from '../lockset/index.js';
+import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
 
@@ -137,23 +142,20 @@ export class WaitDisplay {
    * -E 0 means "skip quietly", so it then prints nothing unless --verbose.
    */
   async notObtained(waitedMs: number): Promise<NotObtainedError | UnavailableError> {
-    const silent = this.config.conflictExitCode === 0 && this.config.verbosity !== 'verbose';
+    const silent = conflictIsSilent(this.config);
     const { snapshot, refused } = silent ? { snapshot: undefined, refused: [] } : await holderSnapshot(this.set);
     if (refused.length > 0) return unreadable(this.config.key, refused);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
-    const error = new NotObtainedError(
-      `${this.config.key} is busy (${holder}); not acquired${when}`,
-      this.config.conflictExitCode,
+    return notObtained(
+      this.config,
+      { event: 'busy', message: `${this.config.key} is busy (${holder}); not acquired${when}` },
+      {
+        key: this.config.key,
+        waited_ms: waitedMs,
+        holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null,
+      },
     );
-    error.silent = silent;
-    error.event = 'busy';
-    error.fields = {
-      key: this.config.key,
-      waited_ms: waitedMs,
-      holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null,
-    };
-    return error;
   }
 }
 

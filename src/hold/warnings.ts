@@ -4,12 +4,15 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { failureText, type InstanceFailure } from '../redis/client.js';
-import { quorumSize } from '../lockset/quorum.js';
-import { POLL_CAP_MS } from '../lockset/waiter.js';
-import { PLACE_LEASE_MS } from '../lock/line.js';
+import {
+  failureText,
+  type InstanceFailure,
+  PLACE_LEASE_MS,
+  POLL_CAP_MS,
+  quorumSize,
+  type RedundancyChange,
+} from '../lockset/index.js';
 import { expiresText } from './release-report.js';
-import type { RedundancyChange } from '../lockset/redundancy.js';
 
 /** Two Redis URLs make a Redlock quorum of 2: both must answer, so either one failing stops the lock. */
 export function warnTwoInstances(log: Logger, key: string, total: number): void {

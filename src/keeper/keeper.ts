@@ -1,15 +1,17 @@
 // The keeper: the detached process `dlock acquire` leaves behind. It takes the lock itself, so
 // the lock never passes between processes (no gap, nothing left behind if either dies), tells
 // the foreground, and renews it until the watched process exits or a signal says stop; on a
-// lost lock it sends the --on-lost signal to the watched process.
+// lost lock it stops the watched process as --on-lost says, as `dlock run` stops its command
+// (../child/loss.ts: SIGTERM, then SIGKILL when the grace ends).
 
+import { ChildSignals, processTarget } from '../child/child-signals.js';
+import { lossResponse, respondToLoss } from '../child/loss.js';
 import type { AcquireConfig } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
-import type { LockSet } from '../lockset/lockset.js';
-import { openLockSet } from '../lockset/open.js';
-import { disconnectAll } from '../redis/client.js';
+import { heldVariables } from '../hold/variables.js';
+import { close, type LockSet, openLockSet } from '../lockset/index.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, writeKeeperFile } from './runtime.js';
@@ -61,16 +63,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     pidFile = writeKeeperFile(hold.owner);
     sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
     reported = true;
-    const granted = hold.slotVariable(config.slotted);
-    const slot = granted === undefined ? {} : { slot: granted };
-    const delivered = sendReport({
-      kind: 'held',
-      key: config.key,
-      token: hold.owner,
-      fence: hold.fence,
-      ttl_ms: hold.ttlMs,
-      ...slot,
-    });
+    const delivered = sendReport({ kind: 'held', variables: heldVariables(config, hold) });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
       await hold.release();
@@ -84,8 +77,11 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       await hold.detach();
       return 0;
     }
-    if (reason.why === 'lost') signalWatched(config, request.watchPid, hold, log);
+    const watched = reason.why === 'lost' ? stopWatched(config, request.watchPid, hold, log) : undefined;
     await hold.release();
+    // After SIGTERM, its grace: SIGKILL follows unless the watched process exits first.
+    await Promise.race([watched?.settled(), aborted(watch.gone)]);
+    watched?.cancel();
     return 0;
   } catch (error) {
     crashed = reported;
@@ -106,26 +102,25 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     watch.stop();
     for (const [signal, handler] of handlers) process.off(signal, handler);
     process.stdin.destroy();
-    if (set) disconnectAll(set.instances);
+    if (set) close(set);
   }
 }
 
-/** The lock is lost: say why, and tell the watched process as --on-lost says. */
-function signalWatched(config: AcquireConfig, pid: number, hold: Hold, log: KeeperLogger): void {
+/** The lock is lost: say why, and stop the watched process as --on-lost says (../child/loss.ts). */
+function stopWatched(config: AcquireConfig, pid: number, hold: Hold, log: KeeperLogger): ChildSignals {
   const reason = hold.lossReason as LossReason;
-  const signal = config.onLost === 'kill' ? 'SIGKILL' : config.onLost === 'term' ? 'SIGTERM' : undefined;
+  const response = lossResponse(config.onLost, reason);
+  const { signal } = response;
   const what = signal ? `sending ${signal} to pid ${pid}` : `pid ${pid} keeps running unprotected (--on-lost ignore)`;
   log.event(
     'lost',
     { key: config.key, fence: hold.fence, reason: reason.kind, pid, ...(signal ? { signal } : {}) },
     `lost ${config.key} (fence ${hold.fence}): ${reason.message}; ${what}`,
   );
-  if (!signal) return;
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // Gone already.
-  }
+  const lock = { key: config.key, fence: hold.fence };
+  const watched = new ChildSignals(processTarget(pid), log, lock, config.killAfterMs, 'the watched process');
+  respondToLoss(watched, response, reason, hold.ttlMs);
+  return watched;
 }
 
 /** Resolves true once the foreground wrote "ok" on stdin, false when stdin ended without it. */

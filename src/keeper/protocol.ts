@@ -7,6 +7,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import type { Env } from '../config/index.js';
 import { DlockError } from '../errors.js';
+import type { SectionVariables } from '../hold/variables.js';
 
 export const KEEPER_COMMAND = '__keeper';
 export const KEEPER_ENV = 'DLOCK_KEEPER';
@@ -25,7 +26,7 @@ export interface KeeperRequest {
 }
 
 export type KeeperReport =
-  | { kind: 'held'; key: string; token: string; fence: string; ttl_ms: number; slot?: number }
+  | { kind: 'held'; variables: SectionVariables }
   | {
       kind: 'failed';
       exit_code: number;
@@ -72,10 +73,8 @@ export function failedReport(error: DlockError): KeeperReport {
   };
 }
 
+/** The keeper's failure as the foreground throws it: the same message, code and JSON event. */
 export function errorFromReport(report: KeeperReport & { kind: 'failed' }): DlockError {
-  const error = new DlockError(report.message, report.exit_code);
-  error.event = report.event;
-  error.fields = report.fields;
-  error.silent = report.silent;
-  return error;
+  const { message, exit_code, event, fields, silent } = report;
+  return new DlockError(message, exit_code, { event, fields, silent });
 }

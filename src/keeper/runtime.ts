@@ -8,6 +8,7 @@ import { appendFileSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Env } from '../config/index.js';
+import { isRunning, startTime } from '../pid.js';
 
 /**
  * The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others).
@@ -80,30 +81,4 @@ export function findKeeper(token: string, env: Env = process.env): { pid: number
     return undefined;
   }
   return { pid, file };
-}
-
-/** When `pid` started (clock ticks since boot, /proc/<pid>/stat field 22): tells a reused pid apart. */
-export function startTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3];
-  } catch {
-    return undefined;
-  }
-}
-
-/** true while `pid` runs; a zombie (dead, not reaped yet) counts as gone. */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return true;
-  }
 }

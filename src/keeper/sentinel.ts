@@ -8,6 +8,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { onLostSignal } from '../child/loss.js';
 import type { AcquireConfig, LogFormat } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { Logger, type EventFields } from '../log.js';
@@ -36,7 +37,7 @@ export function startSentinel(
   fence: string,
   hasStderr: boolean,
 ): Sentinel | undefined {
-  const signal = config.onLost === 'kill' ? 'KILL' : config.onLost === 'term' ? 'TERM' : '';
+  const signal = onLostSignal(config.onLost)?.slice('SIG'.length) ?? '';
   const logFile = hasStderr ? undefined : openKeeperLog();
   const format = hasStderr ? config.logFormat : 'json';
   const line = renderEvent(config, format, lostEvent(config, watchPid, fence, signal));

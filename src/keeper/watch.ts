@@ -2,7 +2,7 @@
 // (kill(pid, 0) and /proc/<pid>/stat, whose zombie state counts as gone) every WATCH_EVERY_MS:
 // the lock is released within that much of the process's death, plus one release round trip.
 
-import { isRunning } from './runtime.js';
+import { isRunning } from '../pid.js';
 
 export const WATCH_EVERY_MS = 100;
 

@@ -40,9 +40,6 @@ interface HolderFields {
 export type Holder = HolderFields &
   ({ kind: Exclude<HolderKind, 'slots'>; slot?: undefined } | { kind: 'slots'; slot: number | undefined });
 
-/** Until the views read HoldMode (lock/mode.ts): the same type. */
-export type HeldMode = HoldMode;
-
 /** A waiter in line, as its details say. */
 export interface Waiter {
   mode: HolderKind;

@@ -10,8 +10,6 @@ import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
 
 export type { EnterReply } from './replies.js';
-/** Until config and the views import it from lock/mode.ts. */
-export type { HoldMode } from './mode.js';
 
 /**
  * How long a place in line lasts unless its waiter renews it (it does every third of this):

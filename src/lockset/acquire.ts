@@ -6,7 +6,8 @@ import type { HolderKind } from '../lock/mode.js';
 import type { DoneMark } from '../lock/replies.js';
 import { now } from '../clock.js';
 import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
-import { driftMs, quorumSize, tally, validityMs } from './quorum.js';
+import { quorumSize, tally } from './quorum.js';
+import { driftMs, validityMs } from '../timing.js';
 import { releaseAll, type InstanceRelease } from './release.js';
 
 /** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */
@@ -41,7 +42,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
     const fences = round1.values.flatMap((r) => (r?.acquired ? [r.fence] : []));
     const fence = fences.reduce(maxFence);
-    round2 = set.total === 1 ? undefined : await raiseFences(set, round1.values, fence);
+    round2 = await raiseFences(set, round1.values, fence);
     if (!round2 || tally(round2.outcomes, set.total) === 'won') {
       if (validityMs(set.ttlMs, startedAt, now()) > 0)
         return { kind: 'acquired', fence, startedAt, failures: notWith(set, round1, 'held by another owner') };

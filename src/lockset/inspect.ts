@@ -1,11 +1,14 @@
-// What each instance says about one lock, and what a majority of them says (status, release, the spinner).
+// Every read of one lock across the instances: what each says, what a majority says (status), and
+// the holder the spinner and the busy message show.
 
 import type { Holder } from '../lock/holder.js';
+import { MODES, type HoldMode } from '../lock/mode.js';
 import { inspectOn, type LockState } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
+import { strategyOf } from './strategy.js';
 
 export interface InstanceView {
   redis: string;
@@ -56,4 +59,58 @@ export function majority(views: InstanceView[], total: number): { verdict: Verdi
   const failed = views.filter((v) => v.error).length;
   const couldHide = failed > 0 && Math.max(0, ...counts.values()) + failed >= quorumSize(total);
   return { verdict: couldHide ? 'unknown' : 'free' };
+}
+
+export interface HolderSnapshot {
+  holder: Holder;
+  pttlMs?: number;
+  /** Date.now() when it was read, to age the TTL left when shown later. */
+  readAt: number;
+  /** --slots/--shared: how many hold (the holder shown is the one whose lease ends first), and the mode. */
+  others?: { count: number; mode: HoldMode };
+  /** How many wait in line. */
+  waiting?: number;
+}
+
+/**
+ * The holder seen on the most instances (a majority's, in Redlock mode); undefined if none.
+ * `refused`: instances that refused to be read for good (a missing grant, such as +hgetall):
+ * the caller reports those (69), never the lock as merely busy.
+ */
+export async function holderSnapshot(set: LockSet): Promise<{ snapshot?: HolderSnapshot; refused: InstanceFailure[] }> {
+  const views = await inspectAll(set, set.keys, []);
+  const refused = views.flatMap(({ failure }) => (failure?.permanent ? [failure] : []));
+  return { snapshot: snapshotOf(set, views), refused };
+}
+
+/** The snapshot from every instance's view. */
+function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undefined {
+  const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number }>();
+  for (const view of views) {
+    if (!view.holder) continue;
+    const entry = seen.get(view.holder.owner) ?? { count: 0, holder: view.holder, pttlMs: view.ttl_ms };
+    entry.count++;
+    seen.set(view.holder.owner, entry);
+  }
+  const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
+  const state = strategyOf(set).wholeState(views.map((view) => view.state));
+  if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) {
+    // The holder whose lease ends first: its slot is the next to come free.
+    const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
+    return {
+      holder: first,
+      pttlMs: first.ttlLeftMs,
+      readAt: Date.now(),
+      others: { count: state.holders.length, mode: state.mode },
+      waiting: state.lineLength,
+    };
+  }
+  return (
+    best && {
+      holder: best.holder,
+      pttlMs: best.pttlMs,
+      readAt: Date.now(),
+      ...(state ? { waiting: state.lineLength } : {}),
+    }
+  );
 }

@@ -54,7 +54,7 @@ export async function tryEnter(
 }
 
 /** What the history records of a waiter leaving the line. */
-type LeaveRecord = 'busy' | 'left' | '';
+export type LeaveRecord = 'busy' | 'left' | '';
 
 /**
  * Leave the line (bounded): a waiter that gives up wakes the one behind it at once.

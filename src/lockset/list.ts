@@ -12,9 +12,10 @@ import { now, TimeoutError, withTimeout } from '../clock.js';
 import { inspectAll, majority } from './inspect.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
+import { strategyOf } from './strategy.js';
 
 /** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
-export interface HeldLock {
+export interface ListedLock {
   key: string;
   holder: Holder;
   ttlMs: number;
@@ -31,7 +32,7 @@ export interface UnreadableLock {
 export interface LockListing {
   /** Every lock name SCAN found, in order. */
   keys: string[];
-  held: HeldLock[];
+  held: ListedLock[];
   unreadable: UnreadableLock[];
 }
 
@@ -58,13 +59,14 @@ export async function listLocks(set: LockSet, config: ConnectionConfig): Promise
     .flatMap((name) => keyFromLockName(config.prefix, name) ?? [])
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const order = config.targets.map((target) => target.label);
-  const held: HeldLock[] = [];
+  const strategy = strategyOf(set);
+  const held: ListedLock[] = [];
   // A lock that could not be read is listed as such, never left out (exit 69 after the list).
   const unreadable: UnreadableLock[] = [];
   for (const key of keys) {
     const views = await inspectAll(set, lockKeys(config.prefix, key), order);
     const { verdict, agreed } = majority(views, set.total);
-    const state = set.total === 1 ? views[0]?.state : undefined;
+    const state = strategy.wholeState(views.map((view) => view.state));
     if (agreed)
       held.push({
         key,
@@ -75,7 +77,7 @@ export async function listLocks(set: LockSet, config: ConnectionConfig): Promise
     else if (verdict === 'unknown')
       unreadable.push({
         key,
-        error: views.flatMap((v) => (v.error ? [set.total > 1 ? `${v.redis}: ${v.error}` : v.error] : [])).join('; '),
+        error: views.flatMap((v) => (v.error ? [strategy.quorum ? `${v.redis}: ${v.error}` : v.error] : [])).join('; '),
       });
   }
   return { keys, held, unreadable };

@@ -1,9 +1,16 @@
-// One lock across N >= 1 independent instances. N = 1 is the single-instance lock; every
-// step below is the Redlock algorithm, which for one instance reduces to the plain one.
+// One lock across N >= 1 independent instances: one Redis (a server, Sentinel, Cluster) runs the
+// line, several run Redlock (strategy.ts). The fan-out below serves both.
 
 import type { LockKeys } from '../lock/keys.js';
 import type { HoldMode } from '../lock/mode.js';
-import { instanceFailure, retryableFailure, type Instance, type InstanceFailure } from '../redis/client.js';
+import {
+  disconnectAll,
+  instanceFailure,
+  retryableFailure,
+  type Instance,
+  type InstanceFailure,
+} from '../redis/client.js';
+import type { Capabilities } from './capabilities.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
 export type { InstanceFailure } from '../redis/client.js';
@@ -25,6 +32,13 @@ export interface LockSet {
   connectTimeoutMs: number;
   /** Alone (the default), --shared, or one of --slots n (one instance only). */
   mode: HoldMode;
+  /** What the backend can do, decided once from the targets when the set is opened (strategy.ts reads it). */
+  caps: Capabilities;
+}
+
+/** Disconnect from every instance of the set (the `finally` of every use; a set half-opened too). */
+export function close(set: Pick<LockSet, 'instances'>): void {
+  disconnectAll(set.instances);
 }
 
 export interface FanOut<T> {

@@ -4,11 +4,11 @@ import type { HolderMeta } from '../lock/acquire.js';
 import type { HolderKind } from '../lock/mode.js';
 import type { DoneMark } from '../lock/replies.js';
 import { now, sleep } from '../clock.js';
-import { tryAcquire, type Attempt, type Undo } from './acquire.js';
-import { leaveLine, tryEnter } from './line.js';
+import type { Attempt, Undo } from './acquire.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
 import { releaseAll, releaseFailures } from './release.js';
+import { strategyOf } from './strategy.js';
 import { busyRetryMs, ReleaseWatcher } from './waiter.js';
 
 export type Obtained = {
@@ -70,13 +70,11 @@ export interface ObtainOptions {
  */
 export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOptions): Promise<Obtained | NotObtained> {
   let undo: Undo | undefined;
-  const inLine = set.total === 1;
+  const strategy = strategyOf(set);
   const replyLost = { value: false };
   const startedAt = now();
   const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
-  const tryOnce = inLine
-    ? () => tryEnter(set, meta, options.waitMs !== 0, replyLost, recorded())
-    : () => tryAcquire(set, meta);
+  const tryOnce = () => strategy.tryOnce(set, meta, { join: options.waitMs !== 0, replyLost, recorded });
   const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();
@@ -86,11 +84,12 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     undo?.stop();
     return result;
   }
-  if (inLine) {
+  const { leave } = strategy;
+  if (leave) {
     // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
     // (ENTER took a waiter turned away as done out of line already.) The history records why.
     const record = result.kind === 'busy' ? 'busy' : result.kind === 'aborted' ? 'left' : '';
-    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leaveLine(set, record, result.waitedMs);
+    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leave(set, record, result.waitedMs);
     const [notLeft, released] = await Promise.all([leaving, replyLost.value ? releaseAll(set) : Promise.resolve([])]);
     const unreleased = releaseFailures(released);
     // A grant missing to leave the line (+hdel, +zrem) is an error like any other, never busy;
@@ -160,8 +159,7 @@ async function attempts(
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.
-        // In line, each waiter has its own channel: a release wakes only who may enter.
-        const channel = set.total === 1 ? `${set.keys.wakePrefix}${set.owner}` : set.keys.released;
+        const channel = strategyOf(set).wakeChannel(set);
         watcher = await ReleaseWatcher.start(set, channel, set.timeoutMs, options.onPollOnly);
         continue;
       }

@@ -13,7 +13,9 @@ import { now, TimeoutError } from '../clock.js';
 import { connectQuorum } from './connect.js';
 import { findDuplicate } from './duplicates.js';
 import type { LockSet } from './lockset.js';
-import { instanceTimeoutMs, quorumSize } from './quorum.js';
+import { strategyOf } from './strategy.js';
+import { quorumSize } from './quorum.js';
+import { instanceTimeoutMs } from '../timing.js';
 
 /**
  * A fresh 128-bit owner token, hex. From /dev/urandom when there is one: node:crypto (16
@@ -46,12 +48,16 @@ export async function openLockSet(
   mode: HoldMode = { kind: 'exclusive' },
 ): Promise<LockSet> {
   const total = config.targets.length;
+  // What the backend can do was decided once from the targets (config): the set carries it, and
+  // everything after asks it (or the strategy it picks), never the number of instances.
+  const caps = config.capabilities;
+  const { quorum } = strategyOf({ caps });
   const started = now();
-  const unresolved = total > 1 ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
+  const unresolved = quorum ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
   // Name lookups count toward the --connect-timeout bound (IP addresses need none).
   const looked = config.targets.some((target) => target.nodes.some((node) => !isIP(node.host)));
   const connectTimeoutMs =
-    total > 1 && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
+    quorum && looked ? Math.max(1, config.connectTimeoutMs - Math.floor(now() - started)) : config.connectTimeoutMs;
   const timeoutMs = ttlMs ? instanceTimeoutMs(connectTimeoutMs, ttlMs, total) : connectTimeoutMs;
   const { instances, failures } = await connectQuorum(
     config.targets,
@@ -73,6 +79,7 @@ export async function openLockSet(
     timeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
     mode,
+    caps,
   };
 }
 

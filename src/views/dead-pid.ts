@@ -2,10 +2,10 @@
 // the TTL runs out, and status (and the busy line) say so. Only for a holder whose host field is
 // this host's name: a pid on another host, or a forged one, means nothing here.
 
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { formatDuration } from '../duration.js';
-import { pidNumber, type Holder } from '../lock/holder.js';
+import { type Holder, pidNumber } from '../lockset/index.js';
+import { isRunning } from '../pid.js';
 
 /**
  * false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that
@@ -15,23 +15,6 @@ export function pidAlive(holder: Holder, thisHost: string = hostname()): boolean
   const pid = pidNumber(holder);
   if (pid === undefined || holder.host !== thisHost) return undefined;
   return isRunning(pid);
-}
-
-/** kill(pid, 0) and, where there is a /proc, the state letter: Z (a zombie) is not running. */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it exists, owned by another user.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    // "pid (comm) S ...": the state follows the last ")" (comm may contain one).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return true;
-  }
 }
 
 /** "pid N is not running on this host: the lock expires in ..." for a dead holder on this host, else undefined. */

@@ -1,8 +1,6 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
-import { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
-import { MODES } from '../lock/mode.js';
-import type { InstanceView } from '../lockset/inspect.js';
+import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../lockset/index.js';
 import { pidAliveField } from './dead-pid.js';
 
 /**

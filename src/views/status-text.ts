@@ -2,12 +2,17 @@
 // of every held lock. Every key name and holder field is cut and escaped here (they may be forged).
 
 import { formatDuration } from '../duration.js';
-import type { Holder } from '../lock/holder.js';
-import type { LockState } from '../lock/inspect.js';
-import { MODES, slotsOf } from '../lock/mode.js';
-import type { InstanceView, Verdict } from '../lockset/inspect.js';
-import type { HeldLock, UnreadableLock } from '../lockset/list.js';
-import { quorumSize } from '../lockset/quorum.js';
+import {
+  type Holder,
+  type InstanceView,
+  type ListedLock,
+  type LockState,
+  MODES,
+  quorumSize,
+  slotsOf,
+  type UnreadableLock,
+  type Verdict,
+} from '../lockset/index.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
@@ -120,7 +125,7 @@ export function keyJson(
 }
 
 /** The held locks and the unreadable ones as one JSON array, sorted by key (names cut for showing). */
-export function listJson(held: HeldLock[], unreadable: UnreadableLock[]): string {
+export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): string {
   const entries = [
     ...held.map(({ key, holder, ttlMs, all, waiting }) => ({
       key: cut(key),
@@ -134,7 +139,7 @@ export function listJson(held: HeldLock[], unreadable: UnreadableLock[]): string
 }
 
 /** The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one. */
-export function listText(held: HeldLock[], unreadable: UnreadableLock[]): string {
+export function listText(held: ListedLock[], unreadable: UnreadableLock[]): string {
   const perHolder = held.flatMap(({ key, holder, ttlMs, all }) =>
     all && all.length > 0 && MODES[all[0].kind].holderTag(all[0].slot) !== undefined
       ? all.map((h) => ({

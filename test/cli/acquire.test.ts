@@ -197,6 +197,35 @@ test('release --force while a keeper holds: the watched process gets SIGTERM and
   expect(keepers()).toEqual([]);
 });
 
+test('a watched shell that ignores SIGTERM is SIGKILLed when its grace (--kill-after, at most ttl/3) ends', async () => {
+  const dir = tempDir();
+  const script = sh(`
+    trap '' TERM
+    eval "$("$D" acquire --redis "$R" --ttl 1s --log-format json stubborn)"
+    echo ok > ${dir}/held
+    while :; do sleep 0.05; done
+  `);
+  await waitForFile(join(dir, 'held'));
+  const forced = await dlock(['release', '--force', '--redis', server.url, 'stubborn'], { env: env() });
+  expect(forced.code, forced.stderr).toBe(0);
+  const forcedAt = Date.now();
+  // Without the follow-up the shell runs on: give up well after the grace (333ms for a 1s lease).
+  const ended = await Promise.race([
+    script.result,
+    new Promise<undefined>((r) => setTimeout(() => r(undefined), 5_000)),
+  ]);
+  expect(ended, 'the shell still runs 5s after the loss').toBeDefined();
+  const { signal, stderr } = ended!;
+  expect(signal).toBe('SIGKILL');
+  expect(Date.now() - forcedAt).toBeGreaterThanOrEqual(300);
+  expect(onlyEvent(stderr, 'lost')).toMatchObject({ key: 'stubborn', pid: script.pid, signal: 'SIGTERM' });
+  expect(events(stderr, 'signal').map((e) => [e.signal, e.reason, e.pid])).toEqual([
+    ['SIGTERM', 'lost', script.pid],
+    ['SIGKILL', 'kill-after', script.pid],
+  ]);
+  await waitUntil('the keeper to exit', () => keepers().length === 0);
+});
+
 test('--no-keeper, then renew and release from two more processes', async () => {
   const acquired = await dlock(
     ['acquire', '--no-keeper', '--redis', server.url, '--ttl', '3s', '--format', 'json', 'steps'],

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { schedulingMarginMs } from '../../src/lockset/quorum.js';
+import { schedulingMarginMs } from '../../src/timing.js';
 import {
   childPid,
   events,

@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { driftMs, schedulingMarginMs } from '../../src/lockset/quorum.js';
+import { driftMs, schedulingMarginMs } from '../../src/timing.js';
 import { dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import {

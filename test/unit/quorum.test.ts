@@ -2,21 +2,19 @@
 
 import { describe, expect, test } from 'vitest';
 import { maxFence } from '../../src/lock/fence.js';
+import { quorumSize, tally, type Outcome } from '../../src/lockset/quorum.js';
 import {
   driftMs,
   instanceTimeoutMs,
   killDeadline,
   localDeadline,
-  quorumSize,
   RENEW_PAST_GIVING_UP_MS,
   RENEW_TIMEOUT_FLOOR_MS,
   renewTimeoutMs,
   SCHEDULING_MARGIN_CAP_MS,
   schedulingMarginMs,
-  tally,
   validityMs,
-  type Outcome,
-} from '../../src/lockset/quorum.js';
+} from '../../src/timing.js';
 import { POLL_CAP_MS, busyRetryMs } from '../../src/lockset/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {

@@ -7,10 +7,11 @@
 import { UnavailableError } from '../errors.js';
 import { nodeForKey } from '../redis/nodes.js';
 import { failureText } from '../redis/client.js';
-import { fanOut, type LockSet } from '../lockset/lockset.js';
-import { tally } from '../lockset/quorum.js';
 import { withTimeout } from '../clock.js';
+import { fanOut, type LockSet } from './lockset.js';
+import { tally } from './quorum.js';
 
+/** WAIT on every instance; 69 unless a quorum's replicas acknowledged within `timeoutMs`. */
 export async function syncReplicas(set: LockSet, replicas: number, timeoutMs: number): Promise<void> {
   const acks = await fanOut(
     set,

@@ -1,0 +1,40 @@
+// The import rules of src/ (npm run lint:imports; test/unit/import-rules.test.ts runs them too).
+// The layers above the lock engine (commands, hold, keeper, child, views) see it only through its
+// face, src/lockset/index.ts, and never reach past it into src/lock/ or src/redis/. doctor (and the
+// doctor command) are Redis-specific by nature and may.
+
+const UPPER = '^src/(commands|hold|keeper|child|views)/';
+const DOCTOR = '^src/(doctor/|commands/doctor[.]ts$)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'upper-past-engine',
+      comment: 'commands/, hold/, keeper/, child/ and views/ use src/lockset/index.ts, never src/lock/ or src/redis/',
+      severity: 'error',
+      from: { path: UPPER, pathNot: DOCTOR },
+      to: { path: '^src/(lock|redis)/' },
+    },
+    {
+      name: 'upper-through-face',
+      comment: 'commands/, hold/, keeper/, child/ and views/ import src/lockset/ only through its index.ts',
+      severity: 'error',
+      from: { path: UPPER, pathNot: DOCTOR },
+      to: { path: '^src/lockset/', pathNot: '^src/lockset/index[.]ts$' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import cycles (type-only imports included)',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: `import type` from src/lock/ reaches past the face as much as any.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,78 @@
+// Renew and release by the owner token alone, from any process (`dlock renew`, `dlock release`
+// without --force): 0 done, 76 the lock was no longer this owner's, 69 too few instances
+// answered to tell. The instances' side is ../lockset/by-token.ts.
+
+import type { ConnectionConfig } from '../config/index.js';
+import { LockLostError, UnavailableError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  close,
+  failureText,
+  openLockSet,
+  releaseByToken,
+  renewByToken,
+  retryableFailure,
+  unavailable,
+} from '../lockset/index.js';
+import { logUnannounced } from './release-report.js';
+
+/**
+ * Release the lock `token` holds on `key`. `stopRenewing`, once the instances are reached and
+ * before the release: whatever renews this token stops (its keeper on this host).
+ */
+export async function releaseAsOwner(
+  config: ConnectionConfig,
+  key: string,
+  token: string,
+  log: Logger,
+  stopRenewing: () => Promise<void> = async () => {},
+): Promise<number> {
+  const set = await openLockSet(config, key, undefined, token);
+  try {
+    await stopRenewing();
+    const { verdict, releases, failures } = await releaseByToken(set);
+    for (const failure of failures)
+      log.warn(`${key} not released on ${failureText(failure)}`, {
+        event: 'release-failed',
+        key,
+        instance: failure.label,
+        error: failure.reason,
+      });
+    // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
+    logUnannounced(log, releases, key);
+    if (verdict === 'released') {
+      log.event('released', { key, released: true }, `released ${key}`);
+      return 0;
+    }
+    if (verdict === 'unavailable')
+      throw unavailable(
+        set.total,
+        failures.map((f) => retryableFailure(f.label, f.reason)),
+      );
+    throw notOurs(key);
+  } finally {
+    close(set);
+  }
+}
+
+/** Extend the lease by the lock's own TTL (its `ttl_ms`). */
+export async function renewAsOwner(config: ConnectionConfig, key: string, token: string, log: Logger): Promise<number> {
+  const set = await openLockSet(config, key, undefined, token);
+  try {
+    const renewal = await renewByToken(set, token, config.connectTimeoutMs);
+    if (renewal.kind === 'unavailable') throw unavailable(set.total, renewal.failures);
+    if (renewal.kind === 'not-ours') throw notOurs(key);
+    if (renewal.kind === 'failed') throw new UnavailableError(`could not renew ${key}: ${renewal.errors.join('; ')}`);
+    log.event('renewed', { key, ttl_ms: renewal.ttlMs }, `renewed ${key} for ${renewal.ttlMs}ms`);
+    return 0;
+  } finally {
+    close(set);
+  }
+}
+
+function notOurs(key: string): LockLostError {
+  return new LockLostError(
+    `${key} was no longer this owner's (it expired or was taken): the section ran unprotected at some point`,
+    { event: 'not-ours', fields: { key } },
+  );
+}

@@ -1,0 +1,22 @@
+// A key's history stream, read on the one Redis that keeps it (a Redlock quorum keeps none).
+
+import { readHistory, type HistoryEntry } from '../lock/history.js';
+import { instanceFailure } from '../redis/client.js';
+import type { LockSet } from './lockset.js';
+import { unavailable } from './open.js';
+
+/** The newest `count` entries of the set's key, newest first; 69 when the instance cannot be read. */
+export async function historyOf(set: LockSet, count: number): Promise<HistoryEntry[]> {
+  const instance = set.instances[0];
+  if (!instance) throw unavailable(1, set.unreachable);
+  return readHistory(instance, set.keys, count, set.timeoutMs).catch((error: unknown) => {
+    throw unavailable(1, [instanceFailure(instance.target.label, error)]);
+  });
+}
+
+/** The newest `count` entries, or [] where there is no history or it cannot be read (an estimate's input). */
+export async function recentHistory(set: LockSet, count: number): Promise<HistoryEntry[]> {
+  const instance = set.instances[0];
+  if (!set.caps.history || !instance) return [];
+  return readHistory(instance, set.keys, count, set.timeoutMs).catch(() => []);
+}
