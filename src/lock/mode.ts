@@ -26,6 +26,8 @@ export interface KindRow {
   manyHolders: boolean;
   /** Each holder has a slot, 0 … n−1 (DLOCK_SLOT). */
   slotted: boolean;
+  /** How many may hold at once with number `n` (dlock metrics); undefined: no bound (--shared). */
+  capacity(n: number): number | undefined;
   /** The mode of this kind with number `n`. */
   mode(n: number): HoldMode;
   /** A waiter of this kind in status' MODE column of the line. */
@@ -62,6 +64,7 @@ export const MODES: Record<HolderKind, KindRow> = {
     renew: 'extend',
     manyHolders: false,
     slotted: false,
+    capacity: () => 1,
     mode: () => ({ kind: 'exclusive' }),
     waiterName: 'exclusive',
     holderFields: () => ({}),
@@ -81,6 +84,7 @@ export const MODES: Record<HolderKind, KindRow> = {
     renew: 'extend-holder',
     manyHolders: true,
     slotted: false,
+    capacity: () => undefined,
     mode: () => ({ kind: 'shared' }),
     waiterName: 'shared',
     holderFields: () => ({ shared: true }),
@@ -103,6 +107,7 @@ export const MODES: Record<HolderKind, KindRow> = {
     renew: 'extend-holder',
     manyHolders: true,
     slotted: true,
+    capacity: (n) => n,
     mode: (n) => ({ kind: 'slots', slots: n }),
     waiterName: 'slot',
     holderFields: (slot) => (slot === undefined ? {} : { slot }),

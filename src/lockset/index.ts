@@ -8,6 +8,8 @@ export type { HolderMeta } from '../lock/acquire.js';
 export type { HistoryEntry } from '../lock/history.js';
 export { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
 export type { LockState } from '../lock/inspect.js';
+export { lockKeys, type LockKeys } from '../lock/keys.js';
+export { HISTORY_MAX } from '../lock/limits.js';
 export { PLACE_LEASE_MS } from '../lock/line.js';
 export { MODES, slotsOf, type HolderKind, type HoldMode } from '../lock/mode.js';
 export type { DoneMark } from '../lock/replies.js';
@@ -31,7 +33,7 @@ export { POLL_CAP_MS } from './waiter.js';
 
 // Reading across the instances.
 export { forceReleaseAll, type RemovedHolder } from './force-release.js';
-export { historyOf, recentHistory } from './history.js';
+export { historyOf, historyOfKey, recentHistory } from './history.js';
 export {
   holderSnapshot,
   inspectAll,
