@@ -14,6 +14,7 @@ import { declareHeartbeat } from './heartbeat.js';
 import { declareHistory } from './history.js';
 import type { CommandLine, Invocation } from './invocation.js';
 import { declareKeeper } from './keeper.js';
+import { declareMetrics } from './metrics.js';
 import { declareRelease } from './release.js';
 import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
@@ -102,6 +103,7 @@ export function buildProgram(
   declareRelease(program, cli);
   declareHistory(program, cli);
   declareDoctor(program, cli);
+  declareMetrics(program, cli);
   declareCompletion(program, cli);
   declareCompleteKeys(program, cli);
   declareHelp(program);

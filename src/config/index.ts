@@ -4,4 +4,5 @@ export * from './options.js';
 export * from './connection.js';
 export * from './lock.js';
 export * from './commands.js';
+export * from './metrics.js';
 export * from './owner.js';

@@ -67,6 +67,10 @@ export interface RawOptions {
   slot?: string;
   /** history --count. */
   count?: string;
+  /** metrics: --textfile, --push, --listen. */
+  textfile?: string;
+  push?: string;
+  listen?: string;
 }
 
 export function duration(option: string, value: string): number {
