@@ -27,7 +27,8 @@ export function beat(key: string | undefined, env: Record<string, string | undef
     };
   }
   if (key !== undefined && key !== held) {
-    const message = `heartbeat: ${JSON.stringify(key)} is not held here (the calling dlock holds ${JSON.stringify(held)})`;
+    const message =
+      `heartbeat: ${JSON.stringify(key)} is not held here ` + `(the calling dlock holds ${JSON.stringify(held)})`;
     return { code: EXIT.lost, message };
   }
   const file = env[HEARTBEAT_FILE_ENV];

@@ -67,7 +67,7 @@ export class Hold {
     readonly fence: string,
     /** --slots: the slot held (0 … n−1). */
     readonly slot: number | undefined,
-    /** Monotonic ms since when the lock is held: the start of the round that acquired it (--max-hold counts from it). */
+    /** Monotonic ms since when the lock is held: the start of the round that took it (--max-hold counts from it). */
     readonly heldSince: number,
   ) {}
 
