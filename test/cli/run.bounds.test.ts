@@ -47,6 +47,8 @@ test('sleep 600 under --max-hold 2s: stopped at 2 s, the lock free at once for t
   expect(onlyEvent(next.stderr, 'acquired').ts_ms - released.ts_ms).toBeLessThan(500);
   const [, ended] = await history('maxhold').then((entries) => entries.filter((e) => e.event === 'released'));
   expect(ended).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold', fence: acquired.fence });
+  const table = await dlock(['history', '--redis', redis.url, 'maxhold'], { env: env() });
+  expect(table.stdout).toContain(`exit 124, ended by dlock: max-hold, held 2`);
 });
 
 test('heartbeats every 200 ms under --heartbeat 1s: the command runs to its end (2 s), exit 0', async () => {
