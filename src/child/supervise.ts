@@ -45,7 +45,10 @@ export async function superviseChild(
   if (lost.aborted) onLost();
   else lost.addEventListener('abort', onLost, { once: true });
   const { bounds } = options;
-  const onBound = () => !lost.aborted && stopOnBound(toChild, bounds!.reason!, options);
+  // A lost lock has stopped the child already: the bound adds nothing.
+  const onBound = () => {
+    if (!lost.aborted) stopOnBound(toChild, bounds!.reason!, options);
+  };
   bounds?.exceeded.addEventListener('abort', onBound, { once: true });
   return child.exited.finally(() => {
     toChild.cancel();
