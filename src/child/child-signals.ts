@@ -37,6 +37,8 @@ export function processTarget(pid: number): SignalTarget {
 
 /** Signals that stop the command, sent to all of it; the others go to its first process alone. */
 const STOPPING: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGHUP', 'SIGKILL']);
+/** Signals forwarded to the first process alone that may end it, and a SIGKILL then follow. */
+const INTERRUPTS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGQUIT']);
 /** How often, once the first process has exited, dlock looks whether what it started is gone too. */
 const SURVIVOR_POLL_MS = 20;
 
@@ -65,6 +67,8 @@ export class ChildSignals {
   /** Signal the child (all of it, for a stop: see above) first, then log it: a slow stderr never delays a kill. */
   send(signal: NodeJS.Signals, reason: SignalReason): void {
     const whole = reason !== 'forwarded' || STOPPING.has(signal);
+    // An interrupt may end the first process at once: what it started is found before it is reparented.
+    if (!whole && INTERRUPTS.has(signal)) this.tree?.remember();
     const others = whole && this.tree ? this.tree.signal(signal, () => this.child.kill(signal)) : [];
     if (!whole || !this.tree) this.child.kill(signal);
     this.stoppedAll ||= whole;
