@@ -88,7 +88,10 @@ export class CommandTree {
   /** Process groups a process of the command led. */
   private readonly groups = new Set<number>();
 
-  constructor(private readonly root: number) {}
+  constructor(private readonly root: number) {
+    const entry = readEntry(root);
+    if (entry) this.members.set(root, entry.start);
+  }
 
   /**
    * Send `signal` to the whole command: `signalFirst` signals its first process (the caller knows
@@ -96,6 +99,9 @@ export class CommandTree {
    * signalled besides the first.
    */
   signal(signal: NodeJS.Signals, signalFirst: () => void): number[] {
+    // A SIGKILL is due now (a deadline): the walk takes milliseconds, so the processes known already
+    // are stopped first, which also keeps them from exiting (and their children from being reparented).
+    if (signal === 'SIGKILL') this.freezeKnown();
     const { spared, others } = this.walk();
     signalFirst();
     for (const group of this.groups) {
@@ -118,6 +124,14 @@ export class CommandTree {
         return entry !== undefined && entry.start === start && !entry.zombie;
       })
       .map(([pid]) => pid);
+  }
+
+  /** SIGSTOP every process of the command seen so far that still runs as the same process. */
+  private freezeKnown(): void {
+    for (const [pid, start] of this.members) {
+      const entry = readEntry(pid);
+      if (entry && entry.start === start && !entry.zombie) kill(pid, 'SIGSTOP');
+    }
   }
 
   /** Walk /proc from the first process and every member seen before; note members and groups. */
