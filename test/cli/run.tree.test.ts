@@ -46,8 +46,10 @@ afterEach(() => {
   for (const pid of used.splice(0).flatMap(sleeps)) process.kill(pid, 'SIGKILL');
 });
 
+/** `dlock run ... key -- sh -c script`, the script's output away from dlock's (a sleep left must not hold the pipe). */
 function run(key: string, flags: string[], script: string) {
-  return spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', 'sh', '-c', script]);
+  const quiet = `exec >/dev/null 2>&1; ${script}`;
+  return spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', ...flags, key, '--', 'sh', '-c', quiet]);
 }
 
 test('SIGTERM to dlock: the command and both background sleeps are gone, then the lock is released: 143', async () => {
@@ -145,8 +147,8 @@ test('acquire: a lost lock stops the watched shell and the steps it runs', async
   const script = `
     eval "$("$D" acquire --redis "$R" --ttl 1500ms --log-format json tree-acquire)"
     echo ok > ${dir}/held
-    sleep ${arg} &
-    sleep ${arg}
+    sleep ${arg} >/dev/null 2>&1 &
+    sleep ${arg} >/dev/null 2>&1
     echo after > ${dir}/after
   `;
   const runtime = tempDir();
