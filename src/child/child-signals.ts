@@ -10,7 +10,7 @@
 import type { Logger } from '../log.js';
 import { now, sleep } from '../clock.js';
 import { isRunning } from '../pid.js';
-import { CommandTree } from './tree.js';
+import { CommandTree, kill } from './tree.js';
 
 export type SignalReason = 'lost' | 'forwarded' | 'kill-after' | 'left-behind';
 
@@ -25,12 +25,7 @@ export function processTarget(pid: number): SignalTarget {
   return {
     pid,
     kill(signal) {
-      if (!isRunning(pid)) return;
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // Gone meanwhile.
-      }
+      if (isRunning(pid)) kill(pid, signal);
     },
   };
 }

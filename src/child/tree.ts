@@ -174,7 +174,8 @@ function sparedBy(self: number, table: Map<number, ProcessEntry>): Spared {
   return { pids, groups };
 }
 
-function kill(target: number, signal: NodeJS.Signals): void {
+/** process.kill that ignores a process (or group: a negative `target`) gone meanwhile. */
+export function kill(target: number, signal: NodeJS.Signals): void {
   try {
     process.kill(target, signal);
   } catch {
