@@ -4,7 +4,7 @@
 // (a double fork reparents it to init) and was not in a group the command made; see
 // docs/guarantees.md. Where there is no /proc (not Linux) the command is its first process alone.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 
 /** One process as /proc/<pid>/stat tells it. */
 export interface ProcessEntry {
@@ -28,23 +28,33 @@ export function processTable(): Map<number, ProcessEntry> {
     return table;
   }
   for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue; // not a pid: self, sys, ...
     const entry = readEntry(Number(name));
     if (entry) table.set(entry.pid, entry);
   }
   return table;
 }
 
-/** `pid`'s /proc entry, undefined once it is gone. */
+/** One buffer for every read of /proc/<pid>/stat (a line of at most ~1 KB). */
+const statBuffer = Buffer.alloc(4096);
+
+/**
+ * `pid`'s /proc entry, undefined once it is gone. Read into one buffer (open, read, close: no
+ * fstat, no allocation): a walk reads every process's, and a stop waits for it.
+ */
 export function readEntry(pid: number): ProcessEntry | undefined {
   let stat: string;
+  let fd: number | undefined;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+    stat = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   // "pid (comm) S ppid pgid ...": comm may hold ")" and spaces; field 22 is the start time.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 20);
   return {
     pid,
     ppid: Number(fields[1]),
