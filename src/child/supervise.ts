@@ -50,13 +50,16 @@ export async function superviseChild(
     if (!lost.aborted) stopOnBound(toChild, bounds!.reason!, options);
   };
   bounds?.exceeded.addEventListener('abort', onBound, { once: true });
-  return child.exited.finally(() => {
-    toChild.cancel();
+  try {
+    return await child.exited;
+  } finally {
     bounds?.exceeded.removeEventListener('abort', onBound);
-  });
+    // Stopped, it may have left processes it started: they are gone (or SIGKILLed) before the release.
+    await toChild.finish();
+  }
 }
 
-/** A bound is exceeded (--max-hold, --heartbeat): say so, SIGTERM the child, SIGKILL it after the grace. */
+/** A bound is exceeded (--max-hold, --heartbeat): say so, SIGTERM the command, SIGKILL it after the grace. */
 function stopOnBound(toChild: ChildSignals, reason: BoundReason, { log, lock, killAfterMs }: Supervision): void {
   logBoundExceeded(log, reason, lock, 'stopping the command');
   toChild.send('SIGTERM', reason.kind);
