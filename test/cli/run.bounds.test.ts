@@ -2,7 +2,7 @@
 // silent too long, is stopped like a lost lock (SIGTERM, SIGKILL after --kill-after), the lock
 // released, exit 124, the history saying why; `dlock heartbeat` outside a dlock is a usage error.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
@@ -139,4 +139,24 @@ test('status shows the holder held "… of --max-hold 1h" and its last heartbeat
   expect(Date.now() - json.holder.last_heartbeat_ms).toBeLessThan(10_000);
   holder.process.kill('SIGTERM');
   await holder.result;
+});
+
+test('--max-hold stops the whole command: sh -c "sleep & sleep & wait" leaves no sleep behind', async () => {
+  const marker = `${600 + (process.pid % 97)}.25`;
+  const done = await run(['--max-hold', '1s', '--kill-after', '500ms'], 'tree', [
+    'sh',
+    '-c',
+    `sleep ${marker} & sleep ${marker} & wait`,
+  ]).result;
+  expect(done.code, done.stderr).toBe(124);
+  const left = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `sleep\0${marker}\0` && isAlive(Number(pid));
+      } catch {
+        return false;
+      }
+    });
+  expect(left).toEqual([]);
 });
