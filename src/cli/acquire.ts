@@ -9,6 +9,7 @@ import {
   flockHints,
   GROUP,
   lockOptions,
+  monitoringOptions,
   onLostOption,
   outputOptions,
   waitChoice,
@@ -45,7 +46,10 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
     )
     .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
-  flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
+  flockHints(connectionOptions(outputOptions(monitoringOptions(acquire), acquireFormat))).addHelpText(
+    'after',
+    HELP_AFTER.acquire!,
+  );
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, cli.withGlobals(acquireWait(options)), cli.env);

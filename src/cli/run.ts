@@ -10,6 +10,7 @@ import {
   flockHints,
   GROUP,
   lockOptions,
+  monitoringOptions,
   onLostOption,
   outputOptions,
   waitChoice,
@@ -55,7 +56,7 @@ export function declareRun(program: Command, cli: CommandLine): void {
       `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
     )
     .option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
-  flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
+  flockHints(connectionOptions(outputOptions(monitoringOptions(run)))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);

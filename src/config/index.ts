@@ -3,5 +3,6 @@
 export * from './options.js';
 export * from './connection.js';
 export * from './lock.js';
+export * from './monitor.js';
 export * from './commands.js';
 export * from './owner.js';

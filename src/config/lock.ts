@@ -5,6 +5,7 @@ import { MAX_SLOTS } from '../lock/holder.js';
 import type { HoldMode } from '../lock/line.js';
 import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
 import type { ConnectionConfig } from './connection.js';
+import type { MonitorConfig } from './monitor.js';
 import {
   DEFAULTS,
   duration,
@@ -37,6 +38,8 @@ export interface RunConfig extends ConnectionConfig {
   slotted: boolean;
   /** --once-per window in ms (0: none): after an exit 0 the key is done until that run's start + this. */
   oncePerMs: number;
+  /** --ping / --on-event; undefined: neither (the monitor code is not even loaded). */
+  monitor: MonitorConfig | undefined;
 }
 
 /** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */

@@ -65,6 +65,11 @@ export interface RawOptions {
   slot?: string;
   /** history --count. */
   count?: string;
+  /** run and acquire: --ping, --ping-busy, --ping-timeout, --on-event. */
+  ping?: string;
+  pingBusy?: boolean;
+  pingTimeout?: string;
+  onEvent?: string;
 }
 
 export function duration(option: string, value: string): number {
