@@ -8,7 +8,7 @@
 # Redis in DLOCK_REDIS_URL (nothing when it does not answer within 200 ms). Uses bash-completion
 # when it is loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew status release history doctor completion help'
+_dlock_commands='run acquire renew status release history doctor metrics completion help'
 _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
@@ -45,6 +45,10 @@ _dlock_opts_doctor='-t --ttl --json -q --quiet -v --verbose --log-format --redis
     --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_doctor='-t --ttl --log-format --redis --prefix --connect-timeout --tls-ca
     --tls-cert --tls-key'
+_dlock_opts_metrics='--textfile --push --listen -q --quiet -v --verbose --log-format --redis
+    --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_metrics='--textfile --push --listen --log-format --redis --prefix
+    --connect-timeout --tls-ca --tls-cert --tls-key'
 _dlock_opts_completion='-h --help'
 _dlock_value_opts_completion=''
 _dlock_opts_help='-h --help'
@@ -57,14 +61,15 @@ _dlock_option_value() {
             COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
             ;;
         'run --log-format' | 'acquire --log-format' | 'renew --log-format' | 'status --log-format' | \
-        'release --log-format' | 'history --log-format' | 'doctor --log-format')
+        'release --log-format' | 'history --log-format' | 'doctor --log-format' | 'metrics --log-format')
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
             ;;
         'run --tls-ca' | 'run --tls-cert' | 'run --tls-key' | 'acquire --tls-ca' | 'acquire --tls-cert' | \
         'acquire --tls-key' | 'renew --tls-ca' | 'renew --tls-cert' | 'renew --tls-key' | 'status --tls-ca' | \
         'status --tls-cert' | 'status --tls-key' | 'release --tls-ca' | 'release --tls-cert' | \
         'release --tls-key' | 'history --tls-ca' | 'history --tls-cert' | 'history --tls-key' | \
-        'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key')
+        'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key' | 'metrics --textfile' | \
+        'metrics --tls-ca' | 'metrics --tls-cert' | 'metrics --tls-key')
             _dlock_files
             ;;
         'acquire --pid')
@@ -80,7 +85,7 @@ _dlock_option_value() {
 # Offer operand number $2 (from 0) of command $1.
 _dlock_operand() {
     case "$1 $2" in
-        'run 0' | 'acquire 0' | 'renew 0' | 'status 0' | 'release 0' | 'history 0')
+        'run 0' | 'acquire 0' | 'renew 0' | 'status 0' | 'release 0' | 'history 0' | 'metrics '*)
             _dlock_keys
             ;;
         'completion 0')

@@ -34,6 +34,9 @@ function __dlock_value_options
         case doctor
             printf '%s\n' -t --ttl --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
+        case metrics
+            printf '%s\n' --textfile --push --listen --log-format --redis --prefix --connect-timeout \
+                --tls-ca --tls-cert --tls-key
         case completion
             printf '%s\n'
         case help
@@ -175,6 +178,7 @@ complete -c dlock -n '__dlock_using' -a status -d 'show who holds <key>, or list
 complete -c dlock -n '__dlock_using' -a release -d 'release your lock, or with --force anyone'\''s'
 complete -c dlock -n '__dlock_using' -a history -d 'show <key>'\''s recent events'
 complete -c dlock -n '__dlock_using' -a doctor -d 'check the Redis deployment against what dlock needs'
+complete -c dlock -n '__dlock_using' -a metrics -d 'Prometheus metrics of the locks under the prefix'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
@@ -198,25 +202,25 @@ complete -c dlock -n '__dlock_using run' \
 complete -c dlock -n '__dlock_using run' \
   -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s v -l verbose -d 'print one line per lock event'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l log-format -x -a 'text json' -d 'stderr format'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l redis -x -d 'Redis URL'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l prefix -x -d 'key namespace'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l connect-timeout -x -d 'per-instance connect/command timeout'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l tls-ca -r -F -d 'PEM CA certificate to trust for rediss:// instead of the system ones'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l tls-cert -r -F -d 'PEM client certificate for rediss://'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor completion help' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics completion help' \
   -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using acquire' \
   -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
@@ -233,6 +237,10 @@ complete -c dlock -n '__dlock_using release' -l now -d 'with --force'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'
 complete -c dlock -n '__dlock_using history' -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
+complete -c dlock -n '__dlock_using metrics' -l textfile -r -F -d 'write the metrics atomically to <file>'
+complete -c dlock -n '__dlock_using metrics' -l push -x -d 'PUT the metrics to a Pushgateway'
+complete -c dlock -n '__dlock_using metrics' \
+  -l listen -x -d 'serve them at /metrics until SIGTERM or SIGINT'
 
 # Operands: lock names, shells, commands
 complete -c dlock -n '__dlock_operand run 1' -a '(__dlock_keys)'
@@ -241,5 +249,6 @@ complete -c dlock -n '__dlock_operand renew 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand status 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand release 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand history 1' -a '(__dlock_keys)'
+complete -c dlock -n '__dlock_operand metrics 1 +' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand completion 1' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew status release history doctor completion help'
+complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew status release history doctor metrics completion help'

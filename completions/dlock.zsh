@@ -204,6 +204,24 @@ _dlock_cmd_doctor() {
     '(- *)'{-h,--help}'[show help]'
 }
 
+_dlock_cmd_metrics() {
+  _arguments -s : \
+    '--textfile=[write the metrics atomically to <file>]:file:_files' \
+    '--push=[PUT the metrics to a Pushgateway]:url:' \
+    '--listen=[serve them at /metrics until SIGTERM or SIGINT]:addr\:port:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
+    '*--redis=[Redis URL]:url:' \
+    '--prefix=[key namespace]:prefix:' \
+    '--connect-timeout=[per-instance connect/command timeout]:duration:' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-key=[PEM private key of --tls-cert]:file:_files' \
+    '(- *)'{-h,--help}'[show help]' \
+    '*::key:_dlock_keys'
+}
+
 _dlock_cmd_completion() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
@@ -213,7 +231,7 @@ _dlock_cmd_completion() {
 _dlock_cmd_help() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
-    '1::command:(run acquire renew status release history doctor completion help)'
+    '1::command:(run acquire renew status release history doctor metrics completion help)'
 }
 
 _dlock() {
@@ -234,6 +252,7 @@ _dlock() {
     'release:release your lock, or with --force anyone'\''s'
     'history:show <key>'\''s recent events'
     'doctor:check the Redis deployment against what dlock needs'
+    'metrics:Prometheus metrics of the locks under the prefix'
     'completion:print a shell completion script'
     'help:show help for a command'
   )

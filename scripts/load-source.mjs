@@ -17,7 +17,7 @@ export async function loadSource(entry) {
     format: 'cjs',
     write: false,
     logLevel: 'warning',
-    loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text' },
+    loader: { '.bash': 'text', '.zsh': 'text', '.fish': 'text', '.lua': 'text' },
   });
   const module = { exports: {} };
   const require = createRequire(import.meta.url);

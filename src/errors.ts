@@ -7,6 +7,7 @@ export const EXIT = {
   usage: 64,
   unavailable: 69,
   internal: 70,
+  cantCreate: 73,
   busy: 75,
   lost: 76,
   notExecutable: 126,

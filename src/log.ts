@@ -110,6 +110,11 @@ export class Logger {
     this.emit('warn', message, { event: 'warning', ...fields });
   }
 
+  /** A note shown with --verbose (text) or as an event named by fields.event (json, unless --quiet). */
+  info(message: string, fields: Fields = {}): void {
+    this.emit('info', message, { event: 'info', ...fields });
+  }
+
   event(event: LockEvent, fields: EventFields, text: string, level: Level = eventLevel(event)): void {
     this.emit(level, text, { event, ...fields });
   }

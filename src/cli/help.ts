@@ -133,6 +133,22 @@ export const HELP_AFTER: Record<string, string> = {
         'dlock doctor -t 5m --redis redis://a --redis redis://b --redis redis://c',
       ],
     ]),
+  metrics:
+    exitStatus([
+      ['0', 'metrics written (with --listen: stopped by SIGTERM or SIGINT)'],
+      ['64', COMMON_EXITS[0][1]],
+      ['69', 'Redis unreachable, a lock unreadable (others written), or --push failed'],
+      ['70', COMMON_EXITS[2][1]],
+      ['73', '--textfile could not be written'],
+    ]) +
+    examples([
+      ['every held lock under the prefix, and nightly-sync even when free', 'dlock metrics nightly-sync'],
+      [
+        "crontab: node_exporter's textfile collector, every minute",
+        '* * * * * dlock metrics --textfile /var/lib/node_exporter/dlock.prom',
+      ],
+      ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],
+    ]),
   completion:
     exitStatus([
       ['0', 'the script is on stdout'],

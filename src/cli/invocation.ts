@@ -5,6 +5,7 @@ import type {
   DoctorConfig,
   Env,
   HistoryConfig,
+  MetricsConfig,
   RawOptions,
   ReleaseConfig,
   RenewConfig,
@@ -27,6 +28,7 @@ export type Invocation =
   | ({ command: 'status' } & StatusConfig & Runs)
   | ({ command: 'history' } & HistoryConfig & Runs)
   | ({ command: 'doctor' } & DoctorConfig & Runs)
+  | ({ command: 'metrics' } & MetricsConfig & Runs)
   | ({ command: 'completion'; shell: Shell } & Runs)
   | ({ command: 'complete-keys' } & Runs);
 

@@ -13,6 +13,7 @@ import { environmentHelp, helpWidth, RUN_EXAMPLES } from './help.js';
 import { declareHistory } from './history.js';
 import type { CommandLine, Invocation } from './invocation.js';
 import { declareKeeper } from './keeper.js';
+import { declareMetrics } from './metrics.js';
 import { declareRelease } from './release.js';
 import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
@@ -100,6 +101,7 @@ export function buildProgram(
   declareRelease(program, cli);
   declareHistory(program, cli);
   declareDoctor(program, cli);
+  declareMetrics(program, cli);
   declareCompletion(program, cli);
   declareCompleteKeys(program, cli);
   declareHelp(program);

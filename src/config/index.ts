@@ -5,4 +5,5 @@ export * from './connection.js';
 export * from './lock.js';
 export * from './monitor.js';
 export * from './commands.js';
+export * from './metrics.js';
 export * from './owner.js';

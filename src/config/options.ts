@@ -70,6 +70,10 @@ export interface RawOptions {
   pingBusy?: boolean;
   pingTimeout?: string;
   onEvent?: string;
+  /** metrics: --textfile, --push, --listen. */
+  textfile?: string;
+  push?: string;
+  listen?: string;
 }
 
 export function duration(option: string, value: string): number {

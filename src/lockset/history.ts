@@ -1,7 +1,8 @@
 // A key's history stream, read on the one Redis that keeps it (a Redlock quorum keeps none).
 
 import { readHistory, type HistoryEntry } from '../lock/history.js';
-import { instanceFailure } from '../redis/client.js';
+import type { LockKeys } from '../lock/keys.js';
+import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { unavailable } from './open.js';
 
@@ -19,4 +20,18 @@ export async function recentHistory(set: LockSet, count: number): Promise<Histor
   const instance = set.instances[0];
   if (!set.caps.history || !instance) return [];
   return readHistory(instance, set.keys, count, set.timeoutMs).catch(() => []);
+}
+
+/** Another key's newest `count` entries on the set's Redis (dlock metrics); undefined without a history. */
+export async function historyOfKey(
+  set: LockSet,
+  keys: LockKeys,
+  count: number,
+): Promise<{ entries: HistoryEntry[] } | { failure: InstanceFailure } | undefined> {
+  const instance = set.instances[0];
+  if (!set.caps.history || !instance) return undefined;
+  return readHistory(instance, keys, count, set.timeoutMs).then(
+    (entries) => ({ entries }),
+    (error: unknown) => ({ failure: instanceFailure(instance.target.label, error) }),
+  );
 }

@@ -8,6 +8,8 @@ export type { HolderMeta } from '../lock/acquire.js';
 export type { HistoryEntry } from '../lock/history.js';
 export { pidNumber, type HeldMode, type Holder, type Waiter } from '../lock/holder.js';
 export type { LockState } from '../lock/inspect.js';
+export { lockKeys, type LockKeys } from '../lock/keys.js';
+export { HISTORY_MAX } from '../lock/limits.js';
 export { PLACE_LEASE_MS, type HoldMode } from '../lock/line.js';
 export type { DoneMark } from '../lock/replies.js';
 export type { HeldLock } from '../lock/retake.js';
@@ -30,7 +32,7 @@ export { POLL_CAP_MS } from './waiter.js';
 
 // Reading across the instances.
 export { forceReleaseAll, type RemovedHolder } from './force-release.js';
-export { historyOf, recentHistory } from './history.js';
+export { historyOf, historyOfKey, recentHistory } from './history.js';
 export {
   holderSnapshot,
   inspectAll,

@@ -112,7 +112,7 @@ type Expected = { exactly?: string[]; includes?: string[]; excludes?: string[] }
 const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] = [
   {
     line: 'dlock ',
-    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'],
+    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'metrics', 'release', 'renew', 'run', 'status'],
   },
   { line: 'dlock re', exactly: ['release', 'renew'] },
   { line: 'dlock acquire --format ', exactly: ['json', 'sh'] },
@@ -126,6 +126,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
   { line: 'dlock release --f', exactly: ['--force'] },
   { line: 'dlock status --j', exactly: ['--json'] },
   { line: 'dlock doctor --t', exactly: ['--tls-ca', '--tls-cert', '--tls-key', '--ttl'] },
+  { line: 'dlock metrics --l', exactly: ['--listen', '--log-format'] },
   { line: 'dlock run --redis ', excludes: ['--prefix', 'run'] },
   // After --: the child's command line, completed as a command of its own.
   { line: 'dlock run k -- ech', includes: ['echo'], excludes: ['--redis'] },
@@ -159,7 +160,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
   // A global -v or -q before the command.
   {
     line: 'dlock -v ',
-    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'release', 'renew', 'run', 'status'],
+    exactly: ['acquire', 'completion', 'doctor', 'help', 'history', 'metrics', 'release', 'renew', 'run', 'status'],
   },
   { line: 'dlock -v run --on-lost ', exactly: ['ignore', 'kill', 'term'] },
   { line: 'dlock -q run -t 5s k -- dlockpr', exactly: ['dlockprobe'] },
@@ -196,7 +197,18 @@ describe.each(SHELLS)('%s', (shell) => {
   });
 
   test('offers every option of every command that --help lists, and no other', async () => {
-    const commands = [undefined, 'run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion'];
+    const commands = [
+      undefined,
+      'run',
+      'acquire',
+      'renew',
+      'status',
+      'release',
+      'history',
+      'doctor',
+      'metrics',
+      'completion',
+    ];
     const offered = complete(
       shell,
       commands.map((command) => (command ? `dlock ${command} -` : 'dlock -')),
@@ -244,6 +256,7 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
     'doctor',
     'help',
     'history',
+    'metrics',
     'release',
     'renew',
     'run',

@@ -39,6 +39,28 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
   expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
 });
 
+test('prom-client loads only for dlock metrics: a plain run loads none of the modules it needs', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(process.env.MODULES_OUT, process.moduleLoadList.join('\\n')));\n`,
+  );
+  const loaded = async (args: string[]) => {
+    const out = join(dir, `${args[0]}.txt`);
+    await new Promise<void>((resolve) => {
+      execFile(process.execPath, ['--require', preload, BIN, ...args], { env: cleanEnv({ MODULES_OUT: out }) }, () =>
+        resolve(),
+      );
+    });
+    return readFileSync(out, 'utf8').split('\n');
+  };
+  // prom-client's own requirements (its Pushgateway, its default metrics): http, zlib, v8, perf_hooks.
+  const promClient = (name: string) => /^NativeModule (http|zlib|v8|perf_hooks)$/.test(name);
+  expect((await loaded(['metrics', '--redis', redis.url])).filter(promClient).length).toBeGreaterThan(0);
+  expect((await loaded(['run', '--redis', redis.url, 'startup-prom', '--', 'true'])).filter(promClient)).toEqual([]);
+});
+
 /** calls=N of one command in INFO commandstats. */
 async function calls(command: string): Promise<number> {
   const info = await redis.client().info('commandstats');

@@ -238,7 +238,7 @@ describe('status, release, renew, completion', () => {
   test.each<[string[], RegExp]>([
     [
       ['help', 'bogus'],
-      /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, completion, help\)$/,
+      /^unknown command "bogus" \(commands: run, acquire, renew, status, release, history, doctor, metrics, completion, help\)$/,
     ],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],

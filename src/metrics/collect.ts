@@ -1,0 +1,91 @@
+// What dlock metrics reports, read from Redis: every held lock under the prefix (status's listing)
+// and each named key, with its live state and, on one Redis, its history folded into counts.
+
+import type { ConnectionConfig } from '../config/index.js';
+import {
+  close,
+  failureText,
+  type HeldMode,
+  HISTORY_MAX,
+  historyOfKey,
+  inspectAll,
+  listLocks,
+  lockKeys,
+  majority,
+  openLockSet,
+  type UnreadableLock,
+} from '../lockset/index.js';
+import { historyStats, type HistoryStats } from './history-stats.js';
+
+/**
+ * Most locks reported in one run: each costs a history read of up to HISTORY_MAX entries, so a
+ * run reads at most MAX_KEYS × HISTORY_MAX entries, one key's at a time. Keys past it (in name
+ * order, named keys first) are left out and counted (dlock_metrics_locks_omitted).
+ */
+export const MAX_KEYS = 1000;
+
+/** One lock as metrics sees it. */
+export interface LockSample {
+  key: string;
+  held: boolean;
+  holders: number;
+  /** How many may hold it at once: 1 (exclusive), n (--slots); undefined when --shared (no limit). */
+  slots: number | undefined;
+  /** Waiting in line; undefined with several instances (Redlock keeps no line). */
+  waiters: number | undefined;
+  /** undefined when no history is kept (Redlock) or it could not be read. */
+  history: HistoryStats | undefined;
+}
+
+export interface Collection {
+  locks: LockSample[];
+  unreadable: UnreadableLock[];
+  omitted: number;
+}
+
+/** Read every held lock under the prefix and each of `named`, at most MAX_KEYS of them. */
+export async function collectLocks(config: ConnectionConfig, named: string[]): Promise<Collection> {
+  const set = await openLockSet(config, named[0] ?? '');
+  try {
+    const listing = await listLocks(set, config);
+    const unreadable = [...listing.unreadable];
+    const held = new Map(listing.held.map((lock) => [lock.key, lock]));
+    const skip = new Set(unreadable.map((lock) => lock.key));
+    const wanted = [...new Set([...named, ...held.keys()])].filter((key) => !skip.has(key));
+    const keys = wanted.slice(0, MAX_KEYS);
+    const order = config.targets.map((target) => target.label);
+    const locks: LockSample[] = [];
+    // One Redis holds the whole state (holders, line) and the history; a quorum's majority only says held or free.
+    const whole = set.caps.line;
+    for (const key of keys) {
+      const keySet = lockKeys(config.prefix, key);
+      const views = await inspectAll(set, keySet, order);
+      const { verdict, agreed } = majority(views, set.total);
+      if (verdict === 'unknown') {
+        const error = views.flatMap((v) => (v.failure ? [failureText(v.failure)] : [])).join('; ');
+        unreadable.push({ key, error });
+        continue;
+      }
+      const state = whole ? views[0]?.state : undefined;
+      const holders = state ? state.holders.length : agreed ? 1 : 0;
+      const read = await historyOfKey(set, keySet, HISTORY_MAX);
+      if (read && 'failure' in read) unreadable.push({ key, error: `history: ${failureText(read.failure)}` });
+      const history = read && 'entries' in read ? historyStats(read.entries) : undefined;
+      locks.push({
+        key,
+        held: verdict === 'held' || holders > 0,
+        holders,
+        slots: slotsOf(state?.mode ?? { kind: 'exclusive' }),
+        waiters: state?.lineLength,
+        history,
+      });
+    }
+    return { locks, unreadable, omitted: wanted.length - keys.length };
+  } finally {
+    close(set);
+  }
+}
+
+function slotsOf(mode: HeldMode): number | undefined {
+  return mode.kind === 'exclusive' ? 1 : mode.kind === 'slots' ? mode.slots : undefined;
+}

@@ -1,0 +1,102 @@
+// dlock metrics on data anyone who can write to Redis could forge (issue 24, issue 11's "trust
+// nothing"): history entries with times that are not numbers, huge or negative, unknown reasons
+// and exit statuses, an ID that holds no date; lock names with quotes, newlines, escapes and
+// thousands of characters. The output always passes `promtool check metrics`, holds no NaN and no
+// negative observation, keeps its label sets closed, and cuts every key label.
+
+import type { Redis } from 'ioredis';
+import { expect, test } from 'vitest';
+import { dlock } from '../helpers/cli.js';
+import { expectPromtoolPasses, samples } from '../helpers/metrics.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+let admin: Redis;
+useRedisServer((server) => {
+  redis = server;
+  admin = server.client();
+});
+
+async function metrics(...args: string[]): Promise<string> {
+  const result = await dlock(['metrics', '--redis', redis.url, ...args]);
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  expectPromtoolPasses(result.stdout);
+  expect(result.stdout).not.toMatch(/NaN|Inf(?!")/);
+  for (const [id, value] of samples(result.stdout)) expect([id, Number(value) >= 0]).toEqual([id, true]);
+  return result.stdout;
+}
+
+test('forged history entries: only well-formed times observed, unknown reasons and statuses counted as other', async () => {
+  const key = 'm-forged';
+  const stream = `dlock:{${key}}:history`;
+  const add = (...fields: string[]) => admin.xadd(stream, '*', ...fields);
+  for (const waited of ['abc', '-5', '1e300', '99999999999999999999', '', '1500'])
+    await add('event', 'acquired', 'waited_ms', waited);
+  await add('event', 'acquired'); // no waited_ms at all
+  await add('event', 'released', 'exit', '0', 'held_ms', 'NaN');
+  await add('event', 'released', 'exit', '99999999999', 'held_ms', '2500');
+  await add('event', 'released', 'exit', '-1', 'held_ms', '-2500');
+  await add('event', 'released', 'exit', '3', 'held_ms', '9'.repeat(5000));
+  await add('event', 'busy', 'why', 'evil"\n\\');
+  await add('event', 'lost', 'why', '\u202e');
+  await add('event', 'forced\nfake_metric 1');
+  await add('event', 'done', 'until_ms', 'soon');
+  // A stream ID far beyond any date: the entry counts, it has no time.
+  await admin.xadd(stream, '9000000000000000-1', 'event', 'released', 'exit', '0', 'held_ms', '1');
+
+  const text = await metrics(key);
+  const value = (id: string) => samples(text).get(id);
+  expect(value(`dlock_lock_history_entries{key="${key}"}`)).toBe('16');
+  expect(value(`dlock_lock_acquisitions_total{key="${key}"}`)).toBe('7');
+  expect(value(`dlock_lock_wait_seconds_count{key="${key}"}`)).toBe('1');
+  expect(value(`dlock_lock_wait_seconds_sum{key="${key}"}`)).toBe('1.5');
+  expect(value(`dlock_lock_hold_seconds_count{key="${key}"}`)).toBe('2');
+  expect(value(`dlock_lock_hold_seconds_sum{key="${key}"}`)).toBe('2.501');
+  expect(value(`dlock_lock_releases_total{key="${key}",exit_class="ok"}`)).toBe('2');
+  expect(value(`dlock_lock_releases_total{key="${key}",exit_class="error"}`)).toBe('1');
+  expect(value(`dlock_lock_releases_total{key="${key}",exit_class="other"}`)).toBe('2');
+  expect(value(`dlock_lock_turned_away_total{key="${key}",reason="other"}`)).toBe('1');
+  expect(value(`dlock_lock_turned_away_total{key="${key}",reason="done"}`)).toBe('1');
+  expect(value(`dlock_lock_losses_total{key="${key}",reason="other"}`)).toBe('1');
+  expect(value(`dlock_lock_forced_total{key="${key}"}`)).toBe('0');
+  expect(text).not.toContain('fake_metric');
+  // The last success with a date: the ordinary entry, not the dateless one after it.
+  const last = Number(value(`dlock_lock_last_success_timestamp_seconds{key="${key}"}`));
+  expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);
+  // Every reason and class label is one of the closed list.
+  const reasons = new Set([...text.matchAll(/(?:reason|exit_class)="([^"]*)"/g)].map((match) => match[1]));
+  expect([...reasons].sort()).toEqual(
+    ['cannot_run', 'done', 'error', 'expired', 'forced', 'held', 'line', 'lost', 'none', 'ok', 'other', 'signal']
+      .concat(['taken', 'wait'])
+      .sort(),
+  );
+});
+
+test('forged lock names: escaped, cut, kept apart, and promtool still passes', async () => {
+  const prefix = 'mevil:';
+  const long = 'x'.repeat(5000);
+  const names = ['q"uo\nte\\back', '\x1b[2J\u202e\u2028', `${long}-a`, `${long}-b`];
+  for (const name of names) {
+    await admin.hset(`${prefix}{${name}}`, {
+      owner: 'o',
+      fence: '1',
+      host: 'h',
+      pid: '1',
+      cmd: 'c',
+      since_ms: String(Date.now()),
+      ttl_ms: '600000',
+    });
+    await admin.pexpire(`${prefix}{${name}}`, 600_000);
+  }
+  const text = await metrics('--prefix', prefix);
+  const held = [...samples(text)].filter(([id]) => id.startsWith('dlock_lock_held{'));
+  expect(held).toHaveLength(4);
+  for (const [id, value] of held) {
+    expect(value).toBe('1');
+    expect(id.length).toBeLessThan(300);
+  }
+  expect(text).toContain('dlock_lock_held{key="q\\"uo\\\\x0ate\\\\back"} 1');
+  expect(text).toContain('dlock_lock_held{key="\\\\x1b[2J\\\\u202e\\\\u2028"} 1');
+  expect(held.filter(([id]) => id.includes('#2'))).toHaveLength(1);
+});
