@@ -15,11 +15,12 @@ function __dlock_value_options
     switch $argv[1]
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
-                --tls-key
+                --on-lost --kill-after --ping --ping-timeout --on-event --log-format --redis --prefix \
+                --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
             printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
-                --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --ping --ping-timeout --on-event --format --log-format --redis --prefix --connect-timeout \
+                --tls-ca --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -202,6 +203,12 @@ complete -c dlock -n '__dlock_using run' \
 complete -c dlock -n '__dlock_using run' \
   -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_using run acquire' -l ping -x -d 'healthchecks-style monitor'
+complete -c dlock -n '__dlock_using run acquire' -l ping-busy -d 'a run turned away pings <url>/log'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l ping-timeout -x -d 'how long a ping, or at exit an --on-event hook, may hold dlock up'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l on-event -x -d 'run this /bin/sh command for each lock event, beside the lock'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \

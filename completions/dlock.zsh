@@ -65,7 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --kill-after --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --on-lost --kill-after --ping --ping-timeout --on-event --log-format --redis --prefix --connect-timeout \
+    --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -79,6 +80,10 @@ _dlock_cmd_run() {
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
+    '--ping=[healthchecks-style monitor]:url:' \
+    '--ping-busy[a run turned away pings <url>/log]' \
+    '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
+    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
@@ -105,6 +110,10 @@ _dlock_cmd_acquire() {
     '--pid=[the process whose exit releases the lock]:pid:_pids' \
     '--no-keeper[leave nothing running]' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--ping=[healthchecks-style monitor]:url:' \
+    '--ping-busy[a run turned away pings <url>/log]' \
+    '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
+    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
     '--json[print one JSON object on stdout instead of export lines for eval]' \
     '--format=[the older spelling]:format:(sh json)' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
