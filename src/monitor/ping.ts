@@ -55,8 +55,9 @@ function withoutCredentials(text: string): { target: string; authorization: Reco
 
 /** Why fetch threw, in a few words: "connection refused", "timed out", or its cause's message. */
 function reason(error: unknown): string {
-  const err = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
-  if (err.cause?.code === 'ECONNREFUSED') return 'connection refused';
+  // Node's fetch names the system error in its cause, Bun's on the error itself.
+  if ((err.cause?.code ?? err.code) === 'ECONNREFUSED') return 'connection refused';
   return (err.cause?.message ?? err.message ?? String(error)).split('\n')[0];
 }
