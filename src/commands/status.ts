@@ -11,6 +11,7 @@ import {
   listLocks,
   type LockSet,
   majority,
+  MODES,
   openLockSet,
   strategyOf,
   unavailable,
@@ -69,7 +70,7 @@ async function showKey(
   if (options.json) {
     out.write(keyJson(key, views, set.total, verdict, agreed, state));
   } else {
-    if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) out.write(describeHolders(key, state));
+    if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) out.write(describeHolders(key, state));
     else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
     if (state && state.lineLength > 0) out.write(describeLine(state));
     if (strategy.quorum) out.write(describeInstances(views, set.total, verdict));

@@ -2,7 +2,7 @@
 
 import { badOption, UsageError } from '../errors.js';
 import { MAX_SLOTS } from '../lock/holder.js';
-import type { HoldMode } from '../lock/line.js';
+import { MODES, type HoldMode } from '../lock/mode.js';
 import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
 import type { ConnectionConfig } from './connection.js';
 import type { MonitorConfig } from './monitor.js';
@@ -105,9 +105,10 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
     throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
   }
   const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
-  if ((mode.kind === 'shared' && !can.shared) || (mode.kind === 'slots' && !can.slots)) {
+  const { option } = MODES[mode.kind];
+  if (option && !can[option]) {
     throw new UsageError(
-      `${raw.shared ? '--shared' : '--slots'} needs ${ONE_REDIS}, not ${can.name}: ` +
+      `--${option} needs ${ONE_REDIS}, not ${can.name}: ` +
         "a majority of each instance's holders cannot bound how many hold at once",
     );
   }

@@ -10,12 +10,15 @@ import { UnavailableError, UsageError } from '../errors.js';
 import {
   failureText,
   type HolderMeta,
+  type HolderKind,
   type HoldMode,
   type LockSet,
+  MODES,
   type NotObtained,
   obtain,
   RedundancyWatch,
   releaseAll,
+  slotsOf,
   syncReplicas,
   unavailable,
 } from '../lockset/index.js';
@@ -119,8 +122,7 @@ export class Hold {
           key: config.key,
           fence,
           waited_ms: result.waitedMs,
-          ...(slot === undefined ? {} : { slot }),
-          ...(set.mode.kind === 'shared' ? { shared: true } : {}),
+          ...MODES[set.mode.kind].holderFields(slot),
         },
         `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`,
       );
@@ -162,7 +164,7 @@ export class Hold {
    */
   slotVariable(slotted: boolean): number | undefined {
     if (!slotted) return undefined;
-    return this.set.mode.kind === 'slots' ? this.slot : 0;
+    return this.slot ?? 0;
   }
 
   /** Aborts with a LossReason when the lock is lost (renewal refused, or failing until too late). */
@@ -228,16 +230,11 @@ const NEVER = new AbortController().signal;
 function inUseOtherwise(
   key: string,
   mode: HoldMode,
-  used: { usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number },
+  used: { usedAs: HolderKind; slots: number; holders: number; waiters: number },
 ): UsageError {
-  const how =
-    used.usedAs === 'slots'
-      ? `with --slots ${used.slots}`
-      : used.usedAs === 'shared'
-        ? 'as a lock (--shared holders)'
-        : 'as a lock (one holder at a time)';
+  const how = MODES[used.usedAs].usedAs(used.slots);
   const who = used.holders > 0 ? `${used.holders} holding` : `${used.waiters} waiting`;
-  const asked = mode.kind === 'slots' ? `--slots ${mode.slots}` : 'a lock without --slots';
+  const asked = MODES[mode.kind].askedFor(slotsOf(mode));
   return new UsageError(
     `${key} is in use ${how} (${who}); this run asked for ${asked}: use the same --slots on every dlock of one key`,
   );

@@ -13,6 +13,7 @@ import {
   type HolderSnapshot,
   type InstanceFailure,
   type LockSet,
+  slotsOf,
 } from '../lockset/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
@@ -96,7 +97,7 @@ export class WaitDisplay {
   /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
   private turnMs(now: number): number | undefined {
     const since = this.snapshot?.holder.sinceMs;
-    const slots = this.set.mode.kind === 'slots' ? this.set.mode.slots : 1;
+    const slots = slotsOf(this.set.mode);
     const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slots, since === undefined ? undefined : now - since);
     return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
   }

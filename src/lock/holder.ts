@@ -5,13 +5,15 @@
 // (../untrusted.ts).
 
 import { cut, parseCount } from '../untrusted.js';
+import { isHolderKind, MODES, type HoldMode, type HolderKind } from './mode.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
 /** The most slots a key can have (--slots). */
 export const MAX_SLOTS = 1000;
 
-export interface Holder {
+/** What every holder has, whatever its kind. */
+interface HolderFields {
   /**
    * The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut.
    */
@@ -27,20 +29,20 @@ export interface Holder {
   ttlMs?: number;
   /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
   forcedMs: number;
-  /** --slots: which slot (0 … n−1). */
-  slot?: number;
-  /** --shared: one of the shared holders. */
-  shared?: boolean;
   /** --slots/--shared: what is left of this holder's lease (ms); the exclusive hash has its PTTL. */
   ttlLeftMs?: number;
 }
 
-/** How a key is held: one exclusive holder (or none), shared holders, or up to n holders. */
-export type HeldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
+/**
+ * A holder and how it holds (its kind, as the lock's mode says): a holder of --slots has a slot
+ * (0 … n−1; undefined when forged details hold none), no other kind has one.
+ */
+export type Holder = HolderFields &
+  ({ kind: Exclude<HolderKind, 'slots'>; slot?: undefined } | { kind: 'slots'; slot: number | undefined });
 
 /** A waiter in line, as its details say. */
 export interface Waiter {
-  mode: 'exclusive' | 'shared' | 'slots';
+  mode: HolderKind;
   host: string;
   pid: string;
   cmd: string;
@@ -61,10 +63,10 @@ function fieldsOf(flat: unknown): Record<string, string> | undefined {
 /** The exclusive holder of a flat HGETALL reply, or undefined when the hash was empty. */
 export function holderFromReply(flat: unknown): Holder | undefined {
   const fields = fieldsOf(flat);
-  return fields && holderFromFields(fields);
+  return fields && { ...holderFromFields(fields), kind: 'exclusive' };
 }
 
-function holderFromFields(fields: Record<string, string | undefined>): Holder {
+function holderFromFields(fields: Record<string, string | undefined>): HolderFields {
   return {
     owner: fields.owner ?? '',
     fence: cut(fields.fence ?? ''),
@@ -101,15 +103,13 @@ export function holdersFromReply(
   flat: unknown,
   ends: Map<string, number>,
   nowMs: number,
-): { mode: HeldMode; holders: Holder[] } {
+): { mode: HoldMode; holders: Holder[] } {
   const fields = fieldsOf(flat);
   if (!fields) return { mode: { kind: 'exclusive' }, holders: [] };
-  if (fields.mode !== 'shared' && fields.mode !== 'slots')
-    return { mode: { kind: 'exclusive' }, holders: [holderFromFields(fields)] };
-  const mode: HeldMode =
-    fields.mode === 'shared'
-      ? { kind: 'shared' }
-      : { kind: 'slots', slots: parseCount(fields.slots, 1, MAX_SLOTS) ?? 0 };
+  const kind = isHolderKind(fields.mode) ? fields.mode : 'exclusive';
+  if (!MODES[kind].manyHolders)
+    return { mode: { kind: 'exclusive' }, holders: [{ ...holderFromFields(fields), kind: 'exclusive' }] };
+  const mode = MODES[kind].mode(parseCount(fields.slots, 1, MAX_SLOTS) ?? 0);
   const holders: Holder[] = [];
   for (const [name, raw] of Object.entries(fields)) {
     if (!name.startsWith('h:')) continue;
@@ -127,20 +127,21 @@ export function holdersFromReply(
 }
 
 /**
- * A holder of --slots/--shared from its details JSON (owner ""): a slot holder or a shared one as
- * `kind` says, else as its details say (a holder release --force removed: the mode is gone).
+ * A holder of --slots/--shared from its details JSON (owner ""): of the kind `kind` says, else as
+ * its details say (a holder release --force removed: the mode is gone, a slot says --slots).
  */
-export function holderFromDetails(raw: unknown, kind?: 'slots' | 'shared'): Holder {
+export function holderFromDetails(raw: unknown, kind?: HolderKind): Holder {
   const details = detailsOf(raw);
   const slot = parseCount(details.slot, 0, MAX_SLOTS - 1);
-  const slotted = kind === undefined ? slot !== undefined : kind === 'slots';
-  return { ...holderFromFields({ ...details, owner: '' }), ...(slotted ? { slot } : { shared: true }) };
+  const fields = holderFromFields({ ...details, owner: '' });
+  const as = kind ?? (slot !== undefined ? 'slots' : 'shared');
+  return as === 'slots' ? { ...fields, kind: as, slot } : { ...fields, kind: as };
 }
 
 /** One waiter from its details JSON (forged details show as unknown). */
 export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
   const details = detailsOf(raw);
-  const mode = details.mode === 'shared' || details.mode === 'slots' ? details.mode : 'exclusive';
+  const mode = isHolderKind(details.mode) ? details.mode : 'exclusive';
   const sinceMs = parseCount(details.since_ms, 1, MAX_DATE_MS);
   return {
     mode,

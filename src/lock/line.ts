@@ -5,13 +5,11 @@ import type { Instance } from '../redis/client.js';
 import type { HolderMeta } from './acquire.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
+import { slotsOf, type HoldMode } from './mode.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
 
 export type { EnterReply } from './replies.js';
-
-/** How this dlock holds: alone, shared with other shared holders, or as one of n. */
-export type HoldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
 
 /**
  * How long a place in line lasts unless its waiter renews it (it does every third of this):
@@ -64,7 +62,7 @@ export const enterScript = defineScript({
     i.meta.cmd,
     i.sinceMs,
     i.mode.kind,
-    i.mode.kind === 'slots' ? i.mode.slots : 1,
+    slotsOf(i.mode),
     i.join ? '1' : '0',
     PLACE_LEASE_MS,
     k.wakePrefix,

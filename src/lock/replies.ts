@@ -11,10 +11,10 @@ import {
   holdersFromReply,
   MAX_SLOTS,
   waiterFromDetails,
-  type HeldMode,
   type Holder,
   type Waiter,
 } from './holder.js';
+import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from './mode.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
@@ -74,7 +74,7 @@ export type EnterReply =
   /** The key is in use in another mode or with another n. */
   | {
       acquired: false;
-      mismatch: { kind: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number };
+      mismatch: { kind: HolderKind; slots: number; holders: number; waiters: number };
     }
   /** --once-per: a run succeeded within its window. */
   | { acquired: false; done: DoneMark };
@@ -114,7 +114,7 @@ function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
  * ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON,
  * ms left, server ms}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
  */
-export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
+export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
   if (
     Array.isArray(reply) &&
     reply.length === 4 &&
@@ -136,7 +136,7 @@ export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
     Array.isArray(reply) &&
     reply.length === 5 &&
     reply[0] === 2 &&
-    ['exclusive', 'shared', 'slots'].includes(reply[1]) &&
+    isHolderKind(reply[1]) &&
     isPttl(reply[2], 0) &&
     isPttl(reply[3], 0) &&
     isPttl(reply[4], 0)
@@ -154,11 +154,12 @@ export function parseEnterReply(reply: unknown, mode: HeldMode): EnterReply {
  * The slot of a grant: 0 … n−1 with --slots n, none (-1) otherwise. Any other slot would reach
  * the command as DLOCK_SLOT beside another holder of it: the instance failed.
  */
-function grantedSlot(slot: number, mode: HeldMode): number | undefined {
-  if (mode.kind !== 'slots' && slot === -1) return undefined;
-  if (mode.kind === 'slots' && slot >= 0 && slot < mode.slots) return slot;
-  const expected =
-    mode.kind === 'slots' ? `0 to ${mode.slots - 1} for --slots ${mode.slots}` : '-1, no slot, without --slots';
+function grantedSlot(slot: number, mode: HoldMode): number | undefined {
+  const { slotted } = MODES[mode.kind];
+  const n = slotsOf(mode);
+  if (!slotted && slot === -1) return undefined;
+  if (slotted && slot >= 0 && slot < n) return slot;
+  const expected = slotted ? `0 to ${n - 1} for --slots ${n}` : '-1, no slot, without --slots';
   throw new MalformedReplyError(`it answered the enter script with slot ${slot} (expected ${expected})`);
 }
 
@@ -166,7 +167,7 @@ export interface InspectReply {
   /** The exclusive holder, or the first holder of --slots/--shared. */
   holder: Holder | undefined;
   holders: Holder[];
-  mode: HeldMode;
+  mode: HoldMode;
   pttlMs: number;
   counter: string;
   /** The first waiters (at most 1000), in line order, and how many wait in all. */

@@ -2,6 +2,7 @@
 
 import { acquireOn, type AcquireReply, type HolderMeta } from '../lock/acquire.js';
 import { maxFence, raiseFenceOn } from '../lock/fence.js';
+import type { HolderKind } from '../lock/mode.js';
 import type { DoneMark } from '../lock/replies.js';
 import { now } from '../clock.js';
 import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
@@ -21,7 +22,7 @@ export type Attempt =
   /** Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next. */
   | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo }
   /** The key is in use in another mode (exclusive/shared vs --slots) or with another n. */
-  | { kind: 'mismatch'; usedAs: 'exclusive' | 'shared' | 'slots'; slots: number; holders: number; waiters: number }
+  | { kind: 'mismatch'; usedAs: HolderKind; slots: number; holders: number; waiters: number }
   /** --once-per: a run succeeded within its window (one instance only). */
   | { kind: 'done'; done: DoneMark }
   /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */

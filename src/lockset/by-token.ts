@@ -4,7 +4,7 @@
 // was no longer this token's.
 
 import { inspectOn } from '../lock/inspect.js';
-import type { HoldMode } from '../lock/line.js';
+import type { HoldMode } from '../lock/mode.js';
 import { instanceFailure } from '../redis/client.js';
 import { now } from '../clock.js';
 import { extendAll } from './extend.js';
@@ -75,7 +75,7 @@ async function ownHold(
     ...set.unreachable,
   ];
   if (ttls.length >= quorumSize(set.total)) {
-    const mode: HoldMode = ours[0].mode.kind === 'exclusive' ? { kind: 'exclusive' } : ours[0].mode;
+    const mode: HoldMode = ours[0].mode;
     return { kind: 'held', ttlMs: Math.max(...ttls), mode };
   }
   if (ttls.length + failures.length >= quorumSize(set.total)) return { kind: 'unavailable', failures };

@@ -6,11 +6,12 @@
 // The vocabulary: holders, waiters, what a read says, what a hold records.
 export type { HolderMeta } from '../lock/acquire.js';
 export type { HistoryEntry } from '../lock/history.js';
-export { pidNumber, type HeldMode, type Holder, type Waiter } from '../lock/holder.js';
+export { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
 export type { LockState } from '../lock/inspect.js';
 export { lockKeys, type LockKeys } from '../lock/keys.js';
 export { HISTORY_MAX } from '../lock/limits.js';
-export { PLACE_LEASE_MS, type HoldMode } from '../lock/line.js';
+export { PLACE_LEASE_MS } from '../lock/line.js';
+export { MODES, slotsOf, type HolderKind, type HoldMode } from '../lock/mode.js';
 export type { DoneMark } from '../lock/replies.js';
 export type { HeldLock } from '../lock/retake.js';
 export { failureText, instanceFailure, retryableFailure, type InstanceFailure } from '../redis/client.js';

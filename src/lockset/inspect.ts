@@ -1,7 +1,8 @@
 // Every read of one lock across the instances: what each says, what a majority says (status), and
 // the holder the spinner and the busy message show.
 
-import type { HeldMode, Holder } from '../lock/holder.js';
+import type { Holder } from '../lock/holder.js';
+import { MODES, type HoldMode } from '../lock/mode.js';
 import { inspectOn, type LockState } from '../lock/inspect.js';
 import type { LockKeys } from '../lock/keys.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
@@ -66,7 +67,7 @@ export interface HolderSnapshot {
   /** Date.now() when it was read, to age the TTL left when shown later. */
   readAt: number;
   /** --slots/--shared: how many hold (the holder shown is the one whose lease ends first), and the mode. */
-  others?: { count: number; mode: HeldMode };
+  others?: { count: number; mode: HoldMode };
   /** How many wait in line. */
   waiting?: number;
 }
@@ -93,7 +94,7 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
   }
   const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
   const state = strategyOf(set).wholeState(views.map((view) => view.state));
-  if (state && state.mode.kind !== 'exclusive' && state.holders.length > 0) {
+  if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) {
     // The holder whose lease ends first: its slot is the next to come free.
     const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
     return {

@@ -2,7 +2,7 @@
 // line, several run Redlock (strategy.ts). The fan-out below serves both.
 
 import type { LockKeys } from '../lock/keys.js';
-import type { HoldMode } from '../lock/line.js';
+import type { HoldMode } from '../lock/mode.js';
 import {
   disconnectAll,
   instanceFailure,

@@ -3,9 +3,8 @@
 // exclusive, shared inside shared or exclusive, the same --slots n inside --slots n. dlock never
 // converts a hold (flock converts, symfony promotes by waiting): anything else is refused.
 
-import type { HeldMode } from '../lock/holder.js';
 import { inspectOn, type LockState } from '../lock/inspect.js';
-import type { HoldMode } from '../lock/line.js';
+import { MODES, nestedRefusal, slotsOf, type HoldMode } from '../lock/mode.js';
 import { UsageError } from '../errors.js';
 import { cut, toJson } from '../untrusted.js';
 import { instanceFailure } from '../redis/client.js';
@@ -32,7 +31,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
   const mine = states.map((s) => (s.status === 'fulfilled' ? holding(s.value, owner) : undefined));
   const outcomes = (ok: (hold: ParentHold) => boolean): Outcome[] =>
     states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
-  const covered = (hold: ParentHold) => gives(hold.mode, set.mode) && sameSlot(hold, nested.slot);
+  const covered = (hold: ParentHold) => gives(hold, set.mode) && sameSlot(hold, nested.slot);
   if (tally(outcomes(covered), set.total) === 'won') return true;
   if (
     tally(
@@ -47,7 +46,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     if (failures.some(({ permanent }) => permanent)) throw unavailable(set.total, failures);
     return false;
   }
-  const other = mine.find((hold) => hold && !gives(hold.mode, set.mode));
+  const other = mine.find((hold) => hold && !gives(hold, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
   const held = mine.find((hold) => hold && !sameSlot(hold, nested.slot))!.slot;
   const inherited = nested.slot === undefined ? 'unset' : toJson(cut(nested.slot, 20));
@@ -59,7 +58,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
 
 /** How the parent holds the key on one instance, as the server records it. */
 interface ParentHold {
-  mode: HeldMode;
+  mode: HoldMode;
   slot: number | undefined;
 }
 
@@ -71,34 +70,21 @@ function holding(state: LockState, owner: string): ParentHold | undefined {
 
 /** With --slots, the DLOCK_SLOT the nested call inherited is the parent's slot. */
 function sameSlot(hold: ParentHold, inherited: string | undefined): boolean {
-  return hold.mode.kind !== 'slots' || (hold.slot !== undefined && inherited === String(hold.slot));
+  return !MODES[hold.mode.kind].slotted || (hold.slot !== undefined && inherited === String(hold.slot));
 }
 
-/** Whether a hold of mode `held` already gives a nested call what it asks for. */
-function gives(held: HeldMode, asked: HoldMode): boolean {
-  if (asked.kind === 'shared') return held.kind === 'shared' || held.kind === 'exclusive';
-  if (asked.kind === 'slots') return held.kind === 'slots' && held.slots === asked.slots;
-  return held.kind === 'exclusive';
+/** Whether the parent's hold already gives a nested call what it asks for (the kinds table says). */
+function gives(hold: ParentHold, asked: HoldMode): boolean {
+  return nestedRefusal(hold.mode, asked) === undefined;
 }
 
 /** The one line a nested call that its parent's hold does not cover exits 64 with. */
-function refusal(key: string, held: HeldMode, asked: HoldMode, command: Nested['command']): UsageError {
-  const heldAs = held.kind === 'slots' ? `as one of --slots ${held.slots}` : HELD_AS[held.kind];
-  const askedAs = asked.kind === 'slots' ? `a --slots ${asked.slots}` : ASKED_AS[asked.kind];
+function refusal(key: string, held: HoldMode, asked: HoldMode, command: Nested['command']): UsageError {
+  const heldAs = MODES[held.kind].heldAs(slotsOf(held));
+  const askedAs = MODES[asked.kind].askedAs(slotsOf(asked));
+  const why = nestedRefusal(held, asked);
   return new UsageError(
-    `${key} is held by this process tree ${heldAs}; ${askedAs} ${command} inside it ${why(held, asked)}: ` +
+    `${key} is held by this process tree ${heldAs}; ${askedAs} ${command} inside it ${why}: ` +
       'dlock does not convert a lock (flock converts, symfony promotes by waiting)',
   );
-}
-
-const HELD_AS = { exclusive: 'alone (exclusive)', shared: 'as --shared' };
-const ASKED_AS = { exclusive: 'an exclusive', shared: 'a --shared' };
-
-/** What would go wrong if the nested call ran under a hold that does not give what it asks. */
-function why(held: HeldMode, asked: HoldMode): string {
-  if (asked.kind === 'exclusive' && held.kind === 'shared') return 'would run beside the other readers';
-  if (asked.kind === 'exclusive') return 'would run beside the holders of the other slots';
-  if (asked.kind === 'shared') return 'would run beside the holders of the other slots, which are not readers';
-  if (held.kind === 'slots') return `would count ${asked.slots} slots where the key has ${held.slots}`;
-  return 'would have no slot of its own';
 }

@@ -1,6 +1,7 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
 import type { HolderMeta } from '../lock/acquire.js';
+import type { HolderKind } from '../lock/mode.js';
 import type { DoneMark } from '../lock/replies.js';
 import { now, sleep } from '../clock.js';
 import type { Attempt, Undo } from './acquire.js';
@@ -36,7 +37,7 @@ type Failed =
   /** The key is in use in another mode or with another n (nothing was taken). */
   | {
       kind: 'mismatch';
-      usedAs: 'exclusive' | 'shared' | 'slots';
+      usedAs: HolderKind;
       slots: number;
       holders: number;
       waiters: number;

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import { lockKeys } from '../lock/keys.js';
-import type { HoldMode } from '../lock/line.js';
+import type { HoldMode } from '../lock/mode.js';
 import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from '../redis/client.js';
 import { resolveHosts } from '../redis/resolve.js';
 import type { RedisTarget } from '../redis/target.js';

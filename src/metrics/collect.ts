@@ -5,14 +5,16 @@ import type { ConnectionConfig } from '../config/index.js';
 import {
   close,
   failureText,
-  type HeldMode,
   HISTORY_MAX,
+  type HoldMode,
   historyOfKey,
   inspectAll,
   listLocks,
   lockKeys,
   majority,
+  MODES,
   openLockSet,
+  slotsOf,
   type UnreadableLock,
 } from '../lockset/index.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
@@ -75,7 +77,7 @@ export async function collectLocks(config: ConnectionConfig, named: string[]): P
         key,
         held: verdict === 'held' || holders > 0,
         holders,
-        slots: slotsOf(state?.mode ?? { kind: 'exclusive' }),
+        slots: capacityOf(state?.mode ?? { kind: 'exclusive' }),
         waiters: state?.lineLength,
         history,
       });
@@ -86,6 +88,7 @@ export async function collectLocks(config: ConnectionConfig, named: string[]): P
   }
 }
 
-function slotsOf(mode: HeldMode): number | undefined {
-  return mode.kind === 'exclusive' ? 1 : mode.kind === 'slots' ? mode.slots : undefined;
+/** How many may hold the key at once (the kinds table); undefined for --shared. */
+function capacityOf(mode: HoldMode): number | undefined {
+  return MODES[mode.kind].capacity(slotsOf(mode));
 }

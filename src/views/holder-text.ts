@@ -2,14 +2,14 @@
 // The holder's fields are untrusted: each is escaped here, as it goes into the line.
 
 import { formatDuration } from '../duration.js';
-import type { Holder, HolderSnapshot } from '../lockset/index.js';
+import { type Holder, type HolderSnapshot, MODES, slotsOf } from '../lockset/index.js';
 import { printable } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
 
 /** Who holds a lock, for how long, its fence and when it expires, on one line. */
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
-  const slot = holder.slot !== undefined ? ` in slot ${holder.slot}` : holder.shared ? ' (shared)' : '';
-  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}${slot}`;
+  const how = MODES[holder.kind].holderSuffix(holder.slot);
+  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}${how}`;
   const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);
@@ -27,10 +27,7 @@ export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.
   const waiting = snapshot.waiting ? `; ${snapshot.waiting} waiting` : '';
   const { others } = snapshot;
   if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;
-  const what =
-    others.mode.kind === 'slots'
-      ? `${others.count} of ${others.mode.slots} slots taken`
-      : `held by ${others.count} shared holder${others.count === 1 ? '' : 's'}`;
+  const what = MODES[others.mode.kind].taken(slotsOf(others.mode), others.count);
   return (
     `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} ` +
     `(${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`

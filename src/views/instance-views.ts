@@ -1,6 +1,6 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
-import { type Holder, type InstanceView, pidNumber, type Waiter } from '../lockset/index.js';
+import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../lockset/index.js';
 import { pidAliveField } from './dead-pid.js';
 
 /**
@@ -11,8 +11,7 @@ import { pidAliveField } from './dead-pid.js';
 export function publicHolder(holder: Holder, ttlMs: number | undefined) {
   const since = holder.sinceMs === undefined ? null : holder.sinceMs;
   return {
-    ...(holder.slot !== undefined ? { slot: holder.slot } : {}),
-    ...(holder.shared ? { shared: true } : {}),
+    ...MODES[holder.kind].holderFields(holder.slot),
     host: holder.host,
     pid: pidNumber(holder) ?? null,
     ...pidAliveField(holder),

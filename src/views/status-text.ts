@@ -7,7 +7,9 @@ import {
   type InstanceView,
   type ListedLock,
   type LockState,
+  MODES,
   quorumSize,
+  slotsOf,
   type UnreadableLock,
   type Verdict,
 } from '../lockset/index.js';
@@ -37,15 +39,12 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
 /** Every holder of --slots/--shared, one row each; fields escaped (they may be forged). */
 export function describeHolders(key: string, state: LockState, nowMs: number = Date.now()): string {
   const { mode, holders } = state;
-  const title =
-    mode.kind === 'slots'
-      ? `${printable(key)}: held, ${holders.length} of ${mode.slots} slots taken (--slots ${mode.slots})`
-      : `${printable(key)}: held by ${holders.length} shared holder${holders.length === 1 ? '' : 's'} (--shared)`;
-  const cells = [
-    [mode.kind === 'slots' ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND'],
-  ].concat(
+  const kind = MODES[mode.kind];
+  const title = `${printable(key)}: ${kind.heldBy(slotsOf(mode), holders.length)}`;
+  const cells = [[kind.slotted ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
     holders.map((holder) => [
-      holder.slot !== undefined ? String(holder.slot) : 'shared',
+      // A holder of --slots whose forged details hold no slot reads "shared".
+      MODES[holder.kind].holderCell(holder.slot) ?? 'shared',
       printable(holder.host),
       `${printable(holder.pid)}${deadPidText(holder, holder.ttlLeftMs ?? -1) ? ' (not running)' : ''}`,
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
@@ -64,7 +63,7 @@ export function describeLine(state: LockState): string {
   const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND']].concat(
     state.line.map((waiter, i) => [
       String(i + 1),
-      waiter.mode === 'slots' ? 'slot' : waiter.mode,
+      MODES[waiter.mode].waiterName,
       printable(waiter.host),
       printable(waiter.pid),
       waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),
@@ -108,14 +107,15 @@ export function keyJson(
   state: LockState | undefined,
 ): string {
   const held = verdict === 'unknown' ? null : verdict === 'held';
-  const mode = state?.mode ?? { kind: 'exclusive' };
+  // The mode's kind, and its number when it has one (--slots n: "slots": n).
+  const { kind, ...modeNumber } = state?.mode ?? { kind: 'exclusive' };
   const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
   return `${toJson({
     key,
     held,
     holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null,
-    mode: mode.kind,
-    ...(mode.kind === 'slots' ? { slots: mode.slots } : {}),
+    mode: kind,
+    ...modeNumber,
     holders: holders.map((holder) => publicHolder(holder, holder.ttlLeftMs ?? agreed?.ttl_ms)),
     line: (state?.line ?? []).map((waiter, i) => publicWaiter(waiter, i + 1)),
     waiting: state?.lineLength ?? 0,
@@ -141,12 +141,13 @@ export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): stri
 /** The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one. */
 export function listText(held: ListedLock[], unreadable: UnreadableLock[]): string {
   const perHolder = held.flatMap(({ key, holder, ttlMs, all }) =>
-    all && all.length > 0 && (all[0].slot !== undefined || all[0].shared)
+    all && all.length > 0 && MODES[all[0].kind].holderTag(all[0].slot) !== undefined
       ? all.map((h) => ({
           key,
           holder: h,
           ttlMs: h.ttlLeftMs ?? ttlMs,
-          tag: h.slot !== undefined ? `slot ${h.slot}` : 'shared',
+          // A holder of --slots whose forged details hold no slot reads "shared".
+          tag: MODES[h.kind].holderTag(h.slot) ?? 'shared',
         }))
       : [{ key, holder, ttlMs }],
   );

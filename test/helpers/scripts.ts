@@ -4,7 +4,8 @@
 import type { Redis } from 'ioredis';
 import type { Script } from '../../src/lock/define-script.js';
 import { lockKeys, type LockKeys } from '../../src/lock/keys.js';
-import type { EnterInput, HoldMode } from '../../src/lock/line.js';
+import type { EnterInput } from '../../src/lock/line.js';
+import type { HoldMode } from '../../src/lock/mode.js';
 import { useRedisServer } from './server.js';
 
 export const META = { host: 'host-a', pid: 4242, cmd: 'make deploy' };

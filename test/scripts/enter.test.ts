@@ -3,7 +3,8 @@
 
 import { expect, test } from 'vitest';
 import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript, PLACE_LEASE_MS, type EnterInput, type HoldMode } from '../../src/lock/line.js';
+import { enterScript, PLACE_LEASE_MS, type EnterInput } from '../../src/lock/line.js';
+import type { HoldMode } from '../../src/lock/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

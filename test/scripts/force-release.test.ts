@@ -3,7 +3,8 @@
 
 import { expect, test } from 'vitest';
 import { forceReleaseScript } from '../../src/lock/inspect.js';
-import { enterScript, type HoldMode } from '../../src/lock/line.js';
+import { enterScript } from '../../src/lock/line.js';
+import type { HoldMode } from '../../src/lock/mode.js';
 import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

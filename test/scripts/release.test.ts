@@ -4,7 +4,8 @@
 import { expect, test } from 'vitest';
 import { acquireScript } from '../../src/lock/acquire.js';
 import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript, type HoldMode } from '../../src/lock/line.js';
+import { enterScript } from '../../src/lock/line.js';
+import type { HoldMode } from '../../src/lock/mode.js';
 import { releaseScript } from '../../src/lock/release.js';
 import { entering, META, publishedOn, useScriptServer } from '../helpers/scripts.js';
 

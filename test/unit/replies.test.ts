@@ -13,7 +13,7 @@ import {
   parseScanReply,
   shape,
 } from '../../src/lock/replies.js';
-import type { HeldMode } from '../../src/lock/holder.js';
+import type { HoldMode } from '../../src/lock/mode.js';
 import { describeError, describeFailure, MalformedReplyError } from '../../src/redis/describe.js';
 import { checkClientReply, checkPushReply } from '../../src/redis/reply-shapes.js';
 
@@ -109,8 +109,8 @@ describe('EXTEND, RELEASE, RAISE_FENCE: 0 or 1', () => {
 });
 
 describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waiters}', () => {
-  const alone: HeldMode = { kind: 'exclusive' };
-  const threeSlots: HeldMode = { kind: 'slots', slots: 3 };
+  const alone: HoldMode = { kind: 'exclusive' };
+  const threeSlots: HoldMode = { kind: 'slots', slots: 3 };
   test.each([
     [[1, '7', -1], { acquired: true, fence: '7', slot: undefined }],
     [[0, 3, -1], { acquired: false, place: 3, nextInMs: undefined }],
@@ -123,7 +123,7 @@ describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waite
   test.each([
     [[1, '7', 0], threeSlots, 0],
     [[1, '7', 2], threeSlots, 2],
-    [[1, '7', -1], { kind: 'shared' } as HeldMode, undefined],
+    [[1, '7', -1], { kind: 'shared' } as HoldMode, undefined],
   ])('%j with %j: slot %s', (reply, mode, slot) => {
     expect(parseEnterReply(reply, mode)).toEqual({ acquired: true, fence: '7', slot });
   });
@@ -132,7 +132,7 @@ describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waite
     [[1, '7', 3], threeSlots, 'slot 3 (expected 0 to 2 for --slots 3)'],
     [[1, '7', -1], threeSlots, 'slot -1 (expected 0 to 2 for --slots 3)'],
     [[1, '7', 0], alone, 'slot 0 (expected -1, no slot, without --slots)'],
-    [[1, '7', 1], { kind: 'shared' } as HeldMode, 'slot 1 (expected -1, no slot, without --slots)'],
+    [[1, '7', 1], { kind: 'shared' } as HoldMode, 'slot 1 (expected -1, no slot, without --slots)'],
   ])('%j with %j → %s', (reply, mode, expected) => {
     expect(verdict(() => parseEnterReply(reply, mode))).toContain(expected);
   });
