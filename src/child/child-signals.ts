@@ -1,12 +1,18 @@
 // Every signal dlock sends to the child (or to the process a keeper watches), logged with why:
 // the lock was lost, dlock itself was signalled (forwarded), or the process outlived its grace
-// after SIGTERM (kill-after).
+// after SIGTERM (kill-after). A signal that stops it reaches the whole command (./tree.ts): what
+// it started, and the process groups it made. A forwarded SIGINT or SIGQUIT (and USR1/USR2) goes
+// to the first process alone: a terminal's Ctrl-C already reached its whole foreground group, and
+// a shell handles an interrupt itself (it waits for its foreground step and then decides), so a
+// second copy to every process would be a second interrupt; the SIGKILL that follows it after
+// --kill-after reaches them all.
 
 import type { Logger } from '../log.js';
-import { now } from '../clock.js';
+import { now, sleep } from '../clock.js';
 import { isRunning } from '../pid.js';
+import { CommandTree, kill } from './tree.js';
 
-export type SignalReason = 'lost' | 'forwarded' | 'kill-after';
+export type SignalReason = 'lost' | 'forwarded' | 'kill-after' | 'left-behind';
 
 /** What is signalled: the child (./spawn.ts ChildHandle), or a process known by its pid alone. */
 export interface SignalTarget {
@@ -19,17 +25,22 @@ export function processTarget(pid: number): SignalTarget {
   return {
     pid,
     kill(signal) {
-      if (!isRunning(pid)) return;
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // Gone meanwhile.
-      }
+      if (isRunning(pid)) kill(pid, signal);
     },
   };
 }
 
+/** Signals that stop the command, sent to all of it; the others go to its first process alone. */
+const STOPPING: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGHUP', 'SIGKILL']);
+/** Signals forwarded to the first process alone that may end it, and a SIGKILL then follow. */
+const INTERRUPTS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGQUIT']);
+/** How often, once the first process has exited, dlock looks whether what it started is gone too. */
+const SURVIVOR_POLL_MS = 20;
+
 export class ChildSignals {
+  private readonly tree: CommandTree | undefined;
+  /** A signal that stops the command was sent to all of it. */
+  private stoppedAll = false;
   private timer: NodeJS.Timeout | undefined;
   private due = Infinity;
   /** Resolves the promise `settled()` returns, while a SIGKILL is due. */
@@ -44,11 +55,18 @@ export class ChildSignals {
     private readonly maxGraceMs: number,
     /** How the log lines name the process. */
     private readonly name = 'the command',
-  ) {}
+  ) {
+    this.tree = child.pid === undefined ? undefined : new CommandTree(child.pid);
+  }
 
-  /** Signal the child first, then log it: a slow stderr never delays a kill. */
+  /** Signal the child (all of it, for a stop: see above) first, then log it: a slow stderr never delays a kill. */
   send(signal: NodeJS.Signals, reason: SignalReason): void {
-    this.child.kill(signal);
+    const whole = reason !== 'forwarded' || STOPPING.has(signal);
+    // An interrupt may end the first process at once: what it started is found before it is reparented.
+    if (!whole && INTERRUPTS.has(signal)) this.tree?.remember();
+    const others = whole && this.tree ? this.tree.signal(signal, () => this.child.kill(signal)) : [];
+    if (!whole || !this.tree) this.child.kill(signal);
+    this.stoppedAll ||= whole;
     const why =
       reason === 'lost'
         ? 'the lock was lost'
@@ -57,7 +75,7 @@ export class ChildSignals {
           : 'it was still running after its grace';
     this.log.event(
       'signal',
-      { ...this.lock, signal, reason, pid: this.child.pid },
+      { ...this.lock, signal, reason, pid: this.child.pid, ...(others.length > 0 ? { other_pids: others } : {}) },
       `sent ${signal} to ${this.name} (pid ${this.child.pid}): ${why}`,
       reason === 'kill-after' ? 'warn' : 'info',
     );
@@ -71,6 +89,8 @@ export class ChildSignals {
     const at = now() + Math.max(0, Math.min(delayMs, this.maxGraceMs));
     if (at >= this.due) return;
     this.due = at;
+    // What the command started now, to find it when the SIGKILL is due even if it was reparented.
+    this.tree?.remember();
     clearTimeout(this.timer);
     if (!this.settle) this.settling = new Promise((resolve) => (this.settle = resolve));
     this.timer = setTimeout(() => {
@@ -111,6 +131,31 @@ export class ChildSignals {
   cancel(): void {
     clearTimeout(this.timer);
     this.markSettled();
+  }
+
+  /**
+   * The first process has exited: while a SIGKILL is due, wait for what it started (and was
+   * stopped with it) to be gone too, or SIGKILL it when its grace ends; then no SIGKILL is due.
+   */
+  async finish(): Promise<void> {
+    const survivors = this.settle ? (this.tree?.survivors() ?? []) : [];
+    // Interrupted (SIGINT, SIGQUIT: to the first process alone), it exited and left them running.
+    if (survivors.length > 0 && !this.stoppedAll) this.sendLeftBehind(survivors);
+    while (this.settle && this.tree && this.tree.survivors().length > 0) {
+      await Promise.race([this.settling, sleep(SURVIVOR_POLL_MS)]);
+    }
+    this.cancel();
+  }
+
+  /** SIGTERM to what the command started, its first process having exited: their grace runs to the due SIGKILL. */
+  private sendLeftBehind(survivors: number[]): void {
+    this.stoppedAll = true;
+    const signalled = this.tree?.signal('SIGTERM', () => {}) ?? survivors;
+    this.log.event(
+      'signal',
+      { ...this.lock, signal: 'SIGTERM', reason: 'left-behind', pid: this.child.pid, other_pids: signalled },
+      `sent SIGTERM to what ${this.name} (pid ${this.child.pid}) left running: pids ${signalled.join(', ')}`,
+    );
   }
 
   private markSettled(): void {

@@ -40,7 +40,12 @@ export async function superviseChild(
   // Lost while the child was being spawned: the event has fired already.
   if (lost.aborted) onLost();
   else lost.addEventListener('abort', onLost, { once: true });
-  return child.exited.finally(() => toChild.cancel());
+  try {
+    return await child.exited;
+  } finally {
+    // Stopped, it may have left processes it started: they are gone (or SIGKILLed) before the release.
+    await toChild.finish();
+  }
 }
 
 /** Say the lock is lost and what happens to the child, then do it (--on-lost, ./loss.ts). */

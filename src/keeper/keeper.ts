@@ -82,7 +82,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     await hold.release();
     // After SIGTERM, its grace: SIGKILL follows unless the watched process exits first.
     await Promise.race([watched?.settled(), aborted(watch.gone)]);
-    watched?.cancel();
+    await watched?.finish();
     return 0;
   } catch (error) {
     crashed = reported;

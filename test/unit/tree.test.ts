@@ -1,0 +1,32 @@
+// A command's processes (src/child/tree.ts): what is below its first process in /proc's pid →
+// ppid links, and /proc/<pid>/stat read as it is written (a command name may hold ") " and spaces).
+
+import { expect, test } from 'vitest';
+import { descendants, readEntry, type ProcessEntry } from '../../src/child/tree.js';
+
+const entry = (pid: number, ppid: number, pgid = 1): ProcessEntry => ({ pid, ppid, pgid, start: '1', zombie: false });
+const table = (...entries: ProcessEntry[]) => new Map(entries.map((e) => [e.pid, e]));
+
+test('children, grandchildren and deeper, breadth first; nothing above or beside', () => {
+  const processes = table(entry(1, 0), entry(10, 1), entry(11, 10), entry(12, 10), entry(13, 11), entry(20, 1));
+  expect(descendants([10], processes).map((e) => e.pid)).toEqual([11, 12, 13]);
+  expect(descendants([20], processes)).toEqual([]);
+  expect(descendants([99], processes)).toEqual([]);
+});
+
+test('several roots (processes seen before and reparented since) share one walk; none twice', () => {
+  const processes = table(entry(10, 1), entry(11, 10), entry(30, 1), entry(31, 30));
+  expect(descendants([10, 30, 11], processes).map((e) => e.pid)).toEqual([31]);
+  expect(descendants([10, 30], processes).map((e) => e.pid)).toEqual([11, 31]);
+});
+
+test('a pid → ppid loop (a table read while pids were reused) ends', () => {
+  expect(descendants([5], table(entry(5, 6), entry(6, 5))).map((e) => e.pid)).toEqual([6]);
+});
+
+test('this process as /proc tells it: its parent, group and start time', () => {
+  const self = readEntry(process.pid);
+  expect(self).toMatchObject({ pid: process.pid, ppid: process.ppid, zombie: false });
+  expect(self!.start).toMatch(/^\d+$/);
+  expect(readEntry(2 ** 30)).toBeUndefined();
+});
