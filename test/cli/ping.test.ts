@@ -102,7 +102,8 @@ describe('a monitor that hangs or is down', () => {
       ['--ping', server.url(), '--ping-timeout', '2s', '--log-format', 'json', '-v'],
       ['sh', '-c', 'date +%s%N; exit 3'],
     );
-    const tookMs = Date.now() - started;
+    const endedAt = Date.now();
+    const tookMs = endedAt - started;
     expect(result.code).toBe(3);
     const acquiredAt = onlyEvent(result.stderr, 'acquired').ts_ms;
     const commandAt = Number(result.stdout.trim()) / 1e6;
@@ -111,7 +112,8 @@ describe('a monitor that hangs or is down', () => {
         `dlock took ${tookMs}ms with --ping-timeout 2s`,
     );
     expect(commandAt - acquiredAt).toBeLessThan(500);
-    expect(tookMs).toBeLessThan(2_000 + 3_000);
+    // From the lock held to dlock's exit (its start-up left out: slow on a loaded machine): the bound and a margin.
+    expect(endedAt - acquiredAt).toBeLessThan(2_000 + 1_500);
     expect(events(result.stderr, 'ping-failed').length).toBeGreaterThanOrEqual(1);
   });
 
