@@ -128,13 +128,15 @@ describe('a hook never holds the job up', () => {
       ['true'],
       { OUT: out },
     );
-    const tookMs = Date.now() - started;
+    const endedAt = Date.now();
+    const tookMs = endedAt - started;
     expect(result.code).toBe(0);
     const released = onlyEvent(result.stderr, 'released');
     const acquired = onlyEvent(result.stderr, 'acquired');
     console.log(`hanging hook: held ${Math.round(released.ts_ms - acquired.ts_ms)}ms, dlock took ${tookMs}ms`);
     expect(released.ts_ms - acquired.ts_ms).toBeLessThan(500);
-    expect(tookMs).toBeLessThan(1_000 + 2_500);
+    // From the release to dlock's exit (its start-up left out: slow on a loaded machine): the bound and a margin.
+    expect(endedAt - released.ts_ms).toBeLessThan(1_000 + 1_500);
     // Free for the next run at once, while the hooks still sleep.
     expect((await run('hook-hang', ['-n'], ['true'])).code).toBe(0);
     expect(events(result.stderr, 'hook-failed').map(({ message }) => message)).toEqual([
