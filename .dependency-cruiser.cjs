@@ -19,7 +19,8 @@ module.exports = {
     },
     {
       name: 'upper-through-face',
-      comment: 'commands/, hold/, keeper/, child/, views/, metrics/ and monitor/ import src/lockset/ only through its index.ts',
+      comment:
+        'commands/, hold/, keeper/, child/, views/, metrics/ and monitor/ import src/lockset/ only through its index.ts',
       severity: 'error',
       from: { path: UPPER, pathNot: DOCTOR },
       to: { path: '^src/lockset/', pathNot: '^src/lockset/index[.]ts$' },
