@@ -15,12 +15,12 @@ function __dlock_value_options
     switch $argv[1]
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --on-lost --kill-after --max-hold --heartbeat --log-format --redis --prefix \
-                --connect-timeout --tls-ca --tls-cert --tls-key
+                --on-lost --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format \
+                --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
             printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
-                --max-hold --heartbeat --format --log-format --redis --prefix --connect-timeout --tls-ca \
-                --tls-cert --tls-key
+                --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format --redis \
+                --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -210,6 +210,12 @@ complete -c dlock -n '__dlock_using run' \
 complete -c dlock -n '__dlock_using run' \
   -l heartbeat -x -d 'stop the command the same way when it goes this long without running `dlock heartbeat`'
 complete -c dlock -n '__dlock_using run' -l no-cmd-metadata -d 'do not store the command line in the lock'
+complete -c dlock -n '__dlock_using run acquire' -l ping -x -d 'healthchecks-style monitor'
+complete -c dlock -n '__dlock_using run acquire' -l ping-busy -d 'a run turned away pings <url>/log'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l ping-timeout -x -d 'how long a ping, or at exit an --on-event hook, may hold dlock up'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l on-event -x -d 'run this /bin/sh command for each lock event, beside the lock'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \

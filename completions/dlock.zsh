@@ -65,8 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --kill-after --max-hold --heartbeat --log-format --redis --prefix --connect-timeout --tls-ca \
-    --tls-cert --tls-key && return
+    --on-lost --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format --redis \
+    --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -82,6 +82,10 @@ _dlock_cmd_run() {
     '--max-hold=[once the lock has been held this long, stop the command and release the lock]:duration:' \
     '--heartbeat=[stop the command the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--no-cmd-metadata[do not store the command line in the lock]' \
+    '--ping=[healthchecks-style monitor]:url:' \
+    '--ping-busy[a run turned away pings <url>/log]' \
+    '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
+    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
@@ -110,6 +114,10 @@ _dlock_cmd_acquire() {
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
     '--max-hold=[once the lock has been held this long, stop the watched process and release the lock]:duration:' \
     '--heartbeat=[stop the watched process the same way when it goes this long without running `dlock heartbeat`]:duration:' \
+    '--ping=[healthchecks-style monitor]:url:' \
+    '--ping-busy[a run turned away pings <url>/log]' \
+    '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
+    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
     '--json[print one JSON object on stdout instead of export lines for eval]' \
     '--format=[the older spelling]:format:(sh json)' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \

@@ -57,11 +57,51 @@ export function eventLevel(event: LockEvent): Level {
   return WARNINGS.has(event) ? 'warn' : 'info';
 }
 
+/**
+ * Who else sees each lock event besides stderr (--ping, --on-event: ../monitor/). Registered only
+ * when asked for, so a plain run pays one empty-array check per event.
+ */
+export interface EventSink {
+  /** A lock event as its JSON line has it (ts, ts_ms, event, key, ...): also with --quiet. */
+  seen(record: Fields): void;
+  /** dlock is about to exit with `exitCode`: send what is left, waiting at most the sink's bound. */
+  finish(exitCode: number): Promise<void>;
+}
+
+const sinks: EventSink[] = [];
+
+/** Every lock event from now on (of every Logger but a copy's) goes to `sink` too. */
+export function addEventSink(sink: EventSink): void {
+  sinks.push(sink);
+}
+
+/**
+ * An event for the sinks only: one that is not printed (the busy error with -E 0). Every event
+ * that names a key is a lock event; dlock's other lines (a ping's own warning) are not.
+ */
+export function tellEventSinks(fields: Fields): void {
+  if (sinks.length === 0 || typeof fields.key !== 'string') return;
+  const record = { ...timestamp(), ...fields };
+  for (const sink of sinks) sink.seen(record);
+}
+
+/** Before exiting: let each sink send what is left, each within its bound. */
+export async function finishEventSinks(exitCode: number): Promise<void> {
+  await Promise.all(sinks.map((sink) => sink.finish(exitCode)));
+}
+
+function timestamp(): { ts: string; ts_ms: number } {
+  const ts = epochMs();
+  return { ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000 };
+}
+
 export class Logger {
   constructor(
     readonly verbosity: Verbosity,
     readonly format: LogFormat,
     private readonly out: Output = stderr,
+    /** false: a second copy of another Logger's lines (the keeper's file), not told to the sinks again. */
+    private readonly toSinks = true,
   ) {}
 
   /** An error: one "dlock: " line, or an "error" event (fields.event names another, e.g. "busy"). */
@@ -84,13 +124,11 @@ export class Logger {
   }
 
   private emit(level: Level, text: string, fields: Fields): void {
+    const message = level === 'info' ? {} : { message: oneLine(text) };
+    if (this.toSinks) tellEventSinks({ ...fields, ...message });
     if (level !== 'error' && this.verbosity === 'quiet') return;
     if (this.format === 'json') {
-      const ts = epochMs();
-      const message = level === 'info' ? {} : { message: oneLine(text) };
-      this.out.write(
-        `${toJson({ ts: new Date(ts).toISOString(), ts_ms: Math.round(ts * 1000) / 1000, ...fields, ...message })}\n`,
-      );
+      this.out.write(`${toJson({ ...timestamp(), ...fields, ...message })}\n`);
     } else if (level !== 'info' || this.verbosity === 'verbose') {
       this.out.write(`dlock: ${oneLine(text)}\n`);
     }

@@ -5,7 +5,7 @@ import { CommanderError } from 'commander';
 import { parseArgs } from './cli/program.js';
 import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
-import { Logger } from './log.js';
+import { finishEventSinks, Logger, tellEventSinks } from './log.js';
 import { flushStdio, guardStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
@@ -39,6 +39,8 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
   } catch (error) {
     code = report(error, log(), verbose);
   }
+  // --ping's last ping and --on-event's hooks, each within its bound (nothing without them).
+  await finishEventSinks(code);
   if (forEval && code !== 0) stdout.write(failureLine(code));
   return code;
 }
@@ -49,7 +51,10 @@ function report(error: unknown, log: Logger, verbose: boolean): number {
     return error.exitCode === 0 ? 0 : EXIT.usage;
   }
   if (error instanceof DlockError) {
-    if (!error.silent) log.error(error.message, { event: error.event, exit_code: error.exitCode, ...error.fields });
+    const fields = { event: error.event, exit_code: error.exitCode, ...error.fields };
+    // A silent error (busy with -E 0) is still an event for --ping-busy and --on-event.
+    if (error.silent) tellEventSinks({ ...fields, message: error.message });
+    else log.error(error.message, fields);
     return error.exitCode;
   }
   // An internal error may quote an argument too: masked as every DlockError's message is.

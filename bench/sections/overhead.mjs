@@ -4,11 +4,14 @@
 // which must take time linear in their length (a backtracking regex once took minutes here).
 // `dlock heartbeat` (as a --heartbeat job runs it, often) is timed beside them: the npm build
 // answers it in bin/dlock's sh, the binary before the rest of dlock loads (target: ≤ 10 ms).
+// Rows with --ping to a local server give the cost of the pings (/start, then the final one,
+// waited for at exit), as a ratio to the same run without them.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd } from '../lib/etcd.mjs';
+import { startPingServer } from '../lib/ping-server.mjs';
 import { cleanEnv, timed } from '../lib/proc.mjs';
 import { atMost, pick } from '../lib/report.mjs';
 import { ratio, summarize } from '../lib/stats.mjs';
@@ -19,8 +22,11 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
   const started = etcdSkip ? undefined : await startEtcd();
   const etcd = started?.endpoint ? started : undefined;
   const etcdNote = etcdSkip ?? started?.failed;
+  const pings = await startPingServer();
   const run = (command, ...args) =>
     timed(command, ['run', '--redis', redis.url, 'bench-overhead', '--', 'true', ...args]);
+  const runPinged = (command) =>
+    timed(command, ['run', '--redis', redis.url, '--ping', pings.url, 'bench-overhead', '--', 'true']);
   // Linux takes at most 128 kB in one argument (MAX_ARG_STRLEN): 1 MB is ten of 100 kB.
   const megabyte = Array.from({ length: 10 }, () => 'a'.repeat(100_000));
   // What a command under `dlock run --heartbeat` has: its lock's variables and its heartbeat file.
@@ -34,9 +40,11 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     { id: 'dlock', label: 'dlock run k -- true (npm)', run: () => run(dlock) },
     { id: 'longArgs', label: 'dlock run k -- true <1 MB of arguments> (npm)', run: () => run(dlock, ...megabyte) },
     { id: 'heartbeat', label: 'dlock heartbeat (npm)', run: () => beat(dlock) },
+    { id: 'ping', label: 'dlock run --ping <local> k -- true (npm)', run: () => runPinged(dlock) },
     binary && { id: 'binaryVersion', label: 'dlock-linux-x64 --version', run: () => timed(binary, ['--version']) },
     binary && { id: 'binaryHeartbeat', label: 'dlock-linux-x64 heartbeat', run: () => beat(binary) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
+    binary && { id: 'binaryPing', label: 'dlock-linux-x64 run --ping <local> k -- true', run: () => runPinged(binary) },
     which('flock') && {
       id: 'flock',
       label: 'flock /tmp/k true',
@@ -62,6 +70,7 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
       }
     }
   } finally {
+    await pings.close();
     etcd?.stop();
     rmSync(lockDir, { recursive: true, force: true });
   }
@@ -105,6 +114,22 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     ratioOf: 'medians',
     ...atMost(longArgs, 2),
   });
+  // --ping's cost: the same run with and without it, each build; reported, no target.
+  for (const [id, without, label] of [
+    ['ping', 'dlock', 'dlock run --ping <local> ÷ without (npm)'],
+    ['binaryPing', 'binary', 'dlock-linux-x64 run --ping <local> ÷ without'],
+  ]) {
+    if (!stats[id]) continue;
+    const value = ratio(stats[id].median, stats[without].median);
+    const extraMs = Math.round((stats[id].median - stats[without].median) * 10) / 10;
+    rows.push({
+      section: '1 overhead',
+      measure: `${label}: +${extraMs} ms`,
+      unit: '×',
+      ratio: value,
+      ratioOf: 'medians',
+    });
+  }
   const builds = [
     { id: 'dlock', label: 'dlock run (npm)' },
     binary && { id: 'binary', label: 'dlock-linux-x64 run', limit: { etcdctl: 3 } },

@@ -10,6 +10,7 @@ import {
   GROUP,
   jobBoundOptions,
   lockOptions,
+  monitoringOptions,
   onLostOption,
   outputOptions,
   waitChoice,
@@ -51,7 +52,10 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     'the watched process',
     `(SIGTERM, SIGKILL ${DEFAULTS.killAfter} later, at most ttl/3) and release the lock`,
   );
-  flockHints(connectionOptions(outputOptions(acquire, acquireFormat))).addHelpText('after', HELP_AFTER.acquire!);
+  flockHints(connectionOptions(outputOptions(monitoringOptions(acquire), acquireFormat))).addHelpText(
+    'after',
+    HELP_AFTER.acquire!,
+  );
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, cli.withGlobals(acquireWait(options)), cli.env);

@@ -1,7 +1,7 @@
 // The option groups several commands share (lock, waiting, output, connection, TLS), in --help's order.
 
 import { Command, Option } from 'commander';
-import { DEFAULTS, LOG_FORMATS, ON_LOST, type RawOptions } from '../config/index.js';
+import { DEFAULTS, LOG_FORMATS, ON_LOST, PING_TIMEOUT_DEFAULT, type RawOptions } from '../config/index.js';
 import { UsageError } from '../errors.js';
 
 /** --redis repeats: each value is added to the list. */
@@ -13,6 +13,7 @@ export const GROUP = {
   waiting: 'Waiting options:',
   command: 'Command options:',
   keeper: 'Keeper options:',
+  monitoring: 'Monitoring options:',
   output: 'Output options:',
   connection: 'Connection options:',
   tls: 'TLS options:',
@@ -59,6 +60,28 @@ export function waitingOptions(command: Command): Command {
     .option('-n, --no-wait', 'fail at once if the lock is held')
     .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
     .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`);
+}
+
+/** --ping and --on-event (run and acquire): who is told about the lock, within what bound. */
+export function monitoringOptions(command: Command): Command {
+  return command
+    .optionsGroup(GROUP.monitoring)
+    .option(
+      '--ping <url>',
+      'healthchecks-style monitor: <url>/start once held, <url> on exit 0, <url>/<exit status> otherwise ' +
+        '(env DLOCK_PING_URL)',
+    )
+    .option('--ping-busy', 'a run turned away (busy, done this window) pings <url>/log; by default it sends nothing')
+    .option(
+      '--ping-timeout <duration>',
+      `how long a ping (retries included), or at exit an --on-event hook, may hold dlock up (env ` +
+        `DLOCK_PING_TIMEOUT; default ${PING_TIMEOUT_DEFAULT}, at most 30s)`,
+    )
+    .option(
+      '--on-event <command>',
+      'run this /bin/sh command for each lock event, beside the lock: DLOCK_EVENT and DLOCK_EVENT_<FIELD> in ' +
+        'its environment, the JSON event on stdin (env DLOCK_ON_EVENT)',
+    );
 }
 
 /** What --on-lost does, to the command (run) or the watched process (acquire). */

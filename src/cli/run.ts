@@ -11,6 +11,7 @@ import {
   GROUP,
   jobBoundOptions,
   lockOptions,
+  monitoringOptions,
   onLostOption,
   outputOptions,
   waitChoice,
@@ -59,7 +60,7 @@ export function declareRun(program: Command, cli: CommandLine): void {
     'the command',
     '(SIGTERM, SIGKILL after --kill-after) and release the lock; exit 124',
   ).option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
-  flockHints(connectionOptions(outputOptions(run))).addHelpText('after', HELP_AFTER.run!);
+  flockHints(connectionOptions(outputOptions(monitoringOptions(run)))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);
   run.action((key: string, words: string[], options: RawOptions) => {
     const raw = runWait(options);

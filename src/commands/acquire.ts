@@ -16,6 +16,11 @@ import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js'
 
 /** Print the variables of a lock taken here or by a keeper; or those of the caller's, already held. */
 export async function acquire(config: AcquireConfig, argv: string[], env: Env): Promise<number> {
+  if (config.monitor) {
+    const log = new Logger(config.verbosity, config.logFormat);
+    const role = config.keeper ? 'foreground' : 'run';
+    (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, role);
+  }
   if (await heldByCaller(config, env)) return 0;
   return config.keeper ? acquireWithKeeper(config, argv, env) : acquireWithoutKeeper(config);
 }

@@ -19,6 +19,7 @@ import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js'
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
+  if (config.monitor) (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, 'run');
   const [file, ...args] = config.command;
   resolveCommand(file, env.PATH); // 127/126 before any lock is taken
   const signals = new SignalRelay();

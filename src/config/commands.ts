@@ -6,6 +6,7 @@ import { HISTORY_MAX } from '../lock/limits.js';
 import { ONE_REDIS } from '../lockset/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
+import { monitorConfig } from './monitor.js';
 import {
   ACQUIRE_FORMATS,
   integer,
@@ -29,6 +30,7 @@ export function runConfig(key: string | undefined, command: string[], raw: RawOp
     key: validKey,
     command,
     oncePerMs: oncePer(raw.oncePer, connection.capabilities),
+    monitor: monitorConfig(raw, env),
     holderCmd:
       raw.cmdMetadata === false
         ? ''
@@ -64,6 +66,10 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     // DLOCK_MAX_HOLD / DLOCK_HEARTBEAT set for the runs and keepers of a job: nothing to enforce here.
     lock.maxHoldMs = lock.heartbeatMs = undefined;
   }
+  if (!keeper && raw.ping !== undefined)
+    throw new UsageError('--ping and --no-keeper: choose one (without a keeper nothing sees the section end)');
+  // DLOCK_PING_URL set for every job does not refuse a --no-keeper acquire: it has no end to ping.
+  const monitor = keeper ? monitorConfig(raw, env) : monitorConfig(raw, { ...env, DLOCK_PING_URL: undefined });
   const format = acquireFormat(raw);
   // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
   if (lock.conflictExitCode === 0 && format === 'sh') {
@@ -77,6 +83,7 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     watchPid,
     keeper,
     format,
+    monitor,
     // status shows it as the holder's command (the keeper names the pid it watches).
     holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
   };

@@ -3,6 +3,7 @@
 export * from './options.js';
 export * from './connection.js';
 export * from './lock.js';
+export * from './monitor.js';
 export * from './commands.js';
 export * from './metrics.js';
 export * from './owner.js';

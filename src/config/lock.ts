@@ -6,6 +6,7 @@ import { MODES, type HoldMode } from '../lock/mode.js';
 import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
 import { jobBounds } from './bounds.js';
 import type { ConnectionConfig } from './connection.js';
+import type { MonitorConfig } from './monitor.js';
 import {
   DEFAULTS,
   duration,
@@ -42,6 +43,8 @@ export interface RunConfig extends ConnectionConfig {
   maxHoldMs: number | undefined;
   /** --heartbeat in ms (undefined: none): that long without a `dlock heartbeat` stops it the same way. */
   heartbeatMs: number | undefined;
+  /** --ping / --on-event; undefined: neither (the monitor code is not even loaded). */
+  monitor: MonitorConfig | undefined;
 }
 
 /** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */

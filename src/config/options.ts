@@ -67,6 +67,11 @@ export interface RawOptions {
   slot?: string;
   /** history --count. */
   count?: string;
+  /** run and acquire: --ping, --ping-busy, --ping-timeout, --on-event. */
+  ping?: string;
+  pingBusy?: boolean;
+  pingTimeout?: string;
+  onEvent?: string;
   /** metrics: --textfile, --push, --listen. */
   textfile?: string;
   push?: string;

@@ -214,7 +214,8 @@ export class Hold {
     const releases = await releaseAll(this.set, { record, ...afterLoss });
     const { key } = this.config;
     const { fence, set } = this;
-    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs: expiresBy - now() });
+    const expiresInMs = expiresBy - now();
+    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs, exit: exitStatus });
   }
 
   /** Stop renewing and leave the lock held until its lease runs out (acquire --no-keeper). */

@@ -15,10 +15,14 @@ export interface ReleaseContext {
   lost: boolean;
   /** How long until the lock expires by itself (the bound for one we could not release). */
   expiresInMs: number;
+  /** How the run ended, as the history records it ("0" … "255", "lost"; "" when no command ran). */
+  exit?: string;
 }
 
 export function reportRelease(log: Logger, releases: InstanceRelease[], context: ReleaseContext): void {
   const { key, fence } = context;
+  // The released event carries the run's exit (as the history does), for --on-event hooks.
+  const exit = context.exit ? { exit: context.exit } : {};
   const failed = releaseFailures(releases);
   if (failed.length > 0) logReleaseFailed(log, releases, context);
   logUnannounced(log, releases, key, fence);
@@ -33,11 +37,11 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     const text =
       `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may ` +
       'have run unprotected';
-    log.event('released', { key, fence, released: false, reason: 'not-ours' }, text, 'warn');
+    log.event('released', { key, fence, released: false, reason: 'not-ours', ...exit }, text, 'warn');
   } else if (released.length === 0) {
     log.event(
       'released',
-      { key, fence, released: false },
+      { key, fence, released: false, ...exit },
       failed.length > 0 ? `${key} was not released` : `${key} was no longer ours to release`,
     );
   } else if (unsure.length > 0) {
@@ -45,9 +49,9 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     const text =
       `released ${key} (fence ${fence}), or it had expired just before: the first release's reply was ` +
       `lost (${unsure.join('; ')}) and the retry found it no longer ours`;
-    log.event('released', { key, fence, released: true, confirmed: false }, text);
+    log.event('released', { key, fence, released: true, confirmed: false, ...exit }, text);
   } else {
-    log.event('released', { key, fence, released: true }, `released ${key} (fence ${fence})`);
+    log.event('released', { key, fence, released: true, ...exit }, `released ${key} (fence ${fence})`);
   }
 }
 

@@ -40,6 +40,7 @@ const RELEASING: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 export async function keep(config: AcquireConfig, request: KeeperRequest): Promise<number> {
   const log = KeeperLogger.create(config.verbosity, config.logFormat, request.stderr);
+  if (config.monitor) (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, 'keeper');
   const ending = new AbortController();
   const end = (reason: Ending) => ending.abort(reason);
   const watch = watchProcess(request.watchPid);

@@ -24,7 +24,7 @@ class Stderr implements Output {
 }
 
 export class KeeperLogger extends Logger {
-  private readonly file = new Logger('normal', 'json', { write: (line) => appendKeeperLog(line) });
+  private readonly file = new Logger('normal', 'json', { write: (line) => appendKeeperLog(line) }, false);
 
   constructor(
     verbosity: Verbosity,

@@ -80,7 +80,7 @@ interface LostEvent {
 function renderEvent(config: AcquireConfig, format: LogFormat, { message, fields }: LostEvent): string {
   if (config.verbosity === 'quiet') return '';
   let text = '';
-  const log = new Logger(config.verbosity, format, { write: (written) => (text += written) });
+  const log = new Logger(config.verbosity, format, { write: (written) => (text += written) }, false);
   log.event('lost', fields, message, 'warn');
   text = text.trimEnd();
   return format === 'json' ? text.replace(/^\{"ts":"[^"]*","ts_ms":[\d.]+,/, '') : text;

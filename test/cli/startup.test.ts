@@ -61,6 +61,30 @@ test('prom-client loads only for dlock metrics: a plain run loads none of the mo
   expect((await loaded(['run', '--redis', redis.url, 'startup-prom', '--', 'true'])).filter(promClient)).toEqual([]);
 });
 
+test('--ping loads fetch (undici) and the monitor only when asked: a plain run loads none of it', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(process.env.MODULES_OUT, process.moduleLoadList.join('\\n')));\n`,
+  );
+  const loaded = async (name: string, flags: string[]) => {
+    const out = join(dir, `${name}.txt`);
+    const args = [BIN, 'run', '--redis', redis.url, ...flags, 'startup-ping', '--', 'true'];
+    await new Promise<void>((resolve) => {
+      execFile(process.execPath, ['--require', preload, ...args], { env: cleanEnv({ MODULES_OUT: out }) }, () =>
+        resolve(),
+      );
+    });
+    return readFileSync(out, 'utf8').split('\n');
+  };
+  // What fetch needs: undici and Node's HTTP parser.
+  const fetchModules = (name: string) => /undici|http_parser/.test(name);
+  const ping = ['--ping', 'http://127.0.0.1:9/x', '--ping-timeout', '500ms'];
+  expect((await loaded('ping', ping)).filter(fetchModules).length).toBeGreaterThan(0);
+  expect((await loaded('plain', [])).filter(fetchModules)).toEqual([]);
+});
+
 /** calls=N of one command in INFO commandstats. */
 async function calls(command: string): Promise<number> {
   const info = await redis.client().info('commandstats');

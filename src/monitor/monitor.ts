@@ -1,0 +1,93 @@
+// The monitor of one dlock process (--ping, --on-event): an event sink (../log.ts) that pings
+// <url>/start when the lock is held and runs a hook per lock event, all beside the lock; at exit
+// it sends the final ping and waits for it, and for the hooks still running, at most the bound.
+
+import { hostname } from 'node:os';
+import { EXIT } from '../errors.js';
+import type { MonitorConfig } from '../config/index.js';
+import { now, sleep } from '../clock.js';
+import { addEventSink, type EventSink, type Fields, type Logger } from '../log.js';
+import { Hooks } from './hooks.js';
+import { ping, pingUrl } from './ping.js';
+
+/**
+ * Which pings this process sends. run: all. The keeper of `dlock acquire`: /start and the end of
+ * the section it holds. acquire's foreground: only a run that did not get the lock (the keeper
+ * pings the rest, and the busy error is reported by the foreground).
+ */
+export type MonitorRole = 'run' | 'keeper' | 'foreground';
+
+/** Start telling `config`'s monitors about every lock event of this process, for `key`. */
+export function startMonitor(config: MonitorConfig, key: string, log: Logger, role: MonitorRole): void {
+  if (config.pingUrl !== undefined) setImmediate(() => void globalThis.fetch); // load it while Redis answers
+  addEventSink(new Monitor(config, key, log, role));
+}
+
+class Monitor implements EventSink {
+  private readonly hooks: Hooks | undefined;
+  private acquired: Fields | undefined;
+  private turnedAway: Fields | undefined;
+  private lost = false;
+  private started: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly config: MonitorConfig,
+    private readonly key: string,
+    private readonly log: Logger,
+    private readonly role: MonitorRole,
+  ) {
+    if (config.onEvent !== undefined)
+      this.hooks = new Hooks(config.onEvent, log, log.format === 'json' ? 'ignore' : 'inherit');
+  }
+
+  seen(record: Fields): void {
+    // Beside the lock: the command is started before a hook or a ping is.
+    if (this.hooks) setImmediate(() => this.hooks!.run(record));
+    if (record.event === 'lost') this.lost = true;
+    if (record.event === 'busy' || record.event === 'done') this.turnedAway = record;
+    if (record.event === 'acquired' && this.acquired === undefined && this.role !== 'foreground') {
+      this.acquired = record;
+      if (this.config.pingUrl !== undefined)
+        this.started = new Promise((resolve) => setImmediate(resolve)).then(() => this.send('start', {}));
+    }
+  }
+
+  async finish(exitCode: number): Promise<void> {
+    const deadline = now() + this.config.timeoutMs;
+    const bound = sleep(this.config.timeoutMs);
+    // Hooks started by the last events (setImmediate) are running before they are waited for.
+    await new Promise((resolve) => setImmediate(resolve));
+    const final = this.finalPing(exitCode, deadline);
+    await Promise.all([Promise.race([final, bound]), this.hooks?.settle(bound)]);
+  }
+
+  /** <url>, <url>/<status> or <url>/log (or nothing) for how this process ends; after /start has answered. */
+  private async finalPing(exitCode: number, deadline: number): Promise<void> {
+    if (this.config.pingUrl === undefined) return;
+    if (this.acquired !== undefined) {
+      const status = exitCode !== 0 ? exitCode : this.lost ? EXIT.lost : 0;
+      const heldMs = Math.round(Date.now() - Number(this.acquired.ts_ms));
+      await this.started;
+      return this.send(status === 0 ? '' : String(status), { exit_status: status, held_ms: heldMs }, deadline);
+    }
+    if (this.role === 'keeper' || (this.role === 'foreground' && exitCode === 0)) return;
+    if (this.turnedAway !== undefined) {
+      const { event, waited_ms } = this.turnedAway;
+      if (this.config.pingBusy) await this.send('log', { event, exit_status: exitCode, waited_ms }, deadline);
+      return;
+    }
+    // Not held for another reason (Redis unreachable, interrupted while waiting): the job did not run.
+    if (exitCode !== 0) await this.send(String(exitCode), { exit_status: exitCode }, deadline);
+  }
+
+  private send(suffix: string, fields: Fields, deadline = now() + this.config.timeoutMs): Promise<void> {
+    const held = this.acquired;
+    const body = {
+      key: this.key,
+      ...(held ? { fence: held.fence, waited_ms: held.waited_ms } : {}),
+      host: hostname(),
+      ...fields,
+    };
+    return ping(pingUrl(this.config.pingUrl!, suffix), body, deadline, this.log);
+  }
+}

@@ -1,0 +1,168 @@
+// --ping (docs/reference/options.md): healthchecks-style pings against a local server that
+// implements healthchecks' ping API (test/helpers/ping-server.ts) and a real redis-server. A ping
+// runs beside the command: a hanging or absent monitor never delays the command's start beyond
+// the bound, nor changes dlock's exit status.
+
+import { afterEach, describe, expect, test } from 'vitest';
+import { cleanEnv, dlock, start } from '../helpers/cli.js';
+import { PingServer, type PingBehaviour } from '../helpers/ping-server.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { childPid, events, hold, onlyEvent, tempDir } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+const servers: PingServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function pingServer(behaviour?: PingBehaviour): Promise<PingServer> {
+  const server = await PingServer.start(behaviour);
+  servers.push(server);
+  return server;
+}
+
+const run = (key: string, flags: string[], command: string[], env: Record<string, string> = {}) =>
+  dlock(['run', '--redis', redis.url, ...flags, key, '--', ...command], { env: cleanEnv(env) });
+
+describe('the sequence of pings', () => {
+  test('exit 0: <url>/start, then <url>, with a JSON summary', async () => {
+    const server = await pingServer();
+    const result = await run('ping-ok', ['--ping', server.url()], ['true']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(server.paths()).toEqual(['/start', '']);
+    expect(server.requests.map(({ method }) => method)).toEqual(['POST', 'POST']);
+    const [started, ended] = server.bodies();
+    expect(started).toMatchObject({ key: 'ping-ok', fence: expect.any(String), host: expect.any(String) });
+    expect(ended).toMatchObject({
+      key: 'ping-ok',
+      fence: started.fence,
+      exit_status: 0,
+      waited_ms: expect.any(Number),
+    });
+    expect(ended.held_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  test('exit 3: <url>/start, then <url>/3; DLOCK_PING_URL works as --ping', async () => {
+    const server = await pingServer();
+    const result = await run('ping-fail', [], ['sh', '-c', 'exit 3'], { DLOCK_PING_URL: server.url() });
+    expect(result.code).toBe(3);
+    expect(server.paths()).toEqual(['/start', '/3']);
+    expect(server.bodies()[1]).toMatchObject({ exit_status: 3 });
+  });
+
+  test('busy: nothing by default; --ping-busy sends <url>/log', async () => {
+    const dir = tempDir();
+    const holder = hold('ping-busy', { redis: redis.url, dir });
+    await childPid(dir);
+    const server = await pingServer();
+    expect((await run('ping-busy', ['-n', '--ping', server.url('quiet')], ['true'])).code).toBe(75);
+    expect(server.paths('quiet')).toEqual([]);
+    expect((await run('ping-busy', ['-n', '--ping', server.url('loud'), '--ping-busy'], ['true'])).code).toBe(75);
+    expect(server.paths('loud')).toEqual(['/log']);
+    expect(server.bodies('loud')[0]).toMatchObject({ key: 'ping-busy', event: 'busy', exit_status: 75 });
+    // -E 0 (skip quietly) is still a turn-away, not a success.
+    expect((await run('ping-busy', ['-n', '-E', '0', '--ping', server.url('e0'), '--ping-busy'], ['true'])).code).toBe(
+      0,
+    );
+    expect(server.paths('e0')).toEqual(['/log']);
+    holder.process.kill('SIGTERM');
+    await holder.result;
+  });
+
+  test('lost lock: <url>/start, then <url>/76', async () => {
+    const server = await pingServer();
+    const holder = hold('ping-lost', { redis: redis.url, flags: ['-t', '600ms', '--ping', server.url()] });
+    await holder.child();
+    await redis.client().del('dlock:{ping-lost}');
+    const result = await holder.result;
+    expect(result.code).toBe(76);
+    expect(server.paths()).toEqual(['/start', '/76']);
+    expect(server.bodies()[1]).toMatchObject({ key: 'ping-lost', exit_status: 76 });
+  });
+
+  test('acquire: the keeper pings /start when held and <url> when the section ends', async () => {
+    const server = await pingServer();
+    const script = `eval "$("$1" acquire --redis ${redis.url} --ping ${server.url()} ping-acquire)" && echo in`;
+    const shell = await start([], { via: ['sh', '-c', script, 'sh'] }).result;
+    expect(shell).toMatchObject({ code: 0, stdout: 'in\n' });
+    await waitUntil(() => server.paths().length >= 2);
+    expect(server.paths()).toEqual(['/start', '']);
+  });
+});
+
+describe('a monitor that hangs or is down', () => {
+  test('hanging: the command starts at once, the exit status is kept, dlock exits within the bound', async () => {
+    const server = await pingServer({ kind: 'hang' });
+    const started = Date.now();
+    const result = await run(
+      'ping-hang',
+      ['--ping', server.url(), '--ping-timeout', '2s', '--log-format', 'json', '-v'],
+      ['sh', '-c', 'date +%s%N; exit 3'],
+    );
+    const endedAt = Date.now();
+    const tookMs = endedAt - started;
+    expect(result.code).toBe(3);
+    const acquiredAt = onlyEvent(result.stderr, 'acquired').ts_ms;
+    const commandAt = Number(result.stdout.trim()) / 1e6;
+    console.log(
+      `hanging monitor: the command started ${Math.round(commandAt - acquiredAt)}ms after acquired; ` +
+        `dlock took ${tookMs}ms with --ping-timeout 2s`,
+    );
+    expect(commandAt - acquiredAt).toBeLessThan(500);
+    // From the lock held to dlock's exit (its start-up left out: slow on a loaded machine): the bound and a margin.
+    expect(endedAt - acquiredAt).toBeLessThan(2_000 + 1_500);
+    expect(events(result.stderr, 'ping-failed').length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('down: exit statuses unchanged, one warning line per ping, credentials masked', async () => {
+    const server = await PingServer.down();
+    const url = `http://monitor:s3cret@127.0.0.1:${server.port}/ping/x`;
+    const ok = await run('ping-down', ['--ping', url], ['true']);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(
+      /^dlock: ping http:\/\/monitor:\*\*\*@127\.0\.0\.1:\d+\/ping\/x\/start failed: connection refused$/m,
+    );
+    expect(ok.stderr).not.toContain('s3cret');
+    expect(ok.stderr.trim().split('\n')).toHaveLength(2);
+    expect((await run('ping-down', ['--ping', url, '-q'], ['sh', '-c', 'exit 4'])).code).toBe(4);
+  });
+
+  test('a slow monitor (1s) is still answered: the pings arrive', async () => {
+    const server = await pingServer({ kind: 'slow', ms: 1_000 });
+    const result = await run('ping-slow', ['--ping', server.url()], ['true']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(server.paths()).toEqual(['/start', '']);
+  });
+});
+
+describe('bad input: 64, naming the option', () => {
+  test.for([
+    [['--ping', 'ftp://example.com/x'], /--ping: expected an http/],
+    [['--ping', 'not a url'], /--ping: expected an http/],
+    [['--ping-timeout', 'soon'], /--ping-timeout: not a duration/],
+    [['--ping-timeout', '0'], /--ping-timeout: must be greater than zero/],
+    [['--ping-timeout', '31s'], /--ping-timeout: must be at most 30s/],
+    [['--ping-busy'], /--ping-busy needs --ping/],
+  ] as const)('%j', async ([flags, message]) => {
+    const result = await run('ping-bad', [...flags], ['true']);
+    expect(result.code).toBe(64);
+    expect(result.stderr).toMatch(message);
+  });
+
+  test('DLOCK_PING_URL that is not http(s): 64 naming it', async () => {
+    const result = await run('ping-bad', [], ['true'], { DLOCK_PING_URL: 'redis://x' });
+    expect(result.code).toBe(64);
+    expect(result.stderr).toMatch(/DLOCK_PING_URL: expected an http/);
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,84 @@
+// A local monitor implementing healthchecks.io's ping API (https://healthchecks.io/docs/http_api/):
+// GET/POST <check>, <check>/start, <check>/fail, <check>/log, <check>/<exit status>, answered
+// "OK". It records each request (path, method, body) and can be told to be slow, to hang (never
+// answer), or to be down (a closed port: connection refused).
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { freePort } from '../../support/redis-server.mjs';
+
+export interface PingRequest {
+  path: string;
+  method: string;
+  body: string;
+  /** Date.now() when it arrived. */
+  atMs: number;
+}
+
+export type PingBehaviour =
+  { kind: 'ok' } | { kind: 'slow'; ms: number } | { kind: 'hang' } | { kind: 'status'; code: number };
+
+export class PingServer {
+  readonly requests: PingRequest[] = [];
+  behaviour: PingBehaviour = { kind: 'ok' };
+  private readonly hanging = new Set<ServerResponse>();
+
+  private constructor(
+    private readonly server: Server | undefined,
+    readonly port: number,
+  ) {}
+
+  /** A server listening on a free loopback port. */
+  static async start(behaviour: PingBehaviour = { kind: 'ok' }): Promise<PingServer> {
+    let ping: PingServer | undefined = undefined;
+    const server = createServer((request, response) => ping!.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    ping = new PingServer(server, (server.address() as AddressInfo).port);
+    ping.behaviour = behaviour;
+    return ping;
+  }
+
+  /** A port nothing listens on: every ping is refused. */
+  static async down(): Promise<PingServer> {
+    return new PingServer(undefined, await freePort());
+  }
+
+  /** The check's URL: pings go to <url>, <url>/start, ... */
+  url(check = 'check'): string {
+    return `http://127.0.0.1:${this.port}/ping/${check}`;
+  }
+
+  /** The paths pinged for `check`, after its URL: "/start", "", "/3", "/log". */
+  paths(check = 'check'): string[] {
+    const base = `/ping/${check}`;
+    return this.requests.filter(({ path }) => path.startsWith(base)).map(({ path }) => path.slice(base.length));
+  }
+
+  /** The JSON bodies of `check`'s pings, in order. */
+  bodies(check = 'check'): Record<string, unknown>[] {
+    const base = `/ping/${check}`;
+    return this.requests.filter(({ path }) => path.startsWith(base)).map(({ body }) => JSON.parse(body));
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      this.requests.push({ path: request.url ?? '', method: request.method ?? '', body, atMs: Date.now() });
+      const answer = (code = 200) =>
+        response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
+      const behaviour = this.behaviour;
+      if (behaviour.kind === 'hang') this.hanging.add(response);
+      else if (behaviour.kind === 'slow') setTimeout(answer, behaviour.ms);
+      else if (behaviour.kind === 'status') answer(behaviour.code);
+      else answer();
+    });
+  }
+}
