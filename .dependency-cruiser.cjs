@@ -3,7 +3,7 @@
 // face, src/lockset/index.ts, and never reach past it into src/lock/ or src/redis/. doctor (and the
 // doctor command) are Redis-specific by nature and may.
 
-const UPPER = '^src/(commands|hold|keeper|child|views|metrics|monitor)/';
+const UPPER = '^src/(commands|hold|keeper|child|views|metrics|monitor|bounds)/';
 const DOCTOR = '^src/(doctor/|commands/doctor[.]ts$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -12,7 +12,7 @@ module.exports = {
     {
       name: 'upper-past-engine',
       comment:
-        'commands/, hold/, keeper/, child/, views/, metrics/ and monitor/ use src/lockset/index.ts, never src/lock/ or src/redis/',
+        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ use src/lockset/index.ts, never src/lock/ or src/redis/',
       severity: 'error',
       from: { path: UPPER, pathNot: DOCTOR },
       to: { path: '^src/(lock|redis)/' },
@@ -20,7 +20,7 @@ module.exports = {
     {
       name: 'upper-through-face',
       comment:
-        'commands/, hold/, keeper/, child/, views/, metrics/ and monitor/ import src/lockset/ only through its index.ts',
+        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ import src/lockset/ only through its index.ts',
       severity: 'error',
       from: { path: UPPER, pathNot: DOCTOR },
       to: { path: '^src/lockset/', pathNot: '^src/lockset/index[.]ts$' },
