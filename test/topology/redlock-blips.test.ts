@@ -233,7 +233,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
       'run',
       ...redisFlags(set),
       '--wait',
-      '2s',
+      '3s',
       '--connect-timeout',
       '500ms',
       key,
@@ -250,15 +250,21 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
       .trimEnd()
       .split('\n')
       .filter((line) => !line.startsWith(`dlock: waiting for ${key} (`));
-    expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(
-      new RegExp(`^dlock: Redis is unreachable while waiting for ${key} \\(.*\\); retrying until --wait 2s runs out$`),
-    );
-    expect(lines[1]).toMatch(
+    // The last line says why: unreachable, not busy.
+    expect(lines.at(-1)).toMatch(
       new RegExp(
-        `^dlock: ${key} not acquired within 2s: Redis was unreachable for the last [\\d.]+m?s \\((cannot reach|no quorum)`,
+        `^dlock: ${key} not acquired within 3s: Redis was unreachable for the last [\\d.]+m?s \\((cannot reach|no quorum)`,
       ),
     );
+    // Before it, the outage is announced once it has lasted --connect-timeout. On a loaded machine
+    // the stops can take so long that the wait runs out first: then the last line is the only one.
+    expect(lines.length, result.stderr).toBeLessThanOrEqual(2);
+    if (lines.length === 2)
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^dlock: Redis is unreachable while waiting for ${key} \\(.*\\); retrying until --wait 3s runs out$`,
+        ),
+      );
   });
 });
 
