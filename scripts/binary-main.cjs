@@ -6,6 +6,17 @@
 // up close-on-exec before any JavaScript runs, and has opened its event loop's epoll and eventfd
 // by then; it has opened nothing else. So the list is /proc/self/fd now, minus those two kinds
 // (a caller's own epoll or eventfd would not be passed on) and minus the listing's own descriptor.
+
+// `dlock heartbeat` first, without loading the rest of dlock (src/entry.ts does the same for the
+// bundle): the Bun runtime's own start is then most of its cost (docs/performance.md).
+if (process.argv[2] === 'heartbeat') {
+  const code = require('../dist/beat.cjs').heartbeatFastPath(process.argv.slice(2), process.env);
+  if (code !== undefined) {
+    process.exitCode = code;
+    return;
+  }
+}
+
 const { readdirSync, readlinkSync } = require('node:fs');
 
 let fds = '';

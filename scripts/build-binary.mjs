@@ -3,12 +3,15 @@
 // devDependency `bun` (its Linux x64 build, @oven/bun-linux-x64, comes with `npm ci`), it is
 // also the runtime copied into the executable (--compile-executable-path: nothing to download),
 // and the app is the esbuild bundle dist/dlock.cjs (run `npm run build` first; `npm run
-// build:binary` does both) behind scripts/binary-main.cjs.
+// build:binary` does both) behind scripts/binary-main.cjs, with dist/beat.cjs (built here) for
+// `dlock heartbeat`.
 //
 //   node scripts/build-binary.mjs [--out <file>]
+//   node scripts/build-binary.mjs --floor --out <file>   (the bench's floor: an empty program, compiled alike)
 //
 // Why Bun and not Node's single executable or pkg: docs/install.md, "Why Bun's compiler for the binary".
 
+import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -32,7 +35,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = join(root, 'dist/dlock.cjs');
 const entry = join(root, 'scripts/binary-main.cjs');
 
-const { values } = parseArgs({ options: { out: { type: 'string' } } });
+const { values } = parseArgs({ options: { out: { type: 'string' }, floor: { type: 'boolean' } } });
+if (values.floor && !values.out) fail('--floor needs --out <file>');
 const out = resolve(values.out ?? join(root, 'dist/dlock-linux-x64'));
 
 if (process.platform !== 'linux' || process.arch !== 'x64') {
@@ -42,6 +46,32 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
 }
 if (!existsSync(bundle)) fail(`${bundle} is missing: run \`npm run build\` first`);
 const bun = findBun();
+
+if (values.floor) {
+  // What any program compiled this way costs to start (bench/sections/overhead.mjs): no dlock in it.
+  const empty = join(dirname(out), 'floor-main.cjs');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(empty, "'use strict';\n");
+  // prettier-ignore
+  run(bun, [
+    'build', empty, '--compile', '--bytecode', '--minify', '--format=cjs', `--compile-executable-path=${bun}`,
+    '--no-compile-autoload-dotenv', '--no-compile-autoload-bunfig',
+    '--no-compile-autoload-tsconfig', '--no-compile-autoload-package-json', '--outfile', out,
+  ], { ...process.env, DO_NOT_TRACK: '1' });
+  rmSync(empty, { force: true });
+  process.exit(0);
+}
+
+// `dlock heartbeat` is answered before the bundle loads (a job may heartbeat often): its code,
+// src/bounds/beat.ts, as a bundle of its own (3 KB) that scripts/binary-main.cjs requires first.
+await build({
+  entryPoints: [join(root, 'src/bounds/beat.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  outfile: join(root, 'dist/beat.cjs'),
+  logLevel: 'warning',
+});
 
 const started = performance.now();
 mkdirSync(dirname(out), { recursive: true });

@@ -3,10 +3,12 @@
 // row gives the command 1 MB of arguments: every argument is masked and checked at start-up,
 // which must take time linear in their length (a backtracking regex once took minutes here).
 // `dlock heartbeat` (as a --heartbeat job runs it, often) is timed beside them: the npm build
-// answers it in bin/dlock's sh, the binary before the rest of dlock loads (target: ≤ 10 ms).
+// answers it in bin/dlock's sh, the binary before the rest of dlock loads (target: ≤ 10 ms; an
+// empty program compiled by bun the same way is timed beside it: the runtime's own start).
 // Rows with --ping to a local server give the cost of the pings (/start, then the final one,
 // waited for at exit), as a ratio to the same run without them.
 
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +36,8 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
   writeFileSync(heartbeatFile, '', { mode: 0o600 });
   const beatEnv = cleanEnv({ DLOCK_KEY: 'bench', DLOCK_TOKEN: '0'.repeat(32), DLOCK_HEARTBEAT_FILE: heartbeatFile });
   const beat = (command) => timed(command, ['heartbeat'], { env: beatEnv });
+  // The floor of the binary's rows: an empty program compiled the same way (the Bun runtime's start).
+  const floor = binary ? bunFloor(lockDir) : undefined;
   const commands = [
     { id: 'node', label: 'node -e 0', run: () => timed(process.execPath, ['-e', '0']) },
     { id: 'version', label: 'dlock --version (npm)', run: () => timed(dlock, ['--version']) },
@@ -42,6 +46,7 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     { id: 'heartbeat', label: 'dlock heartbeat (npm)', run: () => beat(dlock) },
     { id: 'ping', label: 'dlock run --ping <local> k -- true (npm)', run: () => runPinged(dlock) },
     binary && { id: 'binaryVersion', label: 'dlock-linux-x64 --version', run: () => timed(binary, ['--version']) },
+    floor && { id: 'bunFloor', label: 'an empty program compiled by bun (the floor)', run: () => timed(floor, []) },
     binary && { id: 'binaryHeartbeat', label: 'dlock-linux-x64 heartbeat', run: () => beat(binary) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
     binary && { id: 'binaryPing', label: 'dlock-linux-x64 run --ping <local> k -- true', run: () => runPinged(binary) },
@@ -130,6 +135,17 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
       ratioOf: 'medians',
     });
   }
+  // What dlock adds to the runtime's own start when it answers a heartbeat (reported, no target).
+  if (stats.bunFloor && stats.binaryHeartbeat) {
+    const extraMs = Math.round((stats.binaryHeartbeat.median - stats.bunFloor.median) * 10) / 10;
+    rows.push({
+      section: '1 overhead',
+      measure: `dlock-linux-x64 heartbeat ÷ the bun floor: +${extraMs} ms`,
+      unit: '×',
+      ratio: ratio(stats.binaryHeartbeat.median, stats.bunFloor.median),
+      ratioOf: 'medians',
+    });
+  }
   const builds = [
     { id: 'dlock', label: 'dlock run (npm)' },
     binary && { id: 'binary', label: 'dlock-linux-x64 run', limit: { etcdctl: 3 } },
@@ -161,4 +177,16 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     }
   }
   return { rows, data: { rounds: plan.overheadRounds, warmup: plan.warmup, stats, samples } };
+}
+
+/** An empty program compiled as dist/dlock-linux-x64 is (scripts/build-binary.mjs --floor); undefined if that fails. */
+function bunFloor(dir) {
+  const out = join(dir, 'bun-floor');
+  const script = new URL('../../scripts/build-binary.mjs', import.meta.url);
+  try {
+    execFileSync(process.execPath, [script.pathname, '--floor', '--out', out], { stdio: 'ignore' });
+    return out;
+  } catch {
+    return undefined;
+  }
 }
