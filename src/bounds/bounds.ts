@@ -1,7 +1,8 @@
 // Watching the job's bounds while it holds the lock: --max-hold (held that long) and --heartbeat
 // (that long without a `dlock heartbeat`, counted from the command's start, then from the last
 // heartbeat). Either aborts `exceeded` with its BoundReason; the caller stops the job as for a
-// lost lock and releases (docs/reference/exit-codes.md: 124). Monotonic time only.
+// lost lock and releases (docs/reference/exit-codes.md: 124), or, a nested run under its calling
+// dlock's lock, stops its command and leaves the lock to that dlock. Monotonic time only.
 
 import { now } from '../clock.js';
 import type { HeartbeatFile } from './heartbeat-file.js';
@@ -15,7 +16,7 @@ export type BoundReason =
 export interface BoundsInput {
   maxHoldMs: number | undefined;
   heartbeatMs: number | undefined;
-  /** Monotonic ms since when the lock is held (the start of the acquiring round). */
+  /** Monotonic ms since when the lock is held (the start of the acquiring round; a nested run: its command's start). */
   heldSince: number;
   /** Watched for --heartbeat. */
   heartbeat: HeartbeatFile | undefined;

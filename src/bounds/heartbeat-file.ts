@@ -4,9 +4,12 @@
 // at that path (a symlink, a FIFO, something huge) is never opened or read: it only fails to
 // count as a heartbeat. A change is any change of its mtime or ctime, never a comparison of
 // times: a clock step cannot fake or hide a heartbeat (docs/reference/commands.md, "dlock heartbeat").
+// A nested `dlock run --heartbeat` under a dlock that watches one already watches that same file
+// (shared): it has no descriptor of it, so it only lstats the path (never opens or follows it, and
+// anything but a regular file there is no heartbeat), and it leaves the file to its maker.
 
-import { closeSync, fstatSync, openSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, rmSync } from 'node:fs';
+import { basename, isAbsolute, join } from 'node:path';
 
 export const HEARTBEAT_FILE_ENV = 'DLOCK_HEARTBEAT_FILE';
 
@@ -16,7 +19,8 @@ export class HeartbeatFile {
   private constructor(
     /** Where `dlock heartbeat` finds it (DLOCK_HEARTBEAT_FILE). */
     readonly path: string,
-    private readonly fd: number,
+    /** The descriptor it was created with; undefined for a shared file (watched by its path). */
+    private readonly fd: number | undefined,
   ) {
     this.seen = this.stamp() ?? '';
   }
@@ -35,6 +39,21 @@ export class HeartbeatFile {
     return undefined;
   }
 
+  /**
+   * The heartbeat file a calling dlock watches (its DLOCK_HEARTBEAT_FILE, which a nested run
+   * inherits), or undefined when `path` is not one: an absolute path named heartbeat-*, a regular
+   * file there (not a symlink, not a FIFO). Untrusted: only ever lstat'ed, never removed.
+   */
+  static shared(path: string): HeartbeatFile | undefined {
+    if (!isAbsolute(path) || !basename(path).startsWith('heartbeat-')) return undefined;
+    try {
+      if (!lstatSync(path).isFile()) return undefined;
+    } catch {
+      return undefined;
+    }
+    return new HeartbeatFile(path, undefined);
+  }
+
   /** True when the file was touched since the last call (or since it was made). */
   touched(): boolean {
     const stamp = this.stamp();
@@ -43,8 +62,9 @@ export class HeartbeatFile {
     return true;
   }
 
-  /** Remove it (a `dlock heartbeat` after this says its dlock has ended) and close it. */
+  /** Remove it (a `dlock heartbeat` after this says its dlock has ended) and close it; a shared one is left alone. */
   remove(): void {
+    if (this.fd === undefined) return;
     rmSync(this.path, { force: true });
     try {
       closeSync(this.fd);
@@ -55,6 +75,10 @@ export class HeartbeatFile {
 
   private stamp(): string | undefined {
     try {
+      if (this.fd === undefined) {
+        const stat = lstatSync(this.path, { bigint: true });
+        return stat.isFile() ? `${stat.mtimeNs}:${stat.ctimeNs}` : undefined;
+      }
       const stat = fstatSync(this.fd, { bigint: true });
       return `${stat.mtimeNs}:${stat.ctimeNs}`;
     } catch {

@@ -1,9 +1,11 @@
-// The heartbeat file of a --heartbeat run or keeper, in the runtime directory. Imported lazily:
-// the runtime directory's module loads node:crypto, which a plain `dlock run` does not.
+// The heartbeat file of a --heartbeat run or keeper, in the runtime directory (or, for a nested
+// run, the one its calling dlock watches). Imported lazily: the runtime directory's module loads
+// node:crypto, which a plain `dlock run` does not.
 
 import { UsageError } from '../errors.js';
 import { runtimeDir } from '../keeper/runtime.js';
-import { HeartbeatFile } from './heartbeat-file.js';
+import { cut, toJson } from '../untrusted.js';
+import { HEARTBEAT_FILE_ENV, HeartbeatFile } from './heartbeat-file.js';
 
 /** A new heartbeat file; a usage error (64) when there is no private runtime directory to make it in. */
 export function heartbeatFile(): HeartbeatFile {
@@ -16,4 +18,21 @@ export function heartbeatFile(): HeartbeatFile {
     );
   }
   return file;
+}
+
+/**
+ * A nested run's --heartbeat file: the one its calling dlock watches (an inherited
+ * DLOCK_HEARTBEAT_FILE: shared, `own` false), else a new one (`own`: the run hands it to its
+ * command and removes it). An inherited value that is not a dlock heartbeat file is a usage error (64).
+ */
+export function nestedHeartbeatFile(inherited: string | undefined): { file: HeartbeatFile; own: boolean } {
+  if (inherited === undefined || inherited === '') return { file: heartbeatFile(), own: true };
+  const file = HeartbeatFile.shared(inherited);
+  if (!file) {
+    throw new UsageError(
+      `--heartbeat: ${HEARTBEAT_FILE_ENV} is not a dlock heartbeat file (an absolute path to a regular file ` +
+        `named heartbeat-*), got ${toJson(cut(inherited, 200))}`,
+    );
+  }
+  return { file, own: false };
 }

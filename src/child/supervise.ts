@@ -22,6 +22,8 @@ export interface Supervision {
   ttlMs: number;
   /** --max-hold and --heartbeat: once exceeded the child is stopped (SIGTERM, SIGKILL after the grace). */
   bounds?: JobBounds;
+  /** A nested run under the lock its calling dlock holds: its bound events say so (reentrant: true). */
+  reentrant?: boolean;
 }
 
 /** Resolves to the child's exit status once it is gone. */
@@ -60,8 +62,12 @@ export async function superviseChild(
 }
 
 /** A bound is exceeded (--max-hold, --heartbeat): say so, SIGTERM the command, SIGKILL it after the grace. */
-function stopOnBound(toChild: ChildSignals, reason: BoundReason, { log, lock, killAfterMs }: Supervision): void {
-  logBoundExceeded(log, reason, lock, 'stopping the command');
+function stopOnBound(
+  toChild: ChildSignals,
+  reason: BoundReason,
+  { log, lock, killAfterMs, reentrant }: Supervision,
+): void {
+  logBoundExceeded(log, reason, lock, 'stopping the command', {}, reentrant);
   toChild.send('SIGTERM', reason.kind);
   toChild.killLater(killAfterMs);
 }

@@ -2,15 +2,15 @@
 // command's status (etcdctl's lock command over a Session and a Mutex).
 
 import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
-import type { HeartbeatFile } from '../bounds/heartbeat-file.js';
+import { HEARTBEAT_FILE_ENV, type HeartbeatFile } from '../bounds/heartbeat-file.js';
 import { signalStatus } from '../child/exit-status.js';
-import { ChildSignals } from '../child/child-signals.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import { spawnChild } from '../child/spawn.js';
 import { superviseChild } from '../child/supervise.js';
 import type { Env, RunConfig } from '../config/index.js';
+import { now } from '../clock.js';
 import { LockLostError } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
@@ -103,7 +103,15 @@ function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?
   return { ...env, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
 }
 
-/** A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock. */
+/**
+ * A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock.
+ * The parent renews, watches for a lost lock (stopping its whole command, this dlock and what it
+ * runs included) and releases; this run supervises its own command as the parent does (signals
+ * forwarded to the whole tree, SIGKILL after --kill-after) and enforces its own --max-hold and
+ * --heartbeat, counted from its command's start: exceeded, the command is stopped and it exits 124,
+ * leaving the lock to the parent (no release, no history). --heartbeat watches the parent's
+ * heartbeat file when it has one (a `dlock heartbeat` counts for both), else a file of its own.
+ */
 async function runUnderParent(
   config: RunConfig,
   env: Env,
@@ -112,15 +120,40 @@ async function runUnderParent(
   signals: SignalRelay,
   log: Logger,
 ): Promise<number> {
-  log.event(
-    'acquired',
-    { key: config.key, fence: env.DLOCK_FENCING_TOKEN, reentrant: true },
-    `${config.key} is already held by the calling dlock; running under it`,
-  );
-  const child = await spawnChild(file, args, env);
-  const toChild = new ChildSignals(child, log, { key: config.key, fence: env.DLOCK_FENCING_TOKEN }, config.killAfterMs);
-  signals.forwardTo((signal) => toChild.send(signal, 'forwarded'));
-  return await child.exited;
+  if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
+  const heartbeat =
+    config.heartbeatMs === undefined
+      ? undefined
+      : (await import('../bounds/make.js')).nestedHeartbeatFile(env[HEARTBEAT_FILE_ENV]);
+  let bounds: JobBounds | undefined;
+  try {
+    const fence = env.DLOCK_FENCING_TOKEN;
+    log.event(
+      'acquired',
+      { key: config.key, fence, reentrant: true },
+      `${config.key} is already held by the calling dlock; running under it`,
+    );
+    const childEnv = heartbeat?.own ? { ...env, [HEARTBEAT_FILE_ENV]: heartbeat.file.path } : env;
+    const startedAt = now();
+    const child = await spawnChild(file, args, childEnv);
+    if (config.maxHoldMs !== undefined || heartbeat) {
+      bounds = new JobBounds({ ...config, heldSince: startedAt, heartbeat: heartbeat?.file });
+    }
+    // The parent watches the lease: nothing here is ever lost.
+    const status = await superviseChild(child, signals, new AbortController().signal, {
+      log,
+      lock: { key: config.key, fence: fence ?? '' },
+      onLost: config.onLost,
+      killAfterMs: config.killAfterMs,
+      ttlMs: config.ttlMs,
+      bounds,
+      reentrant: true,
+    });
+    return bounds?.reason ? BOUND_EXIT : status;
+  } finally {
+    bounds?.stop();
+    if (heartbeat?.own) heartbeat.file.remove();
+  }
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {
