@@ -29,7 +29,8 @@ function reportOn(pid: number, file: string): string[] {
 
 test("the next holder starts only after the removed holder's command is gone; -n meanwhile is busy and says why", async () => {
   const dir = tempDir();
-  const old = hold('closed', { redis: server.url, dir, flags: ['--ttl', '2s'], onSignal: 'ignore' });
+  // Closed for what is left of a 5s lease (at least 3.3s): long enough for two dlock starts on a loaded machine.
+  const old = hold('closed', { redis: server.url, dir, flags: ['--ttl', '5s'], onSignal: 'ignore' });
   const oldChild = await childPid(dir);
 
   const forced = await dlock(['release', '--force', '--redis', server.url, 'closed']);
@@ -89,7 +90,7 @@ test('--now opens the lock at once (the removed command may still run)', async (
 
 test('a closed key forced again says so; --now then opens it', async () => {
   const dir = tempDir();
-  const old = hold('twice', { redis: server.url, dir, flags: ['--ttl', '3s', '--on-lost', 'ignore'] });
+  const old = hold('twice', { redis: server.url, dir, flags: ['--ttl', '6s', '--on-lost', 'ignore'] });
   await childPid(dir);
   expect((await dlock(['release', '--force', '--redis', server.url, 'twice'])).code).toBe(0);
   const again = await dlock(['release', '--force', '--redis', server.url, 'twice']);

@@ -171,7 +171,8 @@ test('a nested dlock run on the same key and instances runs under the lock it ho
 test('busy (a majority held by another dlock) is 75, never 69, until too few instances answer', async () => {
   const key = 'busy';
   const dir = tempDir();
-  const holder = spawnDlock(['run', ...flags, '-t', '1s', '--log-format', 'json', key, '--', HOLD, dir]);
+  // A 4s lease: the holder must keep its majority through several dlock starts on a loaded machine.
+  const holder = spawnDlock(['run', ...flags, '-t', '4s', '--log-format', 'json', key, '--', HOLD, dir]);
   await holder.waitFor('"event":"acquired"');
 
   const busy = await dlock(['run', ...flags, '-n', key, '--', 'true']);
