@@ -1,4 +1,4 @@
--- line-lib.lua: the functions of the line, prefixed (after key-check.lua and HISTORY_MAX,
+-- line-lib.lua: the functions of the line, prefixed (after key-check.lua and HISTORY_MAX, INSPECT_MAX_BYTES,
 -- PLACE_LEASE_LIMIT_MS: scripts.ts) to enter, extend-holder, leave, release, inspect and
 -- force-release.
 --
