@@ -166,3 +166,35 @@ test('metrics and completion with forged keys under the prefix: bounded, promtoo
   expect(names).toContain('zreal000003');
   for (const name of names) expect(name).toMatch(/^[\x20-\x7e]{1,512}$/);
 });
+
+test('one forged lock too large to read spoils no other: status and metrics read every lock after it', async () => {
+  await plantHeld('dlock:', 'a', 3);
+  await plantHeld('dlock:', 'z', 3);
+  await admin.hset('dlock:{big}', { owner: 'o', fence: '1', cmd: 'A'.repeat(9 * 1024 * 1024) });
+  const status = await timed(['status']);
+  expect(status.code).toBe(69);
+  expect(status.stderr).toMatch(
+    /^dlock: could not read 1 of the 7 locks under dlock: \(big: the lock dlock:\{big\} holds/,
+  );
+  expect(status.stderr.split('\n')).toHaveLength(2);
+  const rows = status.stdout.trimEnd().split('\n');
+  expect(rows.map((row) => row.split(/\s+/)[0])).toEqual([
+    'KEY',
+    'a000001',
+    'a000002',
+    'a000003',
+    'z000001',
+    'z000002',
+    'z000003',
+    'big',
+  ]);
+  expect(rows.filter((row) => /^[az]\d+ +h +1 /.test(row))).toHaveLength(6);
+
+  const metrics = await timed(['metrics']);
+  expect(metrics.code).toBe(69);
+  expectPromtoolPasses(metrics.stdout);
+  expect(
+    [...samples(metrics.stdout)].filter(([id, value]) => id.startsWith('dlock_lock_held{') && value === '1'),
+  ).toHaveLength(6);
+  expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable')).toBe('1');
+});
