@@ -57,3 +57,20 @@ export function disconnectAll(instances: Instance[]): void {
     if (!isCluster(client)) stopWatching(client);
   }
 }
+
+/**
+ * Resolves when the client is connected again, or after `timeoutMs`. For a reader that just got
+ * a MalformedReplyError (reply-guard.ts closed the connection): waiting here keeps the next read
+ * from failing "not connected" while the client reconnects.
+ */
+export function reconnected(client: RedisClient, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    client.once('ready', done);
+  });
+}

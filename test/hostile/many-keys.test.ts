@@ -198,3 +198,17 @@ test('one forged lock too large to read spoils no other: status and metrics read
   ).toHaveLength(6);
   expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable')).toBe('1');
 });
+
+test('one forged history too large to read spoils no other lock in metrics', async () => {
+  await plantHeld('dlock:', 'k', 5);
+  const lua = `for i = 1, 1000 do
+      redis.call('XADD', KEYS[1], '*', 'event', 'released', 'exit', '0', 'cmd', string.rep('x', 10000))
+    end`;
+  await admin.eval(lua, 1, 'dlock:{k000002}:history');
+  const metrics = await timed(['metrics']);
+  expect(metrics.code).toBe(69);
+  expect(metrics.stderr).toMatch(/^dlock: could not read 1 locks under dlock: \(k000002: history: .*larger than 8 MiB/);
+  expectPromtoolPasses(metrics.stdout);
+  for (const key of ['k000001', 'k000003', 'k000004', 'k000005'])
+    expect(samples(metrics.stdout).get(`dlock_lock_history_entries{key="${key}"}`)).toBe('0');
+});
