@@ -2,7 +2,7 @@
 
 import { readHistory, type HistoryEntry } from '../lock/history.js';
 import type { LockKeys } from '../lock/keys.js';
-import { instanceFailure, MalformedReplyError, reconnected, type InstanceFailure } from '../redis/client.js';
+import { instanceFailure, reconnected, UnreadReplyError, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { unavailable } from './open.js';
 
@@ -34,7 +34,7 @@ export async function historyOfKey(
     (entries) => ({ entries }),
     async (error: unknown) => {
       // A forged stream too large to read closed the connection: the next key's reads wait for it.
-      if (error instanceof MalformedReplyError) await reconnected(instance.client, set.timeoutMs);
+      if (error instanceof UnreadReplyError) await reconnected(instance.client, set.timeoutMs);
       return { failure: instanceFailure(instance.target.label, error) };
     },
   );
