@@ -62,7 +62,7 @@ test('metrics with 1005 held locks reports exactly 1000 (named keys first, then 
   expect(ms).toBeLessThan(10_000);
 });
 
-test('status lists 20 000 held locks, every one, by name, in linear time', async () => {
+test('status lists 20 000 held locks, every one, by name, within 10 s', async () => {
   await plantHeld('dlock:', 'k', 20_000);
   const { code, stdout, stderr, ms } = await timed(['status']);
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
