@@ -1,6 +1,7 @@
 // dlock __complete-keys [prefix]: the lock names under the configured prefix that start with
-// `prefix`, one per line, for the shell completion scripts. A Tab press must never hang: Redis
-// gets 200 ms to connect and answer, in all; any failure or a late answer prints nothing.
+// `prefix`, one per line and by name, at most MAX_KEYS of them, for the shell completion scripts.
+// A Tab press must never hang: Redis gets 200 ms to connect and SCAN to the end, in all; any
+// failure or a late answer prints nothing.
 
 import { connectionConfig, type ConnectionConfig, type Env } from '../config/index.js';
 import { lookForNames } from '../lockset/index.js';
@@ -25,10 +26,10 @@ export async function completeKeysFromEnv(env: Env, typed: string): Promise<numb
 /** Print the matching lock names (exit 0), or nothing (exit 1) when none could be had in time. */
 export async function completeKeys(config: ConnectionConfig, typed: string): Promise<number> {
   // connect's own bound is later: the deadline below decides.
-  const look = lookForNames(config, typed, 2 * COMPLETE_KEYS_BOUND_MS, MAX_KEYS);
+  const look = lookForNames(config, typed, 2 * COMPLETE_KEYS_BOUND_MS);
   try {
     const found = await withinBound(look.names);
-    const keys = [...new Set(found)].sort().filter(isShellSafe);
+    const keys = offered([...new Set(found)].sort().filter(isShellSafe));
     if (keys.length === 0) return 1;
     stdout.write(`${keys.join('\n')}\n`);
     return 0;
@@ -55,6 +56,16 @@ async function withinBound<T>(work: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * At most MAX_KEYS of the sorted `keys`: the first ones, and always the last. The shells insert
+ * the candidates' longest common prefix, and that of a sorted list is the one of its first and
+ * last names: so a cut list still inserts only what every lock name shares, never a longer
+ * prefix that would leave the names past the cut out.
+ */
+function offered(keys: string[]): string[] {
+  return keys.length <= MAX_KEYS ? keys : [...keys.slice(0, MAX_KEYS - 1), keys[keys.length - 1]];
 }
 
 /** A name a shell can be offered: one line of printable text (a forged name may hold anything). */

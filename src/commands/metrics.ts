@@ -7,7 +7,7 @@ import type { MetricsConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
-import { cut } from '../untrusted.js';
+import { unreadableSummary } from '../views/status-text.js';
 import { collectLocks } from '../metrics/collect.js';
 import { pushMetrics } from '../metrics/push.js';
 import { buildRegistry } from '../metrics/registry.js';
@@ -22,9 +22,9 @@ export async function metrics({ config, keys, output }: MetricsConfig, out: Outp
     const collection = await collectLocks(config, keys);
     const registry = buildRegistry(collection, Date.now());
     const text = await registry.metrics();
-    const unreadable = collection.unreadable.map(({ key, error }) => `${cut(key)}: ${error}`);
+    const unreadable = collection.unreadable;
     if (output.kind === 'listen' && unreadable.length > 0)
-      log.warn(`could not read ${unreadable.length} locks under ${config.prefix} (${unreadable.join('; ')})`);
+      log.warn(`could not read ${unreadable.length} locks under ${config.prefix} (${unreadableSummary(unreadable)})`);
     return { text, contentType: registry.contentType, unreadable };
   };
   if (output.kind === 'listen') return serveMetrics(output.host, output.port, scrape, log);
@@ -34,7 +34,7 @@ export async function metrics({ config, keys, output }: MetricsConfig, out: Outp
   else await pushMetrics(output.url, text, contentType, config.prefix);
   if (unreadable.length > 0)
     throw new UnavailableError(
-      `could not read ${unreadable.length} locks under ${config.prefix} (${unreadable.join('; ')}); ` +
+      `could not read ${unreadable.length} locks under ${config.prefix} (${unreadableSummary(unreadable)}); ` +
         'the others were written',
     );
   return 0;

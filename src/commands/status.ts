@@ -17,7 +17,6 @@ import {
   unavailable,
 } from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
-import { cut } from '../untrusted.js';
 import {
   describe,
   describeHolders,
@@ -26,6 +25,7 @@ import {
   keyJson,
   listJson,
   listText,
+  unreadableSummary,
 } from '../views/status-text.js';
 
 export interface StatusOptions {
@@ -92,9 +92,9 @@ async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusO
   else if (held.length === 0 && unreadable.length === 0) out.write(`no locks held under ${config.prefix}\n`);
   else out.write(listText(held, unreadable));
   if (unreadable.length > 0) {
-    const which = unreadable.map(({ key, error }) => `${cut(key)}: ${error}`).join('; ');
     throw new UnavailableError(
-      `could not read ${unreadable.length} of the ${keys.length} locks under ${config.prefix} (${which})`,
+      `could not read ${unreadable.length} of the ${keys.length} locks under ${config.prefix} ` +
+        `(${unreadableSummary(unreadable)})`,
     );
   }
   return held.length > 0 ? 0 : 1;

@@ -1,10 +1,11 @@
 // Read a lock's state on one instance without changing it (status, spinner, reentrancy).
 
 import { hostname } from 'node:os';
-import type { Instance } from '../redis/client.js';
+import { AnsweredError, type Instance } from '../redis/client.js';
 import { defineScript } from './define-script.js';
 import type { Holder } from './holder.js';
 import type { LockKeys } from './keys.js';
+import { INSPECT_MAX_BYTES } from './limits.js';
 import { PLACE_LEASE_MS } from './line.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { FORCE_RELEASE, INSPECT, LINE_LIB_CALLS } from './scripts.js';
@@ -23,7 +24,19 @@ export const inspectScript = defineScript({
 });
 
 export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  return inspectScript.run(instance.client, keys, undefined, timeoutMs);
+  return inspectScript.run(instance.client, keys, undefined, timeoutMs).catch((error: unknown) => {
+    throw tooLarge(error, keys) ?? error;
+  });
+}
+
+/** The script's refusal to send a forged lock of more than INSPECT_MAX_BYTES, in dlock's words. */
+function tooLarge(error: unknown, keys: LockKeys): AnsweredError | undefined {
+  if (!/^DLOCKTOOLARGE /.test(String((error as Error)?.message ?? ''))) return undefined;
+  const mib = (bytes: number) => `${Math.ceil(bytes / 1024 / 1024)} MiB`;
+  return new AnsweredError(
+    `the lock ${keys.lock} holds more than ${mib(INSPECT_MAX_BYTES)} in its fields, holders and first waiters ` +
+      '(dlock writes a few KiB): delete its keys if nothing needs them, or use another key or --prefix',
+  );
 }
 
 export interface ForceReleaseInput {

@@ -9,3 +9,11 @@ export const HISTORY_MAX = 1000;
  * PLACE_LEASE_MS): forged, it would hold the line up until then. Dropped when the line is pruned.
  */
 export const PLACE_LEASE_LIMIT_MS = 60_000;
+
+/**
+ * The most an inspect reply carries (lua/inspect.lua: its strings, and 16 bytes of framing each):
+ * half of what the client reads in one reply (redis/reply-guard.ts), far more than any lock dlock
+ * writes. A lock holding more (forged) is refused alone, instead of a reply that would close the
+ * connection and fail every other read on it.
+ */
+export const INSPECT_MAX_BYTES = 4 * 1024 * 1024;

@@ -4,7 +4,7 @@
 // before it writes, and returns counters as strings (64-bit safe). Every string exported here is
 // a script: scripts/build.mjs makes their SHA-1s (the EVALSHA names) at build time.
 
-import { HISTORY_MAX, PLACE_LEASE_LIMIT_MS } from './limits.js';
+import { HISTORY_MAX, INSPECT_MAX_BYTES, PLACE_LEASE_LIMIT_MS } from './limits.js';
 import acquire from './lua/acquire.lua';
 import enter from './lua/enter.lua';
 import extendHolder from './lua/extend-holder.lua';
@@ -36,7 +36,9 @@ function body(file: string): string {
  *   left      waited_ms (a waiter interrupted while in line)
  * One instance only (a server, Sentinel, Cluster): with Redlock nothing is recorded.
  */
-const LIMITS = `local HISTORY_MAX, PLACE_LEASE_LIMIT_MS = ${HISTORY_MAX}, ${PLACE_LEASE_LIMIT_MS}\n`;
+const LIMITS =
+  `local HISTORY_MAX, PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES = ${HISTORY_MAX}, ${PLACE_LEASE_LIMIT_MS}, ` +
+  `${INSPECT_MAX_BYTES}\n`;
 const KEY_CHECK = body(keyCheck);
 const LINE_LIB = LIMITS + KEY_CHECK + body(lineLib);
 

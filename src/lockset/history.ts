@@ -2,7 +2,7 @@
 
 import { readHistory, type HistoryEntry } from '../lock/history.js';
 import type { LockKeys } from '../lock/keys.js';
-import { instanceFailure, type InstanceFailure } from '../redis/client.js';
+import { instanceFailure, reconnected, UnreadReplyError, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { unavailable } from './open.js';
 
@@ -32,6 +32,10 @@ export async function historyOfKey(
   if (!set.caps.history || !instance) return undefined;
   return readHistory(instance, keys, count, set.timeoutMs).then(
     (entries) => ({ entries }),
-    (error: unknown) => ({ failure: instanceFailure(instance.target.label, error) }),
+    async (error: unknown) => {
+      // A forged stream too large to read closed the connection: the next key's reads wait for it.
+      if (error instanceof UnreadReplyError) await reconnected(instance.client, set.timeoutMs);
+      return { failure: instanceFailure(instance.target.label, error) };
+    },
   );
 }

@@ -8,28 +8,28 @@ import { connect, disconnectAll, type Instance } from '../redis/client.js';
 import { masterNodes } from '../redis/nodes.js';
 
 /**
- * Names of locks under the prefix whose key starts with `typed` (about `maxKeys` at most), from
- * the first target that connects and answers; `close` disconnects every target that connected.
+ * Every name of a lock under the prefix whose key starts with `typed`, from the first target that
+ * connects and answers (the whole SCAN: the caller bounds the time, and so how many); `close`
+ * disconnects every target that connected.
  */
 export function lookForNames(
   config: ConnectionConfig,
   typed: string,
   connectTimeoutMs: number,
-  maxKeys: number,
 ): { names: Promise<string[]>; close(): void } {
   const instances: Instance[] = [];
   const names = Promise.any(
     config.targets.map(async (target) => {
       const instance = await connect(target, connectTimeoutMs);
       instances.push(instance);
-      return scanNames(instance, config.prefix, typed, maxKeys);
+      return scanNames(instance, config.prefix, typed);
     }),
   );
   return { names, close: () => disconnectAll(instances) };
 }
 
 /** Names of locks under `prefix` whose key starts with `typed`, from every master (SCAN, never KEYS). */
-async function scanNames(instance: Instance, prefix: string, typed: string, maxKeys: number): Promise<string[]> {
+async function scanNames(instance: Instance, prefix: string, typed: string): Promise<string[]> {
   const pattern = `${glob(prefix)}{${glob(typed)}*}`;
   const keys: string[] = [];
   for (const node of masterNodes(instance.client)) {
@@ -38,7 +38,7 @@ async function scanNames(instance: Instance, prefix: string, typed: string, maxK
       const page = parseScanReply(await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500, 'TYPE', 'hash'));
       cursor = page.cursor;
       keys.push(...page.names.flatMap((name) => keyFromLockName(prefix, name) ?? []));
-    } while (cursor !== '0' && keys.length < maxKeys);
+    } while (cursor !== '0');
   }
   return keys;
 }

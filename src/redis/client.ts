@@ -11,7 +11,7 @@ import { stopWatching, watchFailovers } from './sentinel-watch.js';
 import type { RedisTarget } from './target.js';
 
 export type { RedisClient } from './create.js';
-export { AnsweredError, describeError, isErrorReply, MalformedReplyError } from './describe.js';
+export { AnsweredError, describeError, isErrorReply, MalformedReplyError, UnreadReplyError } from './describe.js';
 export { failureLine, failureText, instanceFailure, retryableFailure, type InstanceFailure } from './failure.js';
 
 export interface Instance {
@@ -56,4 +56,21 @@ export function disconnectAll(instances: Instance[]): void {
     client.disconnect();
     if (!isCluster(client)) stopWatching(client);
   }
+}
+
+/**
+ * Resolves when the client is connected again, or after `timeoutMs`. For a reader that just got
+ * an UnreadReplyError (reply-guard.ts closed the connection): waiting here keeps the next read
+ * from failing "not connected" while the client reconnects.
+ */
+export function reconnected(client: RedisClient, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    client.once('ready', done);
+  });
 }

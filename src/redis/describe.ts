@@ -26,6 +26,13 @@ export class MalformedReplyError extends AnsweredError {
   }
 }
 
+/**
+ * A reply the client refused to read at all (reply-guard.ts): too large, nested too deep, of the
+ * wrong kind. The connection is closed with it (every command waiting on it gets this error) and
+ * comes back on its own a moment later.
+ */
+export class UnreadReplyError extends MalformedReplyError {}
+
 /** Every MalformedReplyError's reason: ioredis' Sentinel connector passes on only the text. */
 const malformedReasons = new Set<string>();
 

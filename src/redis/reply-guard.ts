@@ -4,12 +4,12 @@
 // length; and it acts on some replies itself without checking them (CLUSTER SLOTS, SENTINEL
 // get-master-addr-by-name, pub/sub messages), where a wrong type throws inside the client or,
 // for a host name, reaches node's C++ layer. This wraps both places once, before any client
-// connects: a reply that breaks these rules fails the connection with a MalformedReplyError,
-// which every pending command on it receives, and nothing of it is used.
+// connects: a reply that breaks these rules fails the connection with an UnreadReplyError (a
+// MalformedReplyError), which every pending command on it receives, and nothing of it is used.
 
 import DataHandlerModule from 'ioredis/built/DataHandler.js';
 import RedisParser from 'redis-parser';
-import { MalformedReplyError } from './describe.js';
+import { MalformedReplyError, UnreadReplyError } from './describe.js';
 import { checkClientReply, checkPushReply } from './reply-shapes.js';
 
 /**
@@ -90,5 +90,5 @@ function fail(parser: RedisParser, state: GuardState, reason: string): void {
   state.dead = true;
   parser.reset();
   // ioredis rejects every command waiting on this connection with it and closes the connection.
-  parser.returnFatalError(new MalformedReplyError(reason));
+  parser.returnFatalError(new UnreadReplyError(reason));
 }

@@ -7,11 +7,17 @@ import { formatDuration } from '../duration.js';
 import { type Holder, pidNumber } from '../lockset/index.js';
 import { isRunning } from '../pid.js';
 
+/** This host's name, asked once: a listing asks about every lock, and each os.hostname() is a system call. */
+let ownHostName: string | undefined;
+function ownHost(): string {
+  return (ownHostName ??= hostname());
+}
+
 /**
  * false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that
  * cannot be told here.
  */
-export function pidAlive(holder: Holder, thisHost: string = hostname()): boolean | undefined {
+export function pidAlive(holder: Holder, thisHost: string = ownHost()): boolean | undefined {
   const pid = pidNumber(holder);
   if (pid === undefined || holder.host !== thisHost) return undefined;
   return isRunning(pid);

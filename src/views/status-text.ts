@@ -209,3 +209,16 @@ function columns(cells: string[][]): string {
       .join('\n') + '\n'
   );
 }
+
+/** Locks named in the one error line about unreadable locks; the rest are counted (the list shows each). */
+const UNREADABLE_NAMED = 5;
+
+/**
+ * "k1: why; k2: why; … and N more" for the error line after a listing: the first few by name,
+ * each cut, so that thousands of unreadable (forged) locks still make one short line.
+ */
+export function unreadableSummary(unreadable: UnreadableLock[]): string {
+  const named = unreadable.slice(0, UNREADABLE_NAMED).map(({ key, error }) => `${cut(key)}: ${cut(error, 1024)}`);
+  const more = unreadable.length - named.length;
+  return named.join('; ') + (more > 0 ? `; and ${more} more` : '');
+}

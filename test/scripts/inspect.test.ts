@@ -2,6 +2,8 @@
 
 import { expect, test } from 'vitest';
 import { inspectScript } from '../../src/lock/inspect.js';
+import type { LockKeys } from '../../src/lock/keys.js';
+import { INSPECT_MAX_BYTES } from '../../src/lock/limits.js';
 import { enterScript } from '../../src/lock/line.js';
 import { entering, useScriptServer } from '../helpers/scripts.js';
 
@@ -46,4 +48,24 @@ test('holders of --slots: each with its slot', async () => {
     ['1', 0],
     ['2', 1],
   ]);
+});
+
+test('a lock holding more than INSPECT_MAX_BYTES (forged) is refused, never sent; one just under it is read', async () => {
+  const redis = server.redis();
+  const mib = 1024 * 1024;
+  const under = server.fresh();
+  await redis.hset(under.lock, { owner: 'o', cmd: 'c'.repeat(INSPECT_MAX_BYTES - mib) });
+  expect((await server.run(inspectScript, under, undefined)).holder?.owner).toBe('o');
+  for (const plant of [
+    (keys: LockKeys) => redis.hset(keys.lock, { owner: 'o', a: 'x'.repeat(3 * mib), b: 'x'.repeat(2 * mib) }),
+    (keys: LockKeys) => redis.zadd(keys.holders, 1, 'h'.repeat(INSPECT_MAX_BYTES)),
+    async (keys: LockKeys) => {
+      await redis.zadd(keys.line, 1, 'w');
+      await redis.hset(keys.lineInfo, 'w', 'd'.repeat(INSPECT_MAX_BYTES));
+    },
+  ]) {
+    const keys = server.fresh();
+    await plant(keys);
+    await expect(server.run(inspectScript, keys, undefined)).rejects.toThrow(/^DLOCKTOOLARGE \d+$/);
+  }
 });

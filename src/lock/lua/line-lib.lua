@@ -1,6 +1,6 @@
 -- line-lib.lua: the functions of the line, prefixed (after key-check.lua and HISTORY_MAX,
--- PLACE_LEASE_LIMIT_MS: scripts.ts) to enter, extend-holder, leave, release, inspect and
--- force-release.
+-- PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES: scripts.ts) to enter, extend-holder, leave, release,
+-- inspect and force-release.
 --
 -- The line (one instance, a Sentinel-managed master or a Cluster): waiters served in arrival
 -- order, up to n holders at once (--slots), or shared holders (--shared). Keys of one lock, all
