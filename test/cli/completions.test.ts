@@ -309,11 +309,19 @@ describe('lock names, from the Redis in DLOCK_REDIS_URL', () => {
   afterAll(() => server?.close());
 
   test.each(SHELLS)('%s', (shell) => {
-    const [status, run, afterDashes, release, history] = complete(
-      shell,
-      ['dlock status dep', 'dlock run -t 5s dep', 'dlock run -- n', 'dlock -v release --force ', 'dlock history n'],
-      { redisUrl: server.url },
-    );
+    const lines = [
+      'dlock status dep',
+      'dlock run -t 5s dep',
+      'dlock run -- n',
+      'dlock -v release --force ',
+      'dlock history n',
+    ];
+    // Redis gets 200 ms to answer a Tab (it never waits longer): on a loaded machine one Tab can
+    // come back empty, and its user presses it again. Up to three presses here.
+    let results = complete(shell, lines, { redisUrl: server.url });
+    for (let press = 2; press <= 3 && results.some((names) => !names?.length); press++)
+      results = complete(shell, lines, { redisUrl: server.url });
+    const [status, run, afterDashes, release, history] = results;
     expect(sorted(status!)).toEqual(['deploy-prod', 'deploy-staging']);
     expect(sorted(run!)).toEqual(['deploy-prod', 'deploy-staging']);
     expect(afterDashes).toEqual(['nightly']);
