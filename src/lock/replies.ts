@@ -173,6 +173,8 @@ export interface InspectReply {
   /** The first waiters (at most 1000), in line order, and how many wait in all. */
   line: Waiter[];
   lineLength: number;
+  /** The server's clock (TIME) when it was read, ms: what holders' and waiters' ages count to. */
+  serverMs: number;
 }
 
 /** INSPECT: {pttl, counter or nil, flat HGETALL, flat holders' ends, flat line, line length, server ms}. */
@@ -204,7 +206,16 @@ export function parseInspectReply(reply: unknown): InspectReply {
   const { mode, holders } = holdersFromReply(flat, endsByOwner, nowMs);
   const waiters: Waiter[] = [];
   for (let i = 0; i < line.length; i += 3) waiters.push(waiterFromDetails(line[i + 2], nowMs));
-  return { holder: holders[0], holders, mode, pttlMs: pttl, counter: counter ?? '0', line: waiters, lineLength };
+  return {
+    holder: holders[0],
+    holders,
+    mode,
+    pttlMs: pttl,
+    counter: counter ?? '0',
+    line: waiters,
+    lineLength,
+    serverMs: nowMs,
+  };
 }
 
 /** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details}. */
