@@ -218,21 +218,22 @@ export function parseInspectReply(reply: unknown): InspectReply {
   };
 }
 
-/** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details}. */
-export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number } {
+/** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details, server ms}. */
+export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number; serverMs: number } {
   if (
     !Array.isArray(reply) ||
-    reply.length !== 3 ||
+    reply.length !== 4 ||
     !isPttl(reply[0], 0) ||
     !Array.isArray(reply[2]) ||
-    !reply[2].every(isField)
+    !reply[2].every(isField) ||
+    !isPttl(reply[3], 0)
   ) {
-    throw malformed('force-release', reply, '{ttl, holder, holders}');
+    throw malformed('force-release', reply, '{ttl, holder, holders, time}');
   }
   const exclusive = parseHolder('force-release', reply[1]);
   // Every one listed was held (closed ones are not removed again): mark it as owned.
   const others = (reply[2] as string[]).map((raw) => ({ ...holderFromDetails(raw), owner: REMOVED }));
-  return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0] };
+  return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0], serverMs: reply[3] };
 }
 
 /**

@@ -136,3 +136,16 @@ test('metrics on a clock 1 h ahead: seconds since the last success count on the 
   const seconds = Number(samples(result.stdout).get(`dlock_lock_seconds_since_success{key="${key}"}`));
   expectBetween(seconds * 1000, 0, collected - before, 'seconds since success');
 });
+
+test('release --force on a clock 1 h ahead: the removed holder held "for" its true age', async () => {
+  const key = 'skewed-force';
+  const { holder, spawnedAt, acquiredSeen } = await lateHolder(key);
+  const asked = Date.now();
+  const forced = await dlock(['release', '--redis', redis.url, '--force', '--now', key], shifted('+1h'));
+  const answered = Date.now();
+  expect(forced.code, forced.stderr).toBe(0);
+  const held = /released the lock held by \S+ pid \d+, for (\S+),/.exec(forced.stdout)!;
+  expect(held, forced.stdout).not.toBeNull();
+  expectBetween(ms(held[1]), asked - acquiredSeen, answered - spawnedAt, 'held … for');
+  await holder.result;
+});
