@@ -48,10 +48,10 @@ export class JobBounds {
     return this.lastBeat;
   }
 
-  /** What status shows of the job: its --max-hold, and when it last heartbeat (wall clock, from the monotonic age). */
-  progress(): { maxHoldMs?: number; beatMs?: number } {
+  /** What status shows of the job: its --max-hold, and how long ago it last heartbeat (monotonic ms). */
+  progress(): { maxHoldMs?: number; beatAgeMs?: number } {
     const { maxHoldMs, heartbeat } = this.input;
-    return { maxHoldMs, beatMs: heartbeat ? Date.now() - (now() - this.lastHeartbeat) : undefined };
+    return { maxHoldMs, beatAgeMs: heartbeat ? now() - this.lastHeartbeat : undefined };
   }
 
   /** The reason, once `exceeded` has aborted. */

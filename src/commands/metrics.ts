@@ -5,6 +5,7 @@
 
 import type { MetricsConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
+import { serverNow } from '../lockset/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { unreadableSummary } from '../views/status-text.js';
@@ -20,7 +21,8 @@ export async function metrics({ config, keys, output }: MetricsConfig, out: Outp
   /** Read Redis now; the text, and what could not be read (said on stderr). */
   const scrape = async () => {
     const collection = await collectLocks(config, keys);
-    const registry = buildRegistry(collection, Date.now());
+    // "Seconds since the last success" counts to the server's clock, which stamped the history.
+    const registry = buildRegistry(collection, serverNow(collection.clock));
     const text = await registry.metrics();
     const unreadable = collection.unreadable;
     if (output.kind === 'listen' && unreadable.length > 0)

@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { close, failureText, forceReleaseAll, openLockSet, unavailable } from '../lockset/index.js';
+import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailable } from '../lockset/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
@@ -48,8 +48,8 @@ export async function release(
     for (const holder of removed) {
       const what =
         holder.owner === ''
-          ? describeHolder(holder)
-          : `released the lock ${describeHolder(holder)}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
+          ? describeHolder(holder, undefined, serverNow(holder.clock))
+          : `released the lock ${describeHolder(holder, undefined, serverNow(holder.clock))}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
       out.write(`${text}\n`);
       log.event(

@@ -13,6 +13,7 @@ import {
   majority,
   MODES,
   openLockSet,
+  serverNow,
   strategyOf,
   unavailable,
 } from '../lockset/index.js';
@@ -70,8 +71,11 @@ async function showKey(
   if (options.json) {
     out.write(keyJson(key, views, set.total, verdict, agreed, state));
   } else {
-    if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) out.write(describeHolders(key, state));
-    else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1) : `${key}: ${verdict}\n`);
+    // Ages count to the server's clock (the times were stamped on it), not this host's.
+    const nowMs = serverNow((agreed ?? views.find((view) => view.clock))?.clock);
+    if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0)
+      out.write(describeHolders(key, state, nowMs));
+    else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1, nowMs) : `${key}: ${verdict}\n`);
     if (state && state.lineLength > 0) out.write(describeLine(state));
     if (strategy.quorum) out.write(describeInstances(views, set.total, verdict));
   }

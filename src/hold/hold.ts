@@ -149,7 +149,7 @@ export class Hold {
               `renewing ${config.key} failed: ${errors.join('; ')}`,
             ),
         },
-        { fence, meta, sinceMs: Date.now() - (now() - result.startedAt) },
+        { fence, meta, startedAt: result.startedAt },
       );
       if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
       // A signal during the WAIT for replicas aborted nothing yet: the hold is not used at all.

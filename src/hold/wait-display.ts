@@ -2,6 +2,7 @@
 // when the wait starts and one every 30 s (text or json); and the one-line message when the
 // lock was not obtained.
 
+import { now as monotonicNow } from '../clock.js';
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
@@ -13,6 +14,7 @@ import {
   type HolderSnapshot,
   type InstanceFailure,
   type LockSet,
+  serverNow,
   slotsOf,
 } from '../lockset/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
@@ -31,6 +33,7 @@ export class WaitDisplay {
   private stopped = false;
   private announced = false;
   private snapshot: HolderSnapshot | undefined;
+  /** Monotonic ms (clock.ts) the wait started; every time here is monotonic but the holder's (server's clock). */
   private waitStartedAt: number | undefined;
   private ticker: NodeJS.Timeout | undefined;
   /** Our place in line (1 = next), when there is a line. */
@@ -60,7 +63,7 @@ export class WaitDisplay {
       );
     }
     this.place = place;
-    this.waitStartedAt ??= Date.now() - waitedMs;
+    this.waitStartedAt ??= monotonicNow() - waitedMs;
     if (this.statusLines && !this.ticker) {
       // Not awaited: the wait goes on (and a release is heard) while the holder is read.
       void this.statusLine('waiting for');
@@ -77,7 +80,7 @@ export class WaitDisplay {
   }
 
   private async render(): Promise<void> {
-    await this.spinner?.update(this.statusText('waiting for', Date.now()));
+    await this.spinner?.update(this.statusText('waiting for', monotonicNow()));
   }
 
   /** "waiting for k (2nd in line; turn in about 40s; held by …; waited 1m of 10m)". */
@@ -97,8 +100,8 @@ export class WaitDisplay {
   /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
   private turnMs(now: number): number | undefined {
     const since = this.snapshot?.holder.sinceMs;
-    const slots = slotsOf(this.set.mode);
-    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slots, since === undefined ? undefined : now - since);
+    const heldMs = since === undefined ? undefined : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
+    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), heldMs);
     return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
   }
 
@@ -111,7 +114,7 @@ export class WaitDisplay {
     // A holder the ACL will not let us read is "held" here; the busy error names the grant.
     this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
     if (this.stopped) return;
-    const now = Date.now();
+    const now = monotonicNow();
     const waitedMs = now - (this.waitStartedAt ?? now);
     const turnMs = this.turnMs(now);
     const holder = this.snapshot ? publicHolder(this.snapshot.holder, this.agedPttl(now)) : null;
@@ -128,7 +131,7 @@ export class WaitDisplay {
   /** The holder's TTL left now, from the snapshot's reading. */
   private agedPttl(now: number): number | undefined {
     const pttl = this.snapshot?.pttlMs;
-    return pttl === undefined || pttl < 0 ? pttl : Math.max(0, pttl - (now - this.snapshot!.readAt));
+    return pttl === undefined || pttl < 0 ? pttl : Math.max(0, pttl - (now - this.snapshot!.clock.readAt));
   }
 
   stop(): void {

@@ -18,17 +18,15 @@ export interface AcquireInput {
   owner: string;
   ttlMs: number;
   meta: HolderMeta;
-  /** Wall-clock ms the hold started (the hash's `since_ms`). */
-  sinceMs: number;
 }
 
-/** lua/acquire.lua: take the lock if it is free (or ours already). */
+/** lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time. */
 export const acquireScript = defineScript({
   name: 'acquire',
   lua: ACQUIRE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'INCR', 'HSET', 'DEL'],
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'TIME', 'INCR', 'HSET', 'DEL'],
   keys: (k: LockKeys) => [k.lock, k.fence],
-  args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd, i.sinceMs],
+  args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd],
   parse: parseAcquireReply,
 });
 
@@ -41,5 +39,5 @@ export async function acquireOn(
   meta: HolderMeta,
   timeoutMs: number,
 ): Promise<AcquireReply> {
-  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta, sinceMs: Date.now() }, timeoutMs);
+  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta }, timeoutMs);
 }

@@ -20,7 +20,7 @@ export interface ExtendInput {
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'HSET'],
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET'],
   keys: (k: LockKeys) => [k.lock, k.history],
   args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),

@@ -42,8 +42,6 @@ function tooLarge(error: unknown, keys: LockKeys): AnsweredError | undefined {
 export interface ForceReleaseInput {
   /** Delete at once, else keep each removed hold closed until its lease runs out. */
   now: boolean;
-  /** Wall-clock ms (the closed hold's `forced_ms`). */
-  atMs: number;
   /** Only that holder of --slots (undefined: every holder). */
   slot?: number;
   /** Who forces it, for the history. */
@@ -59,7 +57,6 @@ export const forceReleaseScript = defineScript({
   keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
   args: (i: ForceReleaseInput, k) => [
     i.now ? 'now' : 'close',
-    i.atMs,
     i.slot === undefined ? '' : String(i.slot),
     k.wakePrefix,
     i.host,
@@ -80,8 +77,8 @@ export async function forceReleaseOn(
   timeoutMs: number,
   now: boolean,
   slot?: number,
-): Promise<{ holders: Holder[]; closedForMs: number }> {
+): Promise<{ holders: Holder[]; closedForMs: number; serverMs: number }> {
   // Who forced it goes into the history.
-  const input = { now, atMs: Date.now(), slot, host: hostname(), pid: process.pid };
+  const input = { now, slot, host: hostname(), pid: process.pid };
   return forceReleaseScript.run(instance.client, keys, input, timeoutMs);
 }

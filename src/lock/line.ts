@@ -42,17 +42,21 @@ export interface LossRecord {
 
 /**
  * What a renewal stores about the job in the holder's fields, for status: its --max-hold, and
- * when it last ran `dlock heartbeat` (wall-clock ms); undefined: leave the field as it is.
+ * how long ago it last ran `dlock heartbeat` (ms on this host's monotonic clock: the script
+ * stores the server's time less it); undefined: leave the field as it is.
  */
 export interface HolderProgress {
   maxHoldMs?: number;
-  beatMs?: number;
+  beatAgeMs?: number;
 }
 
 /** EXTEND/EXTEND_HOLDER ARGV[8..9]: the job's progress, "" for what is not known. */
 export function progressArgs(progress: HolderProgress | undefined): string[] {
   const text = (ms: number | undefined) => (ms === undefined ? '' : String(Math.round(ms)));
-  return [text(progress?.maxHoldMs), text(progress?.beatMs)];
+  return [
+    text(progress?.maxHoldMs),
+    text(progress?.beatAgeMs === undefined ? undefined : Math.max(0, progress.beatAgeMs)),
+  ];
 }
 
 /** EXTEND/EXTEND_HOLDER ARGV[3..7]: record a refused renewal as a loss, or not. */
@@ -60,8 +64,8 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
   return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
 }
 
-/** What ENTER is asked: the options but the timeout, and when this hold started (wall clock). */
-export type EnterInput = Omit<EnterOptions, 'timeoutMs'> & { sinceMs: number };
+/** What ENTER is asked: the options but the timeout (the script stamps `since_ms` on the server's clock). */
+export type EnterInput = Omit<EnterOptions, 'timeoutMs'>;
 
 /** lua/enter.lua: take the lock in line order, or keep (or get) a place in line. */
 export const enterScript = defineScript({
@@ -75,7 +79,6 @@ export const enterScript = defineScript({
     i.meta.host,
     i.meta.pid,
     i.meta.cmd,
-    i.sinceMs,
     i.mode.kind,
     slotsOf(i.mode),
     i.join ? '1' : '0',
@@ -89,7 +92,7 @@ export const enterScript = defineScript({
 
 export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
   const { timeoutMs, ...asked } = options;
-  return enterScript.run(instance.client, keys, { ...asked, sinceMs: Date.now() }, timeoutMs);
+  return enterScript.run(instance.client, keys, asked, timeoutMs);
 }
 
 export interface LeaveInput {

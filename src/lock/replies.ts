@@ -173,6 +173,8 @@ export interface InspectReply {
   /** The first waiters (at most 1000), in line order, and how many wait in all. */
   line: Waiter[];
   lineLength: number;
+  /** The server's clock (TIME) when it was read, ms: what holders' and waiters' ages count to. */
+  serverMs: number;
 }
 
 /** INSPECT: {pttl, counter or nil, flat HGETALL, flat holders' ends, flat line, line length, server ms}. */
@@ -204,24 +206,34 @@ export function parseInspectReply(reply: unknown): InspectReply {
   const { mode, holders } = holdersFromReply(flat, endsByOwner, nowMs);
   const waiters: Waiter[] = [];
   for (let i = 0; i < line.length; i += 3) waiters.push(waiterFromDetails(line[i + 2], nowMs));
-  return { holder: holders[0], holders, mode, pttlMs: pttl, counter: counter ?? '0', line: waiters, lineLength };
+  return {
+    holder: holders[0],
+    holders,
+    mode,
+    pttlMs: pttl,
+    counter: counter ?? '0',
+    line: waiters,
+    lineLength,
+    serverMs: nowMs,
+  };
 }
 
-/** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details}. */
-export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number } {
+/** FORCE_RELEASE: {ms closed, flat HGETALL, holders' details, server ms}. */
+export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; closedForMs: number; serverMs: number } {
   if (
     !Array.isArray(reply) ||
-    reply.length !== 3 ||
+    reply.length !== 4 ||
     !isPttl(reply[0], 0) ||
     !Array.isArray(reply[2]) ||
-    !reply[2].every(isField)
+    !reply[2].every(isField) ||
+    !isPttl(reply[3], 0)
   ) {
-    throw malformed('force-release', reply, '{ttl, holder, holders}');
+    throw malformed('force-release', reply, '{ttl, holder, holders, time}');
   }
   const exclusive = parseHolder('force-release', reply[1]);
   // Every one listed was held (closed ones are not removed again): mark it as owned.
   const others = (reply[2] as string[]).map((raw) => ({ ...holderFromDetails(raw), owner: REMOVED }));
-  return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0] };
+  return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0], serverMs: reply[3] };
 }
 
 /**

@@ -1,5 +1,6 @@
 // Redlock renewal: re-take the lock on an instance that lost it while a majority holds it.
 
+import { now } from '../clock.js';
 import type { Instance } from '../redis/client.js';
 import type { HolderMeta } from './acquire.js';
 import { defineScript } from './define-script.js';
@@ -10,8 +11,11 @@ import { KEY_CHECK_CALLS, RETAKE } from './scripts.js';
 export interface HeldLock {
   fence: string;
   meta: HolderMeta;
-  /** Wall-clock ms when the lock was acquired (the hash's `since_ms`). */
-  sinceMs: number;
+  /**
+   * Monotonic ms (clock.ts `now()`) when the lock was acquired: the script stamps `since_ms` as
+   * the server's time less how long it has been held.
+   */
+  startedAt: number;
 }
 
 export interface RetakeInput {
@@ -27,7 +31,7 @@ export interface RetakeInput {
 export const retakeScript = defineScript({
   name: 'retake',
   lua: RETAKE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'EXISTS', 'SET', 'HSET', 'PEXPIRE', 'DEL'],
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'EXISTS', 'SET', 'TIME', 'HSET', 'PEXPIRE', 'DEL'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: ({ owner, leftMs, ttlMs, held }: RetakeInput) => [
     owner,
@@ -36,7 +40,7 @@ export const retakeScript = defineScript({
     held.meta.host,
     held.meta.pid,
     held.meta.cmd,
-    Math.round(held.sinceMs),
+    Math.max(0, Math.round(now() - held.startedAt)),
     ttlMs,
   ],
   // Anything but 1 is "not ours there" (the caller counts it as a lost instance).

@@ -5,9 +5,13 @@ import { forceReleaseOn } from '../lock/inspect.js';
 import { REMOVED } from '../lock/replies.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
+import { clockAt, type ServerClock } from './server-clock.js';
 
-/** A holder release --force removed, and how long its key stays closed to new holders. */
-export type RemovedHolder = Holder & { closedForMs: number };
+/**
+ * A holder release --force removed, how long its key stays closed to new holders, and the
+ * server's clock at the removal (what its age counts to).
+ */
+export type RemovedHolder = Holder & { closedForMs: number; clock: ServerClock };
 
 /**
  * Take the lock from whoever holds it on every instance (with `slot`, only that holder of
@@ -23,7 +27,13 @@ export async function forceReleaseAll(
     set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, now, slot)),
   );
   const removed = results.flatMap((r) =>
-    r.status === 'fulfilled' ? r.value.holders.map((holder) => ({ ...holder, closedForMs: r.value.closedForMs })) : [],
+    r.status === 'fulfilled'
+      ? r.value.holders.map((holder) => ({
+          ...holder,
+          closedForMs: r.value.closedForMs,
+          clock: clockAt(r.value.serverMs),
+        }))
+      : [],
   );
   const failed = [
     ...results.flatMap((r, i) =>

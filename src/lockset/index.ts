@@ -44,6 +44,7 @@ export {
 } from './inspect.js';
 export { listLocks, type ListedLock, type UnreadableLock } from './list.js';
 export { lookForNames } from './names.js';
+export { serverNow, type ServerClock } from './server-clock.js';
 export { isHeldBy, type Nested } from './nested.js';
 
 // Renew and release by the owner token alone (dlock renew, dlock release).

@@ -8,6 +8,7 @@ import type { LockKeys } from '../lock/keys.js';
 import { instanceFailure, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
+import { clockAt, type ServerClock } from './server-clock.js';
 import { strategyOf } from './strategy.js';
 
 export interface InstanceView {
@@ -20,6 +21,8 @@ export interface InstanceView {
   failure?: InstanceFailure;
   /** Everything it said: every holder, the mode, the line. */
   state?: LockState;
+  /** Its clock at the read: what the ages of its holders and waiters count to. */
+  clock?: ServerClock;
 }
 
 /** held: one owner has a quorum; free: nobody can have one; unknown: the failed instances could complete one. */
@@ -37,6 +40,7 @@ export async function inspectAll(set: LockSet, keys: LockKeys, order: string[]):
           holder: state.holder,
           ttl_ms: state.holder?.ttlLeftMs ?? state.pttlMs,
           state,
+          clock: clockAt(state.serverMs),
         };
       } catch (error) {
         const failure = instanceFailure(instance.target.label, error);
@@ -64,8 +68,8 @@ export function majority(views: InstanceView[], total: number): { verdict: Verdi
 export interface HolderSnapshot {
   holder: Holder;
   pttlMs?: number;
-  /** Date.now() when it was read, to age the TTL left when shown later. */
-  readAt: number;
+  /** The server's clock at the read (its `readAt` ages the TTL left, its `serverMs` the holder's times). */
+  clock: ServerClock;
   /** --slots/--shared: how many hold (the holder shown is the one whose lease ends first), and the mode. */
   others?: { count: number; mode: HoldMode };
   /** How many wait in line. */
@@ -85,10 +89,15 @@ export async function holderSnapshot(set: LockSet): Promise<{ snapshot?: HolderS
 
 /** The snapshot from every instance's view. */
 function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undefined {
-  const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number }>();
+  const seen = new Map<string, { count: number; holder: Holder; pttlMs?: number; clock?: ServerClock }>();
   for (const view of views) {
     if (!view.holder) continue;
-    const entry = seen.get(view.holder.owner) ?? { count: 0, holder: view.holder, pttlMs: view.ttl_ms };
+    const entry = seen.get(view.holder.owner) ?? {
+      count: 0,
+      holder: view.holder,
+      pttlMs: view.ttl_ms,
+      clock: view.clock,
+    };
     entry.count++;
     seen.set(view.holder.owner, entry);
   }
@@ -100,7 +109,7 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
     return {
       holder: first,
       pttlMs: first.ttlLeftMs,
-      readAt: Date.now(),
+      clock: views.find((view) => view.clock)?.clock ?? clockAt(Date.now()),
       others: { count: state.holders.length, mode: state.mode },
       waiting: state.lineLength,
     };
@@ -109,7 +118,7 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
     best && {
       holder: best.holder,
       pttlMs: best.pttlMs,
-      readAt: Date.now(),
+      clock: best.clock ?? clockAt(Date.now()),
       ...(state ? { waiting: state.lineLength } : {}),
     }
   );

@@ -12,6 +12,7 @@ import { now, TimeoutError, withTimeout } from '../clock.js';
 import { inspectAll, majority } from './inspect.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
+import type { ServerClock } from './server-clock.js';
 import { strategyOf } from './strategy.js';
 
 /** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
@@ -21,6 +22,8 @@ export interface ListedLock {
   ttlMs: number;
   all?: Holder[];
   waiting?: number;
+  /** The clock of the instance whose holder this is: what its ages count to. */
+  clock?: ServerClock;
 }
 
 /** A lock that could not be read, and why (one reason per instance). */
@@ -73,6 +76,7 @@ export async function listLocks(set: LockSet, config: ConnectionConfig): Promise
         key,
         holder: agreed.holder!,
         ttlMs: agreed.ttl_ms ?? -1,
+        clock: agreed.clock,
         ...(state ? { all: state.holders, waiting: state.lineLength } : {}),
       });
     else if (verdict === 'unknown')

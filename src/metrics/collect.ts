@@ -15,6 +15,7 @@ import {
   MODES,
   openLockSet,
   slotsOf,
+  type ServerClock,
   type UnreadableLock,
 } from '../lockset/index.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
@@ -43,6 +44,8 @@ export interface Collection {
   locks: LockSample[];
   unreadable: UnreadableLock[];
   omitted: number;
+  /** A server's clock from the reads (undefined when nothing was read): the history's times are on it. */
+  clock?: ServerClock;
 }
 
 /** Read every held lock under the prefix and each of `named`, at most MAX_KEYS of them. */
@@ -57,12 +60,14 @@ export async function collectLocks(config: ConnectionConfig, named: string[]): P
     const keys = wanted.slice(0, MAX_KEYS);
     const order = config.targets.map((target) => target.label);
     const locks: LockSample[] = [];
+    let clock = listing.held.find((lock) => lock.clock)?.clock;
     // One Redis holds the whole state (holders, line) and the history; a quorum's majority only says held or free.
     const whole = set.caps.line;
     for (const key of keys) {
       const keySet = lockKeys(config.prefix, key);
       const views = await inspectAll(set, keySet, order);
       const { verdict, agreed } = majority(views, set.total);
+      clock ??= views.find((view) => view.clock)?.clock;
       if (verdict === 'unknown') {
         const error = views.flatMap((v) => (v.failure ? [failureText(v.failure)] : [])).join('; ');
         unreadable.push({ key, error });
@@ -82,7 +87,7 @@ export async function collectLocks(config: ConnectionConfig, named: string[]): P
         history,
       });
     }
-    return { locks, unreadable, omitted: wanted.length - keys.length };
+    return { locks, unreadable, omitted: wanted.length - keys.length, ...(clock ? { clock } : {}) };
   } finally {
     close(set);
   }

@@ -70,8 +70,7 @@ function lockMetrics(registry: Registry) {
     ),
     sinceSuccess: gauge(
       'dlock_lock_seconds_since_success',
-      'Seconds from the last release with exit status 0 to this collection (by the clock of the host dlock runs on)' +
-        FOUND,
+      "Seconds from the last release with exit status 0 to this collection (by the Redis server's clock)" + FOUND,
     ),
     acquisitions: new Counter({
       name: 'dlock_lock_acquisitions_total',

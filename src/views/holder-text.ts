@@ -2,11 +2,15 @@
 // The holder's fields are untrusted: each is escaped here, as it goes into the line.
 
 import { formatDuration } from '../duration.js';
-import { type Holder, type HolderSnapshot, MODES, slotsOf } from '../lockset/index.js';
+import { now } from '../clock.js';
+import { type Holder, type HolderSnapshot, MODES, serverNow, slotsOf } from '../lockset/index.js';
 import { printable } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
 
-/** Who holds a lock, for how long, its fence and when it expires, on one line. */
+/**
+ * Who holds a lock, for how long, its fence and when it expires, on one line. `nowMs`: the
+ * server's time (its `since_ms` is on the server's clock); this host's clock when not known.
+ */
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const how = MODES[holder.kind].holderSuffix(holder.slot);
   const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}${how}`;
@@ -18,12 +22,13 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
   return dead ? `${parts.join(', ')}; ${dead}` : parts.join(', ');
 }
 
-/** A snapshot as one line, aged to `nowMs`. */
-export function describeSnapshot(snapshot: HolderSnapshot, nowMs: number = Date.now()): string {
+/** A snapshot as one line, aged to `at` (monotonic ms, clock.ts `now()`) on the server's clock. */
+export function describeSnapshot(snapshot: HolderSnapshot, at: number = now()): string {
+  const nowMs = serverNow(snapshot.clock, at);
   const pttl =
     snapshot.pttlMs === undefined || snapshot.pttlMs < 0
       ? snapshot.pttlMs
-      : Math.max(0, snapshot.pttlMs - (nowMs - snapshot.readAt));
+      : Math.max(0, snapshot.pttlMs - (at - snapshot.clock.readAt));
   const waiting = snapshot.waiting ? `; ${snapshot.waiting} waiting` : '';
   const { others } = snapshot;
   if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;

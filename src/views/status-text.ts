@@ -1,6 +1,7 @@
 // What dlock status prints: one lock's holder(s), its line and each instance's view, or the table
 // of every held lock. Every key name and holder field is cut and escaped here (they may be forged).
 
+import { now } from '../clock.js';
 import { formatDuration } from '../duration.js';
 import {
   type Holder,
@@ -9,6 +10,8 @@ import {
   type LockState,
   MODES,
   quorumSize,
+  serverNow,
+  type ServerClock,
   slotsOf,
   type UnreadableLock,
   type Verdict,
@@ -17,7 +20,10 @@ import { cut, printable, toJson } from '../untrusted.js';
 import { deadPidText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
 
-/** The holder as status shows it; every field from the hash is escaped (it may be forged). */
+/**
+ * The holder as status shows it; every field from the hash is escaped (it may be forged). `nowMs`:
+ * the server's time, which the hash's times were stamped on (status passes the read's).
+ */
 export function describe(key: string, holder: Holder, pttlMs: number, nowMs: number = Date.now()): string {
   const since =
     holder.sinceMs === undefined
@@ -156,16 +162,17 @@ export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): stri
 
 /** The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one. */
 export function listText(held: ListedLock[], unreadable: UnreadableLock[]): string {
-  const perHolder = held.flatMap(({ key, holder, ttlMs, all }) =>
+  const perHolder = held.flatMap(({ key, holder, ttlMs, all, clock }) =>
     all && all.length > 0 && MODES[all[0].kind].holderTag(all[0].slot) !== undefined
       ? all.map((h) => ({
           key,
+          clock,
           holder: h,
           ttlMs: h.ttlLeftMs ?? ttlMs,
           // A holder of --slots whose forged details hold no slot reads "shared".
           tag: MODES[h.kind].holderTag(h.slot) ?? 'shared',
         }))
-      : [{ key, holder, ttlMs }],
+      : [{ key, holder, ttlMs, clock }],
   );
   const shown = held.length > 0 ? table(perHolder) : '';
   const width = Math.max(
@@ -183,15 +190,15 @@ export function listText(held: ListedLock[], unreadable: UnreadableLock[]): stri
 
 /** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
 export function table(
-  rows: { key: string; holder: Holder; ttlMs: number; tag?: string }[],
-  nowMs: number = Date.now(),
+  rows: { key: string; holder: Holder; ttlMs: number; tag?: string; clock?: ServerClock }[],
+  at: number = now(),
 ): string {
   const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
-    rows.map(({ key, holder, ttlMs, tag }) => [
+    rows.map(({ key, holder, ttlMs, tag, clock }) => [
       `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
       printable(holder.host),
       `${printable(holder.pid)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`,
-      holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(serverNow(clock, at) - holder.sinceMs),
       ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
       printable(holder.fence),
       printable(holder.cmd),

@@ -17,7 +17,7 @@ export function entering(
   mode: HoldMode = { kind: 'exclusive' },
   more: Partial<EnterInput> = {},
 ): EnterInput {
-  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 0, oncePerMs: 0, sinceMs: 0, ...more };
+  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 0, oncePerMs: 0, ...more };
 }
 
 export interface ScriptServer {
@@ -29,6 +29,8 @@ export interface ScriptServer {
   run<Input, Reply>(script: Script<Input, Reply>, keys: LockKeys, input: Input): Promise<Reply>;
   /** The history stream's entries, oldest first, each as its fields. */
   history(keys: LockKeys): Promise<Record<string, string>[]>;
+  /** The server's clock (TIME) in whole ms: what the scripts stamp times with. */
+  serverMs(): Promise<number>;
 }
 
 export function useScriptServer(): ScriptServer {
@@ -44,6 +46,10 @@ export function useScriptServer(): ScriptServer {
       return entries.map(([, flat]) =>
         Object.fromEntries(flat.flatMap((_, i) => (i % 2 ? [] : [[flat[i], flat[i + 1]]]))),
       );
+    },
+    async serverMs() {
+      const [seconds, micros] = await client.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     },
   };
 }

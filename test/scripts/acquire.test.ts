@@ -6,18 +6,23 @@ import { acquireScript } from '../../src/lock/acquire.js';
 import { META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
-const input = (owner: string) => ({ owner, ttlMs: 30_000, meta: META, sinceMs: 1_700_000_000_000 });
+const input = (owner: string) => ({ owner, ttlMs: 30_000, meta: META });
 
-test('a free lock: taken with the next token, the holder written, the lease set', async () => {
+test('a free lock: taken with the next token, the holder written (since_ms on the server clock), the lease set', async () => {
   const keys = server.fresh();
+  const before = await server.serverMs();
   expect(await server.run(acquireScript, keys, input('a'))).toEqual({ acquired: true, fence: '1' });
-  expect(await server.redis().hgetall(keys.lock)).toEqual({
+  const after = await server.serverMs();
+  const hash = await server.redis().hgetall(keys.lock);
+  expect(Number(hash.since_ms)).toBeGreaterThanOrEqual(before);
+  expect(Number(hash.since_ms)).toBeLessThanOrEqual(after);
+  expect(hash).toEqual({
     owner: 'a',
     fence: '1',
     host: 'host-a',
     pid: '4242',
     cmd: 'make deploy',
-    since_ms: '1700000000000',
+    since_ms: hash.since_ms,
     ttl_ms: '30000',
   });
   expect(await server.redis().pttl(keys.lock)).toBeGreaterThan(29_000);

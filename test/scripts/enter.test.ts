@@ -11,15 +11,20 @@ const server = useScriptServer();
 const EXCLUSIVE: HoldMode = { kind: 'exclusive' };
 
 const input = (owner: string, mode: HoldMode = EXCLUSIVE, more: Partial<EnterInput> = {}) =>
-  entering(owner, mode, { waitedMs: 12.4, sinceMs: 5, ...more });
+  entering(owner, mode, { waitedMs: 12.4, ...more });
 const enter = (keys: LockKeys, asked: EnterInput) => server.run(enterScript, keys, asked);
 
 test('first in line, the lock free: taken at once, nobody queued, "acquired" recorded', async () => {
   const keys = server.fresh();
+  const before = await server.serverMs();
   expect(await enter(keys, input('a'))).toEqual({ acquired: true, fence: '1', slot: undefined });
+  const after = await server.serverMs();
   const hash = await server.redis().hgetall(keys.lock);
   expect(hash).toMatchObject({ owner: 'a', fence: '1', host: 'host-a', pid: '4242', cmd: 'make deploy' });
-  expect(hash).toMatchObject({ since_ms: '5', ttl_ms: '30000', taken_ms: expect.stringMatching(/^\d{13}$/) });
+  expect(hash).toMatchObject({ ttl_ms: '30000', taken_ms: expect.stringMatching(/^\d{13}$/) });
+  // Stamped on the server's clock at the grant, whatever the holder's clock says.
+  expect(Number(hash.since_ms)).toBeGreaterThanOrEqual(before);
+  expect(Number(hash.since_ms)).toBeLessThanOrEqual(after);
   expect(await server.redis().pttl(keys.lock)).toBeGreaterThan(29_000);
   expect(await server.redis().exists(keys.line, keys.lineExpiry, keys.lineInfo)).toBe(0);
   expect(await server.history(keys)).toEqual([

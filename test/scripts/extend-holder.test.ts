@@ -48,8 +48,13 @@ test('closed by release --force (renamed "!<owner>"): refused, recorded as force
 
 test("the job's progress: max_hold_ms and beat_ms stored in the holder's details, the rest kept", async () => {
   const keys = await slotHolder('a');
-  const progress = { maxHoldMs: 60_000, beatMs: 1_700_000_000_000 };
+  const progress = { maxHoldMs: 60_000, beatAgeMs: 4_000 };
+  const before = await server.serverMs();
   expect(await server.run(extendHolderScript, keys, { owner: 'a', ttlMs: 60_000, progress })).toBe(true);
+  const after = await server.serverMs();
   const details = JSON.parse((await server.redis().hget(keys.lock, 'h:a'))!);
-  expect(details).toMatchObject({ max_hold_ms: '60000', beat_ms: '1700000000000', host: 'host-a', slot: '0' });
+  expect(details).toMatchObject({ max_hold_ms: '60000', host: 'host-a', slot: '0' });
+  // beat_ms: the server's time less the age the holder measured (4 s).
+  expect(Number(details.beat_ms)).toBeGreaterThanOrEqual(before - 4_000);
+  expect(Number(details.beat_ms)).toBeLessThanOrEqual(after - 4_000);
 });

@@ -49,11 +49,17 @@ test('closed by release --force (owner ""): forced; held by another: taken', asy
 
 test("the job's progress: max_hold_ms and beat_ms stored in the hash while ours, left as they are when not given", async () => {
   const keys = await held();
-  const progress = { maxHoldMs: 7_200_000, beatMs: 1_700_000_000_000 };
+  const progress = { maxHoldMs: 7_200_000, beatAgeMs: 4_000 };
+  const before = await server.serverMs();
   expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, progress })).toBe(true);
-  expect(await server.redis().hmget(keys.lock, 'max_hold_ms', 'beat_ms')).toEqual(['7200000', '1700000000000']);
+  const after = await server.serverMs();
+  const [maxHold, beat] = await server.redis().hmget(keys.lock, 'max_hold_ms', 'beat_ms');
+  expect(maxHold).toBe('7200000');
+  // beat_ms: the server's time less the age the holder measured (4 s).
+  expect(Number(beat)).toBeGreaterThanOrEqual(before - 4_000);
+  expect(Number(beat)).toBeLessThanOrEqual(after - 4_000);
   expect(await server.run(extendScript, keys, { owner: 'a', ttlMs: 60_000, progress: {} })).toBe(true);
-  expect(await server.redis().hget(keys.lock, 'max_hold_ms')).toBe('7200000');
+  expect(await server.redis().hmget(keys.lock, 'max_hold_ms', 'beat_ms')).toEqual([maxHold, beat]);
   expect(await server.run(extendScript, keys, { owner: 'b', ttlMs: 60_000, progress: { maxHoldMs: 1 } })).toBe(false);
   expect(await server.redis().hget(keys.lock, 'max_hold_ms')).toBe('7200000');
 });

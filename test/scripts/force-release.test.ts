@@ -8,22 +8,28 @@ import type { HoldMode } from '../../src/lock/mode.js';
 import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
-const by = { atMs: 1_700_000_000_000, host: 'ops', pid: 99 };
+const by = { host: 'ops', pid: 99 };
 
 test('nothing held: nothing removed', async () => {
   expect(await server.run(forceReleaseScript, server.fresh(), { now: true, ...by })).toEqual({
     holders: [],
     closedForMs: 0,
+    serverMs: expect.any(Number),
   });
 });
 
 test('close: the exclusive holder\'s owner blanked until its lease ends, "forced" recorded', async () => {
   const keys = server.fresh();
   await server.run(enterScript, keys, entering('a'));
+  const before = await server.serverMs();
   const reply = await server.run(forceReleaseScript, keys, { now: false, ...by });
+  const after = await server.serverMs();
   expect(reply.holders).toMatchObject([{ owner: 'a', fence: '1', host: 'host-a' }]);
   expect(reply.closedForMs).toBeGreaterThan(29_000);
-  expect(await server.redis().hgetall(keys.lock)).toMatchObject({ owner: '', forced_ms: '1700000000000' });
+  // The server's time, stamped as forced_ms and answered (what the removed holder's age counts to).
+  expect(reply.serverMs).toBeGreaterThanOrEqual(before);
+  expect(reply.serverMs).toBeLessThanOrEqual(after);
+  expect(await server.redis().hgetall(keys.lock)).toMatchObject({ owner: '', forced_ms: String(reply.serverMs) });
   expect((await server.history(keys)).at(-1)).toEqual({
     event: 'forced',
     host: 'host-a',

@@ -9,8 +9,11 @@ import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
 
-test('a lock never taken: nothing held, counter 0, nobody in line', async () => {
-  expect(await server.run(inspectScript, server.fresh(), undefined)).toEqual({
+test('a lock never taken: nothing held, counter 0, nobody in line; the server time of the read', async () => {
+  const before = await server.serverMs();
+  const state = await server.run(inspectScript, server.fresh(), undefined);
+  const after = await server.serverMs();
+  expect(state).toEqual({
     holder: undefined,
     holders: [],
     mode: { kind: 'exclusive' },
@@ -18,7 +21,10 @@ test('a lock never taken: nothing held, counter 0, nobody in line', async () => 
     counter: '0',
     line: [],
     lineLength: 0,
+    serverMs: expect.any(Number),
   });
+  expect(state.serverMs).toBeGreaterThanOrEqual(before);
+  expect(state.serverMs).toBeLessThanOrEqual(after);
 });
 
 test('an exclusive holder and a line: who holds it, for how long, who waits; nothing changed', async () => {

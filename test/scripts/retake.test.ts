@@ -2,28 +2,36 @@
 // our token, someone else's key left alone.
 
 import { expect, test } from 'vitest';
+import { now } from '../../src/clock.js';
 import { retakeScript } from '../../src/lock/retake.js';
 import { META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
+// Held for 90 s (on this host's monotonic clock) when re-taken.
 const input = (owner: string, fence = '9') => ({
   owner,
   leftMs: 20_000.7,
   ttlMs: 30_000,
-  held: { fence, meta: META, sinceMs: 1_700_000_000_000.4 },
+  held: { fence, meta: META, startedAt: now() - 90_000 },
 });
 
 test('lost: re-created with our token and what is left of the lease, the counter raised to it', async () => {
   const keys = server.fresh();
   await server.redis().set(keys.fence, '3');
+  const before = await server.serverMs();
   expect(await server.run(retakeScript, keys, input('a'))).toBe(true);
-  expect(await server.redis().hgetall(keys.lock)).toEqual({
+  const after = await server.serverMs();
+  const hash = await server.redis().hgetall(keys.lock);
+  // since_ms: the server's time less how long we have held it.
+  expect(Number(hash.since_ms)).toBeGreaterThanOrEqual(before - 90_000 - 50);
+  expect(Number(hash.since_ms)).toBeLessThanOrEqual(after - 90_000 + 50);
+  expect(hash).toEqual({
     owner: 'a',
     fence: '9',
     host: 'host-a',
     pid: '4242',
     cmd: 'make deploy',
-    since_ms: '1700000000000',
+    since_ms: hash.since_ms,
     ttl_ms: '30000',
   });
   const pttl = await server.redis().pttl(keys.lock);

@@ -239,16 +239,19 @@ describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, t
   });
 });
 
-describe('FORCE_RELEASE: {ms closed, flat HGETALL, holders}', () => {
+describe('FORCE_RELEASE: {ms closed, flat HGETALL, holders, server ms}', () => {
+  const T = 1_700_000_000_000;
   test.each([
-    [[0, [], []], 'ok'],
-    [[1500, ['owner', 'o', 'fence', '3'], []], 'ok'],
-    [[1500, [], ['{"fence":"3","slot":"2"}', 'garbage']], 'ok'],
-    [[-1, [], []], 'with an array of 3'],
-    [[0, []], 'with an array of 2'],
-    [[0, [], [1]], 'with an array of 3'],
+    [[0, [], [], T], 'ok'],
+    [[1500, ['owner', 'o', 'fence', '3'], [], T], 'ok'],
+    [[1500, [], ['{"fence":"3","slot":"2"}', 'garbage'], T], 'ok'],
+    [[-1, [], [], T], 'with an array of 4'],
+    [[0, [], []], 'with an array of 3'],
+    [[0, [], [], -5], 'with an array of 4'],
+    [[0, [], [], 'now'], 'with an array of 4'],
+    [[0, [], [1], T], 'with an array of 4'],
     [null, 'nil'],
-    [[0, ['fence', 'NaN'], []], 'ok'],
+    [[0, ['fence', 'NaN'], [], T], 'ok'],
   ])('%j → %s', (reply, expected) => {
     expect(verdict(() => parseForceReleaseReply(reply))).toContain(expected);
   });

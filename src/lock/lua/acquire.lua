@@ -7,7 +7,8 @@
 -- ARGV[3]  host
 -- ARGV[4]  pid
 -- ARGV[5]  cmd
--- ARGV[6]  since ms (wall clock, the hash's `since_ms`)
+--
+-- The hash's `since_ms` is the server's time (TIME): a holder's wrong clock never shows in status.
 --
 -- Returns {1, fence} when acquired (or already ours: a retried request that landed late),
 -- else {0, remaining PTTL in ms, holder's owner token or ""}.
@@ -22,10 +23,12 @@ end
 if owner or redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1]), owner or ''}
 end
+local t = redis.call('TIME')
+local since = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 redis.call('INCR', KEYS[2])
 local fence = redis.call('GET', KEYS[2])
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
-  'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2])
+  'cmd', ARGV[5], 'since_ms', since, 'ttl_ms', ARGV[2])
 -- A script stopped half-way keeps its writes: never leave a lock without an expiry behind
 -- (e.g. an ACL that denies PEXPIRE). Undo the hash and pass the error on.
 local expired = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])

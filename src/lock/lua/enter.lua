@@ -14,15 +14,14 @@
 -- ARGV[3]  host
 -- ARGV[4]  pid
 -- ARGV[5]  cmd
--- ARGV[6]  since ms
--- ARGV[7]  mode: "exclusive" | "shared" | "slots"
--- ARGV[8]  n (slots; 1 otherwise)
--- ARGV[9]  "1" to wait in line, "0" for --no-wait (never queues: busy when the lock has no room or
+-- ARGV[6]  mode: "exclusive" | "shared" | "slots"
+-- ARGV[7]  n (slots; 1 otherwise)
+-- ARGV[8]  "1" to wait in line, "0" for --no-wait (never queues: busy when the lock has no room or
 --          anyone is in line)
--- ARGV[10] place lease ms
--- ARGV[11] wake channel prefix
--- ARGV[12] ms this dlock has waited so far (history)
--- ARGV[13] --once-per window ms ("0": none)
+-- ARGV[9]  place lease ms
+-- ARGV[10] wake channel prefix
+-- ARGV[11] ms this dlock has waited so far (history)
+-- ARGV[12] --once-per window ms ("0": none)
 --
 -- Returns
 --   {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a retried
@@ -31,11 +30,12 @@
 --     let this waiter in (-1: none does)};
 --   {2, how the key is in use ("exclusive", "shared" or "slots"), its n, holders, waiters} when it
 --     is in use in another mode or with another n (nothing changed);
---   with ARGV[13] > 0, {3, done mark (JSON: host, pid, cmd, fence, started_ms, finished_ms), ms it
+--   with ARGV[12] > 0, {3, done mark (JSON: host, pid, cmd, fence, started_ms, finished_ms), ms it
 --     stays done, server time ms} when a run succeeded within its window (this waiter leaves the
 --     line, and whoever may now enter is woken).
 --
--- The holder's hash gets `taken_ms` (server time): the start of a --once-per window.
+-- The holder's hash gets `since_ms` and `taken_ms` (server time: a holder's wrong clock never shows in
+-- status); `taken_ms` is the start of a --once-per window.
 -- Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
 -- and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
 -- woken. Whatever the line's details say, this caller enters only in its own mode and only when
@@ -45,9 +45,9 @@ local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'z
 if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H = KEYS[7], KEYS[8]
-local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[7], tonumber(ARGV[8])
-local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[12]}
-if (tonumber(ARGV[13]) or 0) > 0 then
+local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[6], tonumber(ARGV[7])
+local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[11]}
+if (tonumber(ARGV[12]) or 0) > 0 then
   refused = check_keys({7, 'string'})
   if refused then return refused end
 end
@@ -85,7 +85,7 @@ if other then
 end
 
 -- --once-per: a run succeeded within its window; checked before anything is taken or queued.
-if (tonumber(ARGV[13]) or 0) > 0 then
+if (tonumber(ARGV[12]) or 0) > 0 then
   local done = redis.call('GET', D)
   if done then
     local left = redis.call('PTTL', D)
@@ -93,7 +93,7 @@ if (tonumber(ARGV[13]) or 0) > 0 then
       redis.call('ZREM', Q, owner)
       redis.call('ZREM', QX, owner)
       redis.call('HDEL', QD, owner)
-      wake(ARGV[11], entrants(L, HX, Q, QD))
+      wake(ARGV[10], entrants(L, HX, Q, QD))
     end
     record(H, 'done', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8],
       'until_ms', tostring(now + math.max(left, 0)))
@@ -109,7 +109,7 @@ local function take()
   local fence = redis.call('GET', F)
   if mode == 'exclusive' then
     redis.call('HSET', L, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
-      'cmd', ARGV[5], 'since_ms', ARGV[6], 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
+      'cmd', ARGV[5], 'since_ms', tostring(now), 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
     local expired = redis.pcall('PEXPIRE', L, ttl)
     if type(expired) == 'table' and expired.err then
       redis.pcall('DEL', L)
@@ -126,8 +126,8 @@ local function take()
     if slot < 0 then return nil end
     redis.call('HSET', L, 's:' .. slot, owner)
   end
-  redis.call('HSET', L, 'mode', mode, 'slots', ARGV[8], 'h:' .. owner, cjson.encode({fence = fence,
-    slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = ARGV[6], ttl_ms = ARGV[2],
+  redis.call('HSET', L, 'mode', mode, 'slots', ARGV[7], 'h:' .. owner, cjson.encode({fence = fence,
+    slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = tostring(now), ttl_ms = ARGV[2],
     taken_ms = tostring(now)}))
   redis.call('ZADD', HX, now + ttl, owner)
   local expired = redis.pcall('PEXPIRE', L, ttl)
@@ -138,7 +138,7 @@ local function take()
   end
   settle_holders(L, HX, now)
   -- Shared holders enter together, slots fill up: whoever may now enter too is told.
-  wake(ARGV[11], entrants(L, HX, Q, QD))
+  wake(ARGV[10], entrants(L, HX, Q, QD))
   record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', tostring(slot))
   return {1, fence, slot}
 end
@@ -153,7 +153,7 @@ end
 -- The line's details may be forged: whoever the line lets in, the holders actually there decide.
 local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
 local queued = redis.call('ZSCORE', Q, owner)
-if not queued and ARGV[9] ~= '1' then
+if not queued and ARGV[8] ~= '1' then
   if redis.call('ZCARD', Q) == 0 then
     if room then
       local taken = take()
@@ -170,17 +170,17 @@ if not queued then
   local ticket = 1
   if #last > 0 then ticket = math.floor(tonumber(last[2])) + 1 end
   redis.call('ZADD', Q, ticket, owner)
-  redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+  redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4],
     cmd = ARGV[5], since_ms = tostring(now)}))
 else
   -- Our details in line say what we ask for, so the others' admission reads the truth.
   local info = waiter(QD, owner)
   if mode_of(info) ~= mode or (mode == 'slots' and tonumber(info.slots) ~= n) then
-    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[8], host = ARGV[3], pid = ARGV[4],
+    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4],
       cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
   end
 end
-local lease = tonumber(ARGV[10])
+local lease = tonumber(ARGV[9])
 redis.call('ZADD', QX, now + lease, owner)
 redis.call('PEXPIRE', Q, lease)
 redis.call('PEXPIRE', QX, lease)
@@ -193,7 +193,7 @@ for _, w in ipairs(may) do
     if taken then return taken end
   end
 end
-if pruned > 0 then wake(ARGV[11], may) end
+if pruned > 0 then wake(ARGV[10], may) end
 local place = redis.call('ZRANK', Q, owner)
 local next_in = -1
 if place < math.max(n, 1) then next_in = holders_end_in() end

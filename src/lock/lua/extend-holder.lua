@@ -7,7 +7,8 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3..7] as extend.lua's (record a loss: "1", host, pid, cmd, fence)
--- ARGV[8..9] as extend.lua's (max_hold_ms, beat_ms: stored in the holder's details; "": leave it)
+-- ARGV[8..9] as extend.lua's (max_hold_ms, ms since the last heartbeat: stored in the holder's details
+--            as max_hold_ms and beat_ms, the server's time less that age; "": leave it)
 --
 -- Returns 1 when it still held (its lease now ends ttl from now), else 0 (and with ARGV[3] "1" a
 -- "lost" entry: expired, or forced).
@@ -29,7 +30,7 @@ redis.call('ZADD', HX, now + tonumber(ARGV[2]), ARGV[1])
 if (ARGV[8] and ARGV[8] ~= '') or (ARGV[9] and ARGV[9] ~= '') then
   local details = decoded(redis.call('HGET', L, 'h:' .. ARGV[1]))
   if ARGV[8] ~= '' then details.max_hold_ms = ARGV[8] end
-  if ARGV[9] ~= '' then details.beat_ms = ARGV[9] end
+  if tonumber(ARGV[9]) then details.beat_ms = tostring(now - math.max(0, tonumber(ARGV[9]))) end
   redis.call('HSET', L, 'h:' .. ARGV[1], cjson.encode(details))
 end
 settle_holders(L, HX, now)

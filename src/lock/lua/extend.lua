@@ -11,7 +11,8 @@
 -- ARGV[6]  cmd       |
 -- ARGV[7]  fence    /
 -- ARGV[8]  --max-hold ms of the job, stored as the hash's max_hold_ms ("": leave it)
--- ARGV[9]  wall-clock ms of the job's last heartbeat, stored as beat_ms ("": leave it)
+-- ARGV[9]  ms since the job's last heartbeat (on the holder's monotonic clock; "": leave beat_ms):
+--          beat_ms is stored as the server's time (TIME) less this, so a holder's wrong clock never shows
 --
 -- Returns 1 when the owner matched and the lease was renewed, else 0 (and, with ARGV[3] "1", a
 -- "lost" entry says why: expired, forced (`release --force` closed it) or taken).
@@ -22,7 +23,12 @@ local owner = redis.call('HGET', KEYS[1], 'owner')
 if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'max_hold_ms', ARGV[8]) end
-  if ARGV[9] and ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'beat_ms', ARGV[9]) end
+  local age = tonumber(ARGV[9])
+  if age then
+    local t = redis.call('TIME')
+    local beat = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - math.max(0, age)
+    redis.call('HSET', KEYS[1], 'beat_ms', tostring(beat))
+  end
   return 1
 end
 if ARGV[3] == '1' then

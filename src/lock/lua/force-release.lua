@@ -9,17 +9,17 @@
 -- KEYS[6]  QD, waiters' details
 -- KEYS[7]  history stream
 -- ARGV[1]  "now" to delete at once, else "close"
--- ARGV[2]  the time in ms (`forced_ms`)
--- ARGV[3]  a slot number to remove only that holder of --slots, "" for every holder
--- ARGV[4]  wake channel prefix
--- ARGV[5]  host of who forces it  \ each removed holder gets a "forced" entry
--- ARGV[6]  pid of who forces it   /
--- ARGV[7]  the place lease ms waiters renew (a place whose lease ends further ahead is not a live
+-- ARGV[2]  a slot number to remove only that holder of --slots, "" for every holder
+-- ARGV[3]  wake channel prefix
+-- ARGV[4]  host of who forces it  \ each removed holder gets a "forced" entry
+-- ARGV[5]  pid of who forces it   /
+-- ARGV[6]  the place lease ms waiters renew (a place whose lease ends further ahead is not a live
 --          waiter's: dropped from the line, as are the places prune_line drops)
 --
 -- Returns {ms the key stays closed (0: deleted, or nothing to release), flat HGETALL of the
 -- exclusive holder as it was (empty if none), the removed holders of --slots/--shared as their
--- details JSON}.
+-- details JSON, the server's time in ms (what the holders' ages count to)}.
+-- A closed hold's `forced_ms` is the server's time.
 -- "close" keeps each removed hold closed to new holders until its lease runs out: an exclusive
 -- hash's `owner` becomes "" (no token matches it, so that holder's next renewal is refused and
 -- its dlock stops its command); a --slots/--shared holder is renamed "!<owner>" (its slot stays
@@ -31,30 +31,30 @@ if refused then return refused end
 local L, R, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local function woken()
   redis.call('PUBLISH', R, 'force')
-  if redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
+  if redis.call('EXISTS', Q) == 1 then wake(ARGV[3], entrants(L, HX, Q, QD)) end
 end
 -- The line too: places that are not a live waiter's (see prune_line, and any lease further ahead
 -- than a waiter renews it) are dropped, and whoever may now enter is told.
 local now = clock()
 local dropped = prune_line(Q, QX, QD, now)
-local ahead = redis.call('ZRANGEBYSCORE', QX, '(' .. string.format('%d', now + (tonumber(ARGV[7]) or 5000)), '+inf')
+local ahead = redis.call('ZRANGEBYSCORE', QX, '(' .. string.format('%d', now + (tonumber(ARGV[6]) or 5000)), '+inf')
 for _, w in ipairs(ahead) do drop_waiter(Q, QX, QD, w) end
-if dropped + #ahead > 0 and redis.call('EXISTS', Q) == 1 then wake(ARGV[4], entrants(L, HX, Q, QD)) end
+if dropped + #ahead > 0 and redis.call('EXISTS', Q) == 1 then wake(ARGV[3], entrants(L, HX, Q, QD)) end
 if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') == 1 then
   local holder = redis.call('HGETALL', L)
   local pttl = redis.call('PTTL', L)
-  if #holder == 0 then return {0, holder, {}} end
+  if #holder == 0 then return {0, holder, {}, now} end
   local h = {}
   for i = 1, #holder, 2 do h[holder[i]] = holder[i + 1] end
   record(KEYS[7], 'forced', 'host', h.host or '', 'pid', h.pid or '', 'cmd', h.cmd or '', 'fence', h.fence or '',
-    'slot', '-1', 'by_host', ARGV[5], 'by_pid', ARGV[6], 'now', tostring(ARGV[1] == 'now'))
+    'slot', '-1', 'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
   if ARGV[1] ~= 'now' and pttl > 0 then
-    redis.call('HSET', L, 'owner', '', 'forced_ms', ARGV[2])
-    return {pttl, holder, {}}
+    redis.call('HSET', L, 'owner', '', 'forced_ms', tostring(now))
+    return {pttl, holder, {}, now}
   end
   redis.call('DEL', L)
   woken()
-  return {0, holder, {}}
+  return {0, holder, {}, now}
 end
 prune_holders(L, HX, now)
 local scored = redis.call('ZRANGE', HX, 0, -1, 'WITHSCORES')
@@ -63,14 +63,14 @@ for i = 1, #scored, 2 do
   local owner, ends = scored[i], tonumber(scored[i + 1])
   local raw = redis.call('HGET', L, 'h:' .. owner)
   local h = decoded(raw)
-  if string.sub(owner, 1, 1) ~= '!' and (ARGV[3] == '' or tostring(h.slot) == ARGV[3]) then
+  if string.sub(owner, 1, 1) ~= '!' and (ARGV[2] == '' or tostring(h.slot) == ARGV[2]) then
     list[#list + 1] = raw or '{}'
     record(KEYS[7], 'forced', 'host', tostring(h.host or ''), 'pid', tostring(h.pid or ''),
       'cmd', tostring(h.cmd or ''), 'fence', tostring(h.fence or ''), 'slot', tostring(h.slot or '-1'),
-      'by_host', ARGV[5], 'by_pid', ARGV[6], 'now', tostring(ARGV[1] == 'now'))
+      'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
     drop_holder(L, HX, owner)
     if ARGV[1] ~= 'now' then
-      h.forced_ms = ARGV[2]
+      h.forced_ms = tostring(now)
       redis.call('HSET', L, 'h:!' .. owner, cjson.encode(h))
       if h.slot ~= nil and tostring(h.slot) ~= '-1' then
         redis.call('HSET', L, 's:' .. tostring(h.slot), '!' .. owner)
@@ -82,4 +82,4 @@ for i = 1, #scored, 2 do
 end
 settle_holders(L, HX, now)
 if ARGV[1] == 'now' and #list > 0 then woken() end
-return {closed, {}, list}
+return {closed, {}, list, now}

@@ -11,7 +11,8 @@
 -- ARGV[4]  host
 -- ARGV[5]  pid
 -- ARGV[6]  cmd
--- ARGV[7]  since ms
+-- ARGV[7]  ms the lock has been held (on the holder's monotonic clock): the hash's `since_ms` is the
+--          server's time (TIME) less this, so a holder's wrong clock never shows in status
 -- ARGV[8]  the lease length (the hash's `ttl_ms`)
 --
 -- Returns 1 when the lock is ours there now (re-created, or it already was), 0 when the key
@@ -31,8 +32,11 @@ local current = redis.call('GET', KEYS[2]) or '0'
 if #current < #ARGV[3] or (#current == #ARGV[3] and current < ARGV[3]) then
   redis.call('SET', KEYS[2], ARGV[3])
 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local since = tostring(now - math.max(0, tonumber(ARGV[7]) or 0))
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', ARGV[3], 'host', ARGV[4], 'pid', ARGV[5],
-  'cmd', ARGV[6], 'since_ms', ARGV[7], 'ttl_ms', ARGV[8])
+  'cmd', ARGV[6], 'since_ms', since, 'ttl_ms', ARGV[8])
 local expired = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
 if type(expired) == 'table' and expired.err then
   redis.pcall('DEL', KEYS[1])
