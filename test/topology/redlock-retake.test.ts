@@ -52,7 +52,8 @@ test('three of five instances restarted empty one at a time: each is re-taken, t
 
   for (const i of [0, 1, 2]) {
     await servers[i].restart();
-    expect(await clients[i].exists(lock).catch(() => 0)).toBe(0);
+    // Not checked empty here: a renewal can re-take it before this test's client has reconnected.
+    // The 'retaken' events checked below say each came back empty and was taken again.
     // Back with our owner before the next one goes (at most a renewal or two later).
     await waitUntil(`instance ${i} re-taken`, async () => (await owner(i, lock)) === token, { timeoutMs: 5 * TTL_MS });
     const counter = await clients[i].get(`${lock}:fence`);
