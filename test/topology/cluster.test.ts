@@ -150,7 +150,8 @@ describe('a 3-master cluster with a password', () => {
 
   test('status lists the locks held on every master; release --force frees each, whoever holds it', async () => {
     const dirs = keys.map(() => tempDir());
-    const holders = keys.map((key, i) => hold(key, { redis: url, dir: dirs[i], flags: ['-t', '1s'] }));
+    // 5s leases: the last holder must still hold after five dlock starts (each up to ~1.5s on a loaded machine).
+    const holders = keys.map((key, i) => hold(key, { redis: url, dir: dirs[i], flags: ['-t', '5s'] }));
     await Promise.all(holders.map((h) => h.waitFor('"event":"acquired"')));
 
     const list = await dlock(['status', '--redis', url, '--json']);
@@ -196,7 +197,8 @@ describe('a 3-master cluster with a password', () => {
     const key = 'moving';
     const lock = `dlock:{${key}}`;
     const dir = tempDir();
-    const holder = hold(key, { redis: url, dir, flags: ['-t', '1s'] });
+    // A 3s lease: a renewal during the move may wait a third of it (not 333ms) on a loaded machine.
+    const holder = hold(key, { redis: url, dir, flags: ['-t', '3s'] });
     await holder.waitFor('"event":"acquired"');
     const fence = (await childEnv(dir)).DLOCK_FENCING_TOKEN;
     const from = await cluster.primaryOf(lock);
@@ -223,7 +225,8 @@ describe('a 3-master cluster with a password', () => {
   test('--slots 2: the slot moves to another master while two holders hold it; each renews there, keeping its slot', async () => {
     const key = 'moving-slots';
     const lock = `dlock:{${key}}`;
-    const holders = [0, 1].map(() => hold(key, { redis: url, flags: ['-t', '1s', '--slots', '2'] }));
+    // 3s leases, as above: no renewal may fail during the move, even on a loaded machine.
+    const holders = [0, 1].map(() => hold(key, { redis: url, flags: ['-t', '3s', '--slots', '2'] }));
     const children = await Promise.all(holders.map((holder) => holder.child()));
     expect(children.map(({ env }) => env.DLOCK_SLOT).sort()).toEqual(['0', '1']);
     const from = await cluster.primaryOf(lock);

@@ -205,7 +205,8 @@ describe('one topology: primary, replica, sentinel, all with passwords', () => {
     expect(await replica.get('dlock:{job}:fence')).toBe('1');
 
     const dir = tempDir();
-    const holder = hold('job', { redis: url, dir, flags: ['-t', '1s'], env });
+    // A 5s lease: the holder must still hold after three dlock starts (each up to ~1.5s on a loaded machine).
+    const holder = hold('job', { redis: url, dir, flags: ['-t', '5s'], env });
     await holder.waitFor('"event":"acquired"');
     expect((await childEnv(dir)).DLOCK_FENCING_TOKEN).toBe('2');
     const status = await dlock(['status', '--redis', url, '--json', 'job'], { env });
