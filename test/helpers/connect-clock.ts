@@ -11,19 +11,19 @@ export class ConnectClock {
   readonly connectedAt: number[] = [];
   private readonly sockets = new Set<Socket>();
 
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    /** The port it listens on (known after `close` too). */
+    readonly port: number,
+  ) {}
 
   /** Listen on a free 127.0.0.1 port and forward every connection to `targetPort` there. */
   static async start(targetPort: number): Promise<ConnectClock> {
     const server = createServer();
-    const clock = new ConnectClock(server);
-    server.on('connection', (client) => clock.forward(client, targetPort));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const clock = new ConnectClock(server, (server.address() as { port: number }).port);
+    server.on('connection', (client) => clock.forward(client, targetPort));
     return clock;
-  }
-
-  get port(): number {
-    return (this.server.address() as { port: number }).port;
   }
 
   /** The first connection's time; fails when there was none. */
