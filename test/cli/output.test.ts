@@ -123,7 +123,9 @@ describe('a closed or broken stdout/stderr never changes what happens to the loc
 
   test('a lock lost while stderr is broken still stops the command: 76, and the command is gone', async () => {
     const dir = tempDir();
-    const child = withBrokenPipe(['run', '-v', '--redis', redis.url, '-t', '600ms', 'closed-lost', '--', HOLD, dir]);
+    // 3s, not 600ms: a lease that short gives up by itself when a loaded machine stalls dlock for
+    // ~150ms, and may then SIGKILL at once (no SIGTERM), unlike the loss of a removed key.
+    const child = withBrokenPipe(['run', '-v', '--redis', redis.url, '-t', '3s', 'closed-lost', '--', HOLD, dir]);
     const exited = new Promise((resolve) => child.on('exit', resolve));
     const pid = await childPid(dir);
     await redis.client().del('dlock:{closed-lost}');
