@@ -256,6 +256,8 @@ describe('a 3-master cluster with a password', () => {
 
   test('--sync-replicas WAITs on the master serving the lock: with a replica it passes, without one it is 69', async () => {
     // keys[0] is served by the master with a replica, keys[1] and keys[2] by masters without.
+    // --connect-timeout 1s (also the WAIT's bound): at 300ms a loaded machine could miss the
+    // connection to a node itself, 69 for another reason.
     for (let round = 0; round < 2; round++) {
       const ok = await dlock([
         'run',
@@ -264,7 +266,7 @@ describe('a 3-master cluster with a password', () => {
         '--sync-replicas',
         '1',
         '--connect-timeout',
-        '300ms',
+        '1s',
         keys[0],
         '--',
         'true',
@@ -279,7 +281,7 @@ describe('a 3-master cluster with a password', () => {
           '--sync-replicas',
           '1',
           '--connect-timeout',
-          '300ms',
+          '1s',
           key,
           '--',
           'touch',
@@ -288,7 +290,7 @@ describe('a 3-master cluster with a password', () => {
         expectOneError(
           short,
           69,
-          /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 300ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/,
+          /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 1000ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/,
         );
         expect(existsSync(join(dir, 'ran'))).toBe(false);
         expect(await cluster.client(await cluster.primaryOf(`dlock:{${key}}`)).exists(`dlock:{${key}}`)).toBe(0);
