@@ -26,7 +26,8 @@ test('a scripted scenario: every event in order, with its fields', async () => {
   expect((await run(key, '--', 'true')).code).toBe(0);
   expect((await run(key, '--', 'sh', '-c', 'exit 3')).code).toBe(3);
 
-  const holder = hold(key, { redis: redis.url, flags: ['-t', '1s'] });
+  // A 3s lease: the holder must keep renewing through three dlock starts on a loaded machine.
+  const holder = hold(key, { redis: redis.url, flags: ['-t', '3s'] });
   const { pid: childPid } = await holder.child();
   expect((await run('-n', key, '--', 'true')).code).toBe(75);
   expect((await run('--wait', '300ms', key, '--', 'true')).code).toBe(75);

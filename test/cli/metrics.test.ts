@@ -48,7 +48,9 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   const run = (...args: string[]) => dlock(['run', '--redis', redis.url, ...args]);
   expect((await run(key, '--', 'true')).code).toBe(0);
   expect((await run(key, '--', 'sh', '-c', 'exit 3')).code).toBe(3);
-  const holder = hold(key, { redis: redis.url, flags: ['-t', '2s'] });
+  // A 4s lease: the holder must keep renewing through six dlock starts on a loaded machine (a loss
+  // by expiry would change the counts below).
+  const holder = hold(key, { redis: redis.url, flags: ['-t', '4s'] });
   await holder.child();
   expect((await run('-n', key, '--', 'true')).code).toBe(75);
   const waiter = runIn(redis.url, key, [], ['true']);
@@ -74,7 +76,7 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   expect((await waiter.result).code).toBe(143);
   expect((await dlock(['release', '--redis', redis.url, '--force', key])).code).toBe(0);
   expect((await holder.result).code).toBe(76);
-  // release --force keeps the removed hold closed until its lease (-t 2s) runs out.
+  // release --force keeps the removed hold closed until its lease (-t 4s) runs out.
   await waitUntil(`${key} to be free`, async () => (await dlock(['status', '--redis', redis.url, key])).code === 1, {
     everyMs: 100,
   });

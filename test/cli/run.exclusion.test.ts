@@ -65,7 +65,8 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
 
   // A holder SIGKILLed: nobody releases; the next holder gets the lock once the key expired.
   const killedDir = tempDir();
-  const killed = hold(key, { redis: redis.url, dir: killedDir, flags: ['-t', '500ms'] });
+  // 2s, not 500ms: a lease that short could run out by itself when a loaded machine stalls dlock, before the SIGKILL.
+  const killed = hold(key, { redis: redis.url, dir: killedDir, flags: ['-t', '2s'] });
   const killedPid = await childPid(killedDir);
   fences.push(BigInt((await childEnv(killedDir)).DLOCK_FENCING_TOKEN));
   killed.process.kill('SIGKILL');
@@ -88,7 +89,8 @@ test('fencing tokens strictly increase across holders, also after an expiry and 
 
   // A holder whose lock an operator breaks with release --force.
   const brokenDir = tempDir();
-  const broken = hold(key, { redis: redis.url, dir: brokenDir, flags: ['-t', '600ms'] }); // short: it notices at its next renewal
+  // 3s: it notices at its next renewal (1s), and still holds when the release's dlock has started on a loaded machine.
+  const broken = hold(key, { redis: redis.url, dir: brokenDir, flags: ['-t', '3s'] });
   await childPid(brokenDir);
   fences.push(BigInt((await childEnv(brokenDir)).DLOCK_FENCING_TOKEN));
   const release = await dlock(['release', '--force', '--redis', redis.url, key]);

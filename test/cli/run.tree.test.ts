@@ -68,7 +68,9 @@ test('SIGTERM to dlock: the command and both background sleeps are gone, then th
 
 test('the lock lost (its key deleted): every sleep is stopped with the command: 76', async () => {
   const arg = sleepArg();
-  const dlock = run('tree-lost', ['-t', '1500ms'], `sleep ${arg} & sleep ${arg} & wait`);
+  // 3s: the lease must outlast starting sh and two sleeps on a loaded machine (a 1.5s one renews
+  // with ~330ms to spare; a loss by expiry would add a SIGKILL to the signals checked).
+  const dlock = run('tree-lost', ['-t', '3s'], `sleep ${arg} & sleep ${arg} & wait`);
   await started(arg, 2);
   await redis.client().del('dlock:{tree-lost}');
   const result = await dlock.result;
@@ -80,7 +82,7 @@ test('the lock lost (its key deleted): every sleep is stopped with the command: 
 
 test('--on-lost kill: SIGKILL reaches every process of the command', async () => {
   const arg = sleepArg();
-  const dlock = run('tree-lost-kill', ['-t', '1500ms', '--on-lost', 'kill'], `sleep ${arg} & sleep ${arg} & wait`);
+  const dlock = run('tree-lost-kill', ['-t', '3s', '--on-lost', 'kill'], `sleep ${arg} & sleep ${arg} & wait`);
   await started(arg, 2);
   await redis.client().del('dlock:{tree-lost-kill}');
   const result = await dlock.result;

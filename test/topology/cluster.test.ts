@@ -22,6 +22,7 @@ import {
 } from '../fixtures/observe.js';
 import { cleanEnv, dlock as runDlock, type Result } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
+import { ConnectClock } from '../helpers/connect-clock.js';
 import { freePort, RedisServer } from '../../support/redis-server.mjs';
 import { waitForMoreEvents } from '../helpers/redlock.js';
 import { ClusterTopology } from '../helpers/topology.js';
@@ -150,7 +151,8 @@ describe('a 3-master cluster with a password', () => {
 
   test('status lists the locks held on every master; release --force frees each, whoever holds it', async () => {
     const dirs = keys.map(() => tempDir());
-    const holders = keys.map((key, i) => hold(key, { redis: url, dir: dirs[i], flags: ['-t', '1s'] }));
+    // 5s leases: the last holder must still hold after five dlock starts (each up to ~1.5s on a loaded machine).
+    const holders = keys.map((key, i) => hold(key, { redis: url, dir: dirs[i], flags: ['-t', '5s'] }));
     await Promise.all(holders.map((h) => h.waitFor('"event":"acquired"')));
 
     const list = await dlock(['status', '--redis', url, '--json']);
@@ -196,7 +198,8 @@ describe('a 3-master cluster with a password', () => {
     const key = 'moving';
     const lock = `dlock:{${key}}`;
     const dir = tempDir();
-    const holder = hold(key, { redis: url, dir, flags: ['-t', '1s'] });
+    // A 3s lease: a renewal during the move may wait a third of it (not 333ms) on a loaded machine.
+    const holder = hold(key, { redis: url, dir, flags: ['-t', '3s'] });
     await holder.waitFor('"event":"acquired"');
     const fence = (await childEnv(dir)).DLOCK_FENCING_TOKEN;
     const from = await cluster.primaryOf(lock);
@@ -223,7 +226,8 @@ describe('a 3-master cluster with a password', () => {
   test('--slots 2: the slot moves to another master while two holders hold it; each renews there, keeping its slot', async () => {
     const key = 'moving-slots';
     const lock = `dlock:{${key}}`;
-    const holders = [0, 1].map(() => hold(key, { redis: url, flags: ['-t', '1s', '--slots', '2'] }));
+    // 3s leases, as above: no renewal may fail during the move, even on a loaded machine.
+    const holders = [0, 1].map(() => hold(key, { redis: url, flags: ['-t', '3s', '--slots', '2'] }));
     const children = await Promise.all(holders.map((holder) => holder.child()));
     expect(children.map(({ env }) => env.DLOCK_SLOT).sort()).toEqual(['0', '1']);
     const from = await cluster.primaryOf(lock);
@@ -252,6 +256,8 @@ describe('a 3-master cluster with a password', () => {
 
   test('--sync-replicas WAITs on the master serving the lock: with a replica it passes, without one it is 69', async () => {
     // keys[0] is served by the master with a replica, keys[1] and keys[2] by masters without.
+    // --connect-timeout 1s (also the WAIT's bound): at 300ms a loaded machine could miss the
+    // connection to a node itself, 69 for another reason.
     for (let round = 0; round < 2; round++) {
       const ok = await dlock([
         'run',
@@ -260,7 +266,7 @@ describe('a 3-master cluster with a password', () => {
         '--sync-replicas',
         '1',
         '--connect-timeout',
-        '300ms',
+        '1s',
         keys[0],
         '--',
         'true',
@@ -275,7 +281,7 @@ describe('a 3-master cluster with a password', () => {
           '--sync-replicas',
           '1',
           '--connect-timeout',
-          '300ms',
+          '1s',
           key,
           '--',
           'touch',
@@ -284,7 +290,7 @@ describe('a 3-master cluster with a password', () => {
         expectOneError(
           short,
           69,
-          /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 300ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/,
+          /^dlock: --sync-replicas 1: too few replicas acknowledged the lock within 1000ms \(redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: 0 of 1\); released it without running the command$/,
         );
         expect(existsSync(join(dir, 'ran'))).toBe(false);
         expect(await cluster.client(await cluster.primaryOf(`dlock:{${key}}`)).exists(`dlock:{${key}}`)).toBe(0);
@@ -348,19 +354,23 @@ describe('a 3-master cluster with a password', () => {
     );
 
     cluster.primaries[0].pause();
+    // The seed reached through a forwarder that notes when dlock connected, after its start-up.
+    const clock = await ConnectClock.start(cluster.primaries[0].port);
     try {
-      const started = Date.now();
-      const hung = await dlock(['run', '--redis', url, '--connect-timeout', '600ms', 'k', '--', 'true']);
-      const elapsed = Date.now() - started;
+      const seed = url.replace(`127.0.0.1:${cluster.primaries[0].port}`, `127.0.0.1:${clock.port}`);
+      const hung = await dlock(['run', '--redis', seed, '--connect-timeout', '600ms', 'k', '--', 'true']);
+      const elapsed = Date.now() - clock.firstMs;
       expectOneError(
         hung,
         69,
         /^dlock: cannot reach redis\+cluster:\/\/:\*\*\*@127\.0\.0\.1:\d+: timed out after 600ms$/,
       );
-      console.log(`seed SIGSTOPped, --connect-timeout 600ms: 69 after ${elapsed}ms`);
+      console.log(`seed SIGSTOPped, --connect-timeout 600ms: 69 ${elapsed}ms after connecting`);
+      // From the connection on: dlock's start-up (up to ~1.5s on a loaded machine) is left out.
       expect(elapsed).toBeLessThan(3_000);
     } finally {
       cluster.primaries[0].resume();
+      await clock.close();
     }
   });
 

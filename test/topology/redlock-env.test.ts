@@ -45,7 +45,9 @@ const shown = (server: RedisServer) => `redis://:***@127.0.0.1:${server.port}`;
 test('a comma-separated DLOCK_REDIS_URL is the same Redlock as repeated --redis', async () => {
   const key = 'from-env';
   const dir = tempDir();
-  const holder = spawnDlock(['run', '-t', '1s', '--log-format', 'json', key, '--', HOLD, dir], { env });
+  // 4s leases: the holder must keep its lock through four dlock starts, then with 1 of 3 down
+  // (both others answering each renewal within a tenth of the TTL) on a loaded machine.
+  const holder = spawnDlock(['run', '-t', '4s', '--log-format', 'json', key, '--', HOLD, dir], { env });
   await holder.waitFor('"event":"acquired"');
   const { DLOCK_TOKEN: owner } = await childEnv(dir);
   expect(await Promise.all(clients.map((client) => client.hget(`dlock:{${key}}`, 'owner')))).toEqual([
@@ -71,7 +73,7 @@ test('a comma-separated DLOCK_REDIS_URL is the same Redlock as repeated --redis'
   writeFileSync(join(dir, 'stop'), '');
   expect((await holder.result).code).toBe(0);
   expect(
-    await dlock(['run', '-t', '1s', key, '--', 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"'], { env }),
+    await dlock(['run', '-t', '4s', key, '--', 'sh', '-c', 'printf %s "$DLOCK_FENCING_TOKEN"'], { env }),
   ).toMatchObject({ code: 0, stdout: '2' });
 });
 
@@ -80,9 +82,10 @@ test('with 2 of 3 failing: 69 naming each and why, passwords masked, the same fr
   const wrong = [urls[0], urls[1].replace(PASSWORD, 'wrong-pass'), urls[2]];
   const dir = tempDir();
   const ran = join(dir, 'ran');
+  // A 4s TTL: the one good instance gets 400ms to answer (a tenth of the TTL), enough on a loaded machine.
   const results = [
-    await dlock(['run', '-t', '1s', 'k', '--', 'touch', ran], { env: cleanEnv({ DLOCK_REDIS_URL: wrong.join(',') }) }),
-    await dlock(['run', ...wrong.flatMap((url) => ['--redis', url]), '-t', '1s', 'k', '--', 'touch', ran]),
+    await dlock(['run', '-t', '4s', 'k', '--', 'touch', ran], { env: cleanEnv({ DLOCK_REDIS_URL: wrong.join(',') }) }),
+    await dlock(['run', ...wrong.flatMap((url) => ['--redis', url]), '-t', '4s', 'k', '--', 'touch', ran]),
   ];
   for (const result of results) {
     expect(result.code, result.stderr).toBe(69);

@@ -96,13 +96,15 @@ describe.each<Fault>(['stop', 'pause'])('instances down (%s)', (fault) => {
     await fail(servers[1], fault);
     await fail(servers[3], fault);
     const dir = tempDir();
-    const holder = spawnDlock(['run', ...flags, '-t', '1s', '--log-format', 'json', key, '--', HOLD, dir]);
+    // 4s leases: with 2 of 5 down every renewal and acquire needs all 3 others, each within a tenth
+    // of the TTL; at 1s (100ms each) a loaded machine could miss that while dlock starts.
+    const holder = spawnDlock(['run', ...flags, '-t', '4s', '--log-format', 'json', key, '--', HOLD, dir]);
     await holder.waitFor('"event":"acquired"');
 
     const env = await childEnv(dir);
     expect(await holdersOf(key, [0, 2, 4])).toEqual([env.DLOCK_TOKEN, env.DLOCK_TOKEN, env.DLOCK_TOKEN]);
     expect(env.DLOCK_FENCING_TOKEN).toBe('1');
-    const busy = await dlock(['run', ...flags, '-n', '-t', '1s', key, '--', 'true']);
+    const busy = await dlock(['run', ...flags, '-n', '-t', '4s', key, '--', 'true']);
     expect(busy.code, busy.stderr).toBe(75);
     expect(busy.stderr).toMatch(new RegExp(`^dlock: ${key} is busy \\(held by \\S+ pid ${holder.process.pid}`));
 
@@ -119,11 +121,12 @@ describe.each<Fault>(['stop', 'pause'])('instances down (%s)', (fault) => {
     const key = `three-down-${fault}`;
     for (const i of [0, 2, 3]) await fail(servers[i], fault);
     const dir = tempDir();
+    // A 4s TTL: each instance gets the whole 300ms (a tenth of 1s would let a slow live one fail too).
     const result = await dlock([
       'run',
       ...flags,
       '-t',
-      '1s',
+      '4s',
       '--connect-timeout',
       '300ms',
       key,
@@ -152,19 +155,21 @@ test('a nested dlock run on the same key and instances runs under the lock it ho
     ...flags,
     '-n',
     '-t',
-    '1s',
+    '4s',
     'nested',
     '--',
     'sh',
     '-c',
     'printf "%s %s;" "$DLOCK_KEY" "$DLOCK_FENCING_TOKEN"',
   ];
-  const outer = await dlock(['run', ...flags, '-t', '1s', 'nested', '--', ...inner]);
+  // 4s leases: the outer lock (with 2 of 5 down, renewed by all 3 others within a tenth of the TTL
+  // each) must outlast the inner dlock's start on a loaded machine.
+  const outer = await dlock(['run', ...flags, '-t', '4s', 'nested', '--', ...inner]);
   expect(outer).toMatchObject({ code: 0, stdout: 'nested 1;' });
 
   await fail(servers[0], 'stop');
   await fail(servers[3], 'pause');
-  const degraded = await dlock(['run', ...flags, '-t', '1s', 'nested', '--', ...inner]);
+  const degraded = await dlock(['run', ...flags, '-t', '4s', 'nested', '--', ...inner]);
   expect(degraded).toMatchObject({ code: 0, stdout: 'nested 2;' });
 });
 
@@ -183,15 +188,16 @@ test('busy (a majority held by another dlock) is 75, never 69, until too few ins
   // Two instances gone: the holder keeps its majority, a contender is still just busy.
   await fail(servers[0], 'stop');
   await fail(servers[4], 'pause');
-  const stillBusy = await dlock(['run', ...flags, '-n', '-t', '1s', key, '--', 'true']);
+  // Contenders at 4s too: with 2 of 5 down, a tenth of a 1s TTL per instance could let a slow live one fail (69).
+  const stillBusy = await dlock(['run', ...flags, '-n', '-t', '4s', key, '--', 'true']);
   expect(stillBusy.code, stillBusy.stderr).toBe(75);
-  const waited = await dlock(['run', ...flags, '-w', '300ms', '-t', '1s', key, '--', 'true']);
+  const waited = await dlock(['run', ...flags, '-w', '300ms', '-t', '4s', key, '--', 'true']);
   expect(waited.code, waited.stderr).toBe(75);
   expect(waited.stderr).toMatch(/busy .*not acquired within 300ms/);
 
   // A third one gone: nobody can know any more; that is 69, and the holder loses the lock.
   await fail(servers[2], 'stop');
-  const unavailable = await dlock(['run', ...flags, '-n', '-t', '1s', '--connect-timeout', '300ms', key, '--', 'true']);
+  const unavailable = await dlock(['run', ...flags, '-n', '-t', '4s', '--connect-timeout', '300ms', key, '--', 'true']);
   expect(unavailable.code, unavailable.stderr).toBe(69);
   expect(unavailable.stderr).toMatch(/^dlock: no quorum: 3 of 5 Redis instances needed, 3 failed/);
   const lost = await holder.result;
@@ -203,7 +209,7 @@ describe('no partial lock is left behind by a failed attempt', () => {
     const key = 'split';
     for (const i of [0, 1]) await holdForeign(i, key);
     await fail(servers[2], 'stop');
-    const result = await dlock(['run', ...flags, '-n', '-t', '1s', key, '--', 'true']);
+    const result = await dlock(['run', ...flags, '-n', '-t', '4s', key, '--', 'true']);
     expect(result.code, result.stderr).toBe(75);
 
     // Round 1 did acquire instances 3 and 4 (their counters moved), and both were released.
@@ -284,7 +290,8 @@ describe('status across instances', () => {
   test('shows the holder on each instance and that a majority agrees (exit 0), text and --json', async () => {
     const key = 'shown';
     const dir = tempDir();
-    const holder = spawnDlock(['run', ...flags, '-t', '2s', '--log-format', 'json', key, '--', HOLD, dir]);
+    // A 4s lease: with 2 of 5 down later, it must stay renewed by all 3 others through four dlock starts.
+    const holder = spawnDlock(['run', ...flags, '-t', '4s', '--log-format', 'json', key, '--', HOLD, dir]);
     await holder.waitFor('"event":"acquired"');
     const pid = holder.process.pid!;
 
@@ -364,7 +371,7 @@ describe('status across instances', () => {
   });
   test('without a key, lists only the locks a majority holds', async () => {
     const dir = tempDir();
-    const holder = spawnDlock(['run', ...flags, '-t', '2s', '--log-format', 'json', 'listed', '--', HOLD, dir]);
+    const holder = spawnDlock(['run', ...flags, '-t', '4s', '--log-format', 'json', 'listed', '--', HOLD, dir]);
     await holder.waitFor('"event":"acquired"');
     for (const i of [0, 1]) await holdForeign(i, 'partial');
 
@@ -385,7 +392,8 @@ describe('status across instances', () => {
 test('release --force --now removes the lock from every instance; the holder then loses it (76)', async () => {
   const key = 'forced';
   const dir = tempDir();
-  const holder = spawnDlock(['run', ...flags, '-t', '1s', '--log-format', 'json', key, '--', HOLD, dir]);
+  // A 4s lease: the holder must still hold when the release's dlock has started on a loaded machine.
+  const holder = spawnDlock(['run', ...flags, '-t', '4s', '--log-format', 'json', key, '--', HOLD, dir]);
   await holder.waitFor('"event":"acquired"');
   const pid = await childPid(dir);
 
