@@ -46,10 +46,9 @@ export async function release(
       return 1;
     }
     for (const holder of removed) {
-      const what =
-        holder.owner === ''
-          ? describeHolder(holder, undefined, serverNow(holder.clock))
-          : `released the lock ${describeHolder(holder, undefined, serverNow(holder.clock))}${holder.cmd ? ` (command: ${printable(holder.cmd)})` : ''}`;
+      const held = describeHolder(holder, undefined, serverNow(holder.clock));
+      const command = holder.cmd ? ` (command: ${printable(holder.cmd)})` : '';
+      const what = holder.owner === '' ? held : `released the lock ${held}${command}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;
       out.write(`${text}\n`);
       log.event(
