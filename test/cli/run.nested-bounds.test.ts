@@ -190,9 +190,11 @@ test('a nested dlock sent SIGTERM stops its whole command, SIGKILL after its --k
   const dir = tempDir();
   const mark = marker();
   // The command ignores SIGTERM, and so do the sleeps it starts; $PPID is the nested dlock.
+  // "ready" is written by the shell itself after mv has exited and been reaped, so the group
+  // holds exactly the shell and the two sleeps when the test signals.
   const command =
     `trap "" TERM; sleep ${mark} & sleep ${mark} & ` +
-    `echo $PPID > "$T/dlock.tmp"; mv "$T/dlock.tmp" "$T/dlock"; wait`;
+    `echo $PPID > "$T/dlock.tmp"; mv "$T/dlock.tmp" "$T/dlock"; : > "$T/ready"; wait`;
   const parent = outer(
     [],
     'nest-signal',
@@ -202,7 +204,8 @@ test('a nested dlock sent SIGTERM stops its whole command, SIGKILL after its --k
     `,
     dir,
   );
-  const nestedPid = Number((await waitForFile(join(dir, 'dlock'))).trim());
+  await waitForFile(join(dir, 'ready'));
+  const nestedPid = Number(readFileSync(join(dir, 'dlock'), 'utf8').trim());
   process.kill(nestedPid, 'SIGTERM');
   const result = await parent;
   expect(result.code, result.stderr).toBe(0);
