@@ -19,7 +19,6 @@ export type MonitorRole = 'run' | 'keeper' | 'foreground';
 
 /** Start telling `config`'s monitors about every lock event of this process, for `key`. */
 export function startMonitor(config: MonitorConfig, key: string, log: Logger, role: MonitorRole): void {
-  if (config.pingUrl !== undefined) setImmediate(() => void globalThis.fetch); // load it while Redis answers
   addEventSink(new Monitor(config, key, log, role));
 }
 

@@ -1,6 +1,10 @@
 // One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 429
 // or a 5xx, all within one deadline. A failed ping is one warning line, never an error of the job.
+// It uses node:http(s), not fetch: Node loads and starts fetch (undici) in tens of milliseconds of
+// CPU, paid by every `dlock run --ping` (docs/performance.md).
 
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { now, sleep } from '../clock.js';
 import type { Logger } from '../log.js';
 import { maskSecrets } from '../secrets.js';
@@ -20,21 +24,15 @@ export function pingUrl(base: string, suffix: string): string {
 /** POST `body` to `url`, giving up at `deadline` (a now() time); a failure is a warning on `log`. */
 export async function ping(url: string, body: object, deadline: number, log: Logger): Promise<void> {
   let failure = 'timed out';
-  const { target, authorization } = withoutCredentials(url);
+  const payload = JSON.stringify(body);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const leftMs = Math.floor(deadline - now());
     if (leftMs <= 0) break;
     try {
-      const response = await fetch(target, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...authorization },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(leftMs),
-      });
-      await response.body?.cancel().catch(() => {});
-      if (response.ok) return;
-      failure = `HTTP ${response.status}`;
-      if (response.status !== 429 && response.status < 500) break;
+      const status = await post(url, payload, leftMs);
+      if (status >= 200 && status < 300) return;
+      failure = `HTTP ${status}`;
+      if (status !== 429 && status < 500) break;
     } catch (error) {
       failure = reason(error);
     }
@@ -43,21 +41,42 @@ export async function ping(url: string, body: object, deadline: number, log: Log
   log.warn(maskSecrets(`ping ${url} failed: ${failure}`), { event: 'ping-failed', url: maskSecrets(url) });
 }
 
-/** fetch refuses a URL with user:password@: they go in an Authorization header (HTTP Basic) instead. */
-function withoutCredentials(text: string): { target: string; authorization: Record<string, string> } {
+/**
+ * One POST of `payload` to `text`: the status of the answer, given within `timeoutMs` (its body
+ * is drained, not waited for). Credentials in the URL (user:password@) go in an Authorization
+ * header (HTTP Basic), as curl sends them. No connection is kept for later: dlock exits after it.
+ */
+function post(text: string, payload: string, timeoutMs: number): Promise<number> {
   const url = new URL(text);
-  if (url.username === '' && url.password === '') return { target: text, authorization: {} };
-  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-  url.username = '';
-  url.password = '';
-  return { target: url.href, authorization: { authorization: `Basic ${Buffer.from(pair).toString('base64')}` } };
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  };
+  if (url.username !== '' || url.password !== '') {
+    const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+  const options: RequestOptions = { method: 'POST', headers, agent: false, signal: AbortSignal.timeout(timeoutMs) };
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, options, (response: IncomingMessage) => {
+      response.on('error', () => {});
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(payload);
+  });
 }
 
-/** Why fetch threw, in a few words: "connection refused", "timed out", or its cause's message. */
+/** Why a request failed, in a few words: "connection refused", "timed out", or the error's message. */
 function reason(error: unknown): string {
-  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
-  // Node's fetch names the system error in its cause, Bun's on the error itself.
-  if ((err.cause?.code ?? err.code) === 'ECONNREFUSED') return 'connection refused';
-  return (err.cause?.message ?? err.message ?? String(error)).split('\n')[0];
+  const err = error as { name?: string; code?: string; message?: string; cause?: { name?: string } };
+  if (err.name === 'TimeoutError' || err.name === 'AbortError' || err.cause?.name === 'TimeoutError') {
+    return 'timed out';
+  }
+  if (err.code === 'ECONNREFUSED') return 'connection refused';
+  return (err.message ?? String(error)).split('\n')[0];
 }

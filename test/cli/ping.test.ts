@@ -9,6 +9,8 @@ import { PingServer, type PingBehaviour } from '../helpers/ping-server.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { childPid, events, hold, onlyEvent, tempDir } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
+import { makePki, type Pki } from '../helpers/tls.js';
+import { readFileSync } from 'node:fs';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
@@ -135,6 +137,58 @@ describe('a monitor that hangs or is down', () => {
     const result = await run('ping-slow', ['--ping', server.url()], ['true']);
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(server.paths()).toEqual(['/start', '']);
+  });
+});
+
+describe('how a ping is sent', () => {
+  test('credentials in the URL go as HTTP Basic authorization, not in the request', async () => {
+    const server = await pingServer();
+    const url = server.url('auth').replace('http://', 'http://monitor:s%40cret@');
+    const result = await run('ping-auth', ['--ping', url], ['true']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(server.paths('auth')).toEqual(['/start', '']);
+    const basic = `Basic ${Buffer.from('monitor:s@cret').toString('base64')}`;
+    expect(server.requests.map(({ authorization }) => authorization)).toEqual([basic, basic]);
+  });
+
+  test('a 503 is tried three times, a 404 once; each gives up with one warning naming the status', async () => {
+    const busy = await pingServer({ kind: 'status', code: 503 });
+    const unavailable = await run('ping-503', ['--ping', busy.url()], ['true']);
+    expect(unavailable.code).toBe(0);
+    expect(busy.paths()).toEqual(['/start', '/start', '/start', '', '', '']);
+    expect(unavailable.stderr).toMatch(/^dlock: ping http:\/\/127\.0\.0\.1:\d+\/ping\/check\/start failed: HTTP 503$/m);
+    expect(unavailable.stderr.trim().split('\n')).toHaveLength(2);
+
+    const missing = await pingServer({ kind: 'status', code: 404 });
+    const notFound = await run('ping-404', ['--ping', missing.url()], ['sh', '-c', 'exit 5']);
+    expect(notFound.code).toBe(5);
+    expect(missing.paths()).toEqual(['/start', '/5']);
+    expect(notFound.stderr).toMatch(/\/ping\/check\/5 failed: HTTP 404$/m);
+  });
+
+  describe('over https', () => {
+    let pki: Pki;
+    afterEach(() => pki?.remove());
+
+    test('a monitor whose CA is trusted (NODE_EXTRA_CA_CERTS) gets both pings; an unknown CA is a warning', async () => {
+      pki = makePki();
+      const tls = { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) };
+      const secure = await PingServer.start({ kind: 'ok' }, tls);
+      servers.push(secure);
+      expect(secure.url()).toMatch(/^https:/);
+      const trusted = await run('ping-tls', ['--ping', secure.url('trusted')], ['true'], {
+        NODE_EXTRA_CA_CERTS: pki.ca,
+      });
+      expect(trusted).toMatchObject({ code: 0, stderr: '' });
+      expect(secure.paths('trusted')).toEqual(['/start', '']);
+
+      const unknown = await run('ping-tls', ['--ping', secure.url('unknown')], ['sh', '-c', 'exit 2']);
+      expect(unknown.code).toBe(2);
+      expect(secure.paths('unknown')).toEqual([]);
+      expect(unknown.stderr).toMatch(
+        /^dlock: ping https:\/\/127\.0\.0\.1:\d+\/ping\/unknown\/start failed: .*certificate/im,
+      );
+    });
   });
 });
 

@@ -1,9 +1,10 @@
 // A local monitor implementing healthchecks.io's ping API (https://healthchecks.io/docs/http_api/):
 // GET/POST <check>, <check>/start, <check>/fail, <check>/log, <check>/<exit status>, answered
 // "OK". It records each request (path, method, body) and can be told to be slow, to hang (never
-// answer), or to be down (a closed port: connection refused).
+// answer), or to be down (a closed port: connection refused). Over https when given a certificate.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { freePort } from '../../support/redis-server.mjs';
 
@@ -11,6 +12,8 @@ export interface PingRequest {
   path: string;
   method: string;
   body: string;
+  /** The Authorization header, if any. */
+  authorization: string | undefined;
   /** Date.now() when it arrived. */
   atMs: number;
 }
@@ -26,14 +29,19 @@ export class PingServer {
   private constructor(
     private readonly server: Server | undefined,
     readonly port: number,
+    private readonly scheme: 'http' | 'https' = 'http',
   ) {}
 
-  /** A server listening on a free loopback port. */
-  static async start(behaviour: PingBehaviour = { kind: 'ok' }): Promise<PingServer> {
+  /** A server listening on a free loopback port; over https with `tls`'s certificate and key (PEM). */
+  static async start(
+    behaviour: PingBehaviour = { kind: 'ok' },
+    tls?: { cert: string | Buffer; key: string | Buffer },
+  ): Promise<PingServer> {
     let ping: PingServer | undefined = undefined;
-    const server = createServer((request, response) => ping!.handle(request, response));
+    const handle = (request: IncomingMessage, response: ServerResponse) => ping!.handle(request, response);
+    const server: Server = tls ? createTlsServer(tls, handle) : createServer(handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    ping = new PingServer(server, (server.address() as AddressInfo).port);
+    ping = new PingServer(server, (server.address() as AddressInfo).port, tls ? 'https' : 'http');
     ping.behaviour = behaviour;
     return ping;
   }
@@ -45,7 +53,7 @@ export class PingServer {
 
   /** The check's URL: pings go to <url>, <url>/start, ... */
   url(check = 'check'): string {
-    return `http://127.0.0.1:${this.port}/ping/${check}`;
+    return `${this.scheme}://127.0.0.1:${this.port}/ping/${check}`;
   }
 
   /** The paths pinged for `check`, after its URL: "/start", "", "/3", "/log". */
@@ -71,7 +79,8 @@ export class PingServer {
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
-      this.requests.push({ path: request.url ?? '', method: request.method ?? '', body, atMs: Date.now() });
+      const { url = '', method = '', headers } = request;
+      this.requests.push({ path: url, method, body, authorization: headers.authorization, atMs: Date.now() });
       const answer = (code = 200) =>
         response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
       const behaviour = this.behaviour;
