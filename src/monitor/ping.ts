@@ -1,7 +1,7 @@
 // One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 429
 // or a 5xx, all within one deadline. A failed ping is one warning line, never an error of the job.
-// It uses node:http(s), not fetch: Node loads and starts fetch (undici) in tens of milliseconds of
-// CPU, paid by every `dlock run --ping` (docs/performance.md).
+// The npm build sends with node:http(s), not fetch, whose first use costs Node tens of
+// milliseconds of CPU in every `dlock run --ping` (docs/performance.md).
 
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -44,39 +44,50 @@ export async function ping(url: string, body: object, deadline: number, log: Log
 /**
  * One POST of `payload` to `text`: the status of the answer, given within `timeoutMs` (its body
  * is drained, not waited for). Credentials in the URL (user:password@) go in an Authorization
- * header (HTTP Basic), as curl sends them. No connection is kept for later: dlock exits after it.
+ * header (HTTP Basic), as curl sends them. The binary (Bun) sends with fetch: it starts at once
+ * there and honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY. Node's fetch costs tens of milliseconds
+ * to load and honours no proxy on Node 20, so the npm build sends with node:http(s).
  */
 function post(text: string, payload: string, timeoutMs: number): Promise<number> {
   const url = new URL(text);
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(payload),
-  };
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (url.username !== '' || url.password !== '') {
     const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
     url.username = '';
     url.password = '';
   }
-  const options: RequestOptions = { method: 'POST', headers, agent: false, signal: AbortSignal.timeout(timeoutMs) };
-  return new Promise((resolve, reject) => {
+  const signal = AbortSignal.timeout(timeoutMs);
+  if (process.versions.bun !== undefined) return fetchStatus(url, headers, payload, signal);
+  return requestStatus(url, headers, payload, signal);
+}
+
+async function fetchStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+  const response = await fetch(url, { method: 'POST', headers, body, signal });
+  void response.body?.cancel().catch(() => {});
+  return response.status;
+}
+
+function requestStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const sized = { ...headers, 'content-length': Buffer.byteLength(body) };
+  const options: RequestOptions = { method: 'POST', headers: sized, agent: false, signal };
+  return new Promise<number>((resolve, reject) => {
     const outgoing = request(url, options, (response: IncomingMessage) => {
       response.on('error', () => {});
       response.resume();
       resolve(response.statusCode ?? 0);
     });
     outgoing.on('error', reject);
-    outgoing.end(payload);
+    outgoing.end(body);
   });
 }
 
-/** Why a request failed, in a few words: "connection refused", "timed out", or the error's message. */
+/** Why a request failed, in a few words: "connection refused", "timed out", or its cause's message. */
 function reason(error: unknown): string {
-  const err = error as { name?: string; code?: string; message?: string; cause?: { name?: string } };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError' || err.cause?.name === 'TimeoutError') {
-    return 'timed out';
-  }
-  if (err.code === 'ECONNREFUSED') return 'connection refused';
-  return (err.message ?? String(error)).split('\n')[0];
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
+  // node:http names the system error on the error, Bun's fetch too; Node's fetch in its cause.
+  if ((err.cause?.code ?? err.code) === 'ECONNREFUSED') return 'connection refused';
+  return (err.cause?.message ?? err.message ?? String(error)).split('\n')[0];
 }

@@ -4,7 +4,7 @@
 // the bound, nor changes dlock's exit status.
 
 import { afterEach, describe, expect, test } from 'vitest';
-import { cleanEnv, dlock, start } from '../helpers/cli.js';
+import { BINARY, cleanEnv, dlock, start } from '../helpers/cli.js';
 import { PingServer, type PingBehaviour } from '../helpers/ping-server.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { childPid, events, hold, onlyEvent, tempDir } from '../fixtures/observe.js';
@@ -164,6 +164,26 @@ describe('how a ping is sent', () => {
     expect(notFound.code).toBe(5);
     expect(missing.paths()).toEqual(['/start', '/5']);
     expect(notFound.stderr).toMatch(/\/ping\/check\/5 failed: HTTP 404$/m);
+  });
+
+  test('HTTP_PROXY: the binary sends through it (Bun honours it), the npm build goes direct (Node 20 does not)', async () => {
+    const proxy = await pingServer();
+    const env = { HTTP_PROXY: `http://127.0.0.1:${proxy.port}` };
+    const result = await run(
+      'ping-proxy',
+      ['--ping', 'http://monitor.invalid/ping/x', '--ping-timeout', '2s'],
+      ['true'],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const asked = proxy.requests.map(({ path }) => path);
+    if (BINARY) {
+      expect(asked).toEqual(['http://monitor.invalid/ping/x/start', 'http://monitor.invalid/ping/x']);
+      expect(result.stderr).toBe('');
+    } else {
+      expect(asked).toEqual([]);
+      expect(result.stderr).toMatch(/^dlock: ping http:\/\/monitor\.invalid\/ping\/x\/start failed: /m);
+    }
   });
 
   describe('over https', () => {

@@ -4,6 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const DLOCK = process.env.DLOCK_BIN ?? fileURLToPath(new URL('../../bin/dlock', import.meta.url));
+/** Whether the tests start the standalone executable (Bun) rather than the npm build (Node). */
+export const BINARY = process.env.DLOCK_BIN !== undefined;
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
 export interface Result {
@@ -26,8 +28,9 @@ export interface Running {
 /** Environment without the caller's DLOCK_* settings, so tests state what they use. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
+  // Nor a proxy of the machine's: the binary's pings would go through it (docs/guides/monitoring.md).
   for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('DLOCK_') && name !== 'CI') env[name] = value;
+    if (!name.startsWith('DLOCK_') && name !== 'CI' && !/_proxy$/i.test(name)) env[name] = value;
   return { ...env, ...extra };
 }
 
