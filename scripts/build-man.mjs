@@ -31,6 +31,14 @@ const CHILD_ENVIRONMENT = [
   ],
 ];
 
+const ACQUIRE_NESTED = [
+  [
+    'DLOCK_NESTED',
+    "the enclosing holder's token: a dlock release of it releases nothing, and the holder that took " +
+      'the lock releases it when it ends',
+  ],
+];
+
 // Where src/keeper/runtime.ts keeps what a keeper (dlock acquire) leaves on this host.
 const FILES = [
   [
@@ -222,6 +230,8 @@ async function render() {
     tagged(entries(top.sections.Environment), (t) => `.B ${t}`),
     '.PP\nThe command run by dlock run gets:',
     tagged(CHILD_ENVIRONMENT, (t) => `.B ${t}`),
+    '.PP\ndlock acquire prints the same variables as export lines; inside a holder of the key (a nested acquire) also:',
+    tagged(ACQUIRE_NESTED, (t) => `.B ${t}`),
     '.SH FILES',
     tagged(FILES, (t) => `.I ${esc(t)}`),
     '.SH EXAMPLES',

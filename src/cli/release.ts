@@ -14,7 +14,8 @@ export function declareRelease(program: Command, cli: CommandLine): void {
     .summary("release your lock, or with --force anyone's")
     .description(
       'release your own lock (owner token from --token or DLOCK_TOKEN) and stop its keeper; with --force, take ' +
-        'it from whoever holds it and print whom it removed',
+        'it from whoever holds it and print whom it removed. A nested section (DLOCK_NESTED) releases nothing: ' +
+        'the holder that took the lock releases it',
     )
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')

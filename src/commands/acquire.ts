@@ -48,7 +48,8 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
 
 /**
  * Inside a section (or a `dlock run`) that holds this key already, with the same Redis: print
- * its variables again and take nothing (as a nested `dlock run` runs under its parent's lock).
+ * its variables again and take nothing (as a nested `dlock run` runs under its parent's lock),
+ * with DLOCK_NESTED so that this section's `dlock release` releases nothing either.
  */
 async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   const { DLOCK_KEY, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_SLOT: slot } = env;
@@ -66,7 +67,9 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
     `${config.key} is already held by the caller; printing its variables`,
   );
   const lock = { key: config.key, token, ttlMs: env.DLOCK_TTL_MS ?? String(config.ttlMs) };
-  if (!writeStdout(formatVariables(holdVariables(lock, { fence, slot: slot || undefined }), config.format)))
+  // DLOCK_NESTED: this section's `dlock release` leaves the lock to the holder that took it.
+  const variables = { ...holdVariables(lock, { fence, slot: slot || undefined }), DLOCK_NESTED: token };
+  if (!writeStdout(formatVariables(variables, config.format)))
     throw new DlockError('could not write the variables to stdout', EXIT.internal);
   return true;
 }

@@ -1,5 +1,5 @@
 // dlock release <key>: the owner's release, by token (../hold/by-token.ts), after its keeper on
-// this host has stopped renewing (../keeper/stop.ts).
+// this host has stopped renewing (../keeper/stop.ts); a nested section's releases nothing.
 // dlock release --force <key>: the operator's escape hatch. Takes the lock from whoever holds
 // it and says whom it removed. The key stays closed to new holders until the removed holder's
 // lease runs out, so its command is stopped (its dlock's next renewal is refused) before
@@ -13,7 +13,7 @@ import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailabl
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
-import { releaseAsOwner } from '../hold/by-token.js';
+import { releaseAsOwner, releaseNested } from '../hold/by-token.js';
 import { stopKeeper } from '../keeper/stop.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
@@ -21,7 +21,7 @@ import { publicHolder } from '../views/instance-views.js';
 export async function release(
   config: ConnectionConfig,
   key: string,
-  options: { force: boolean; now?: boolean; token?: string; slot?: number },
+  options: { force: boolean; now?: boolean; token?: string; slot?: number; nested?: boolean },
   out: Output = stdout,
 ): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -29,6 +29,7 @@ export async function release(
     if (options.token === undefined)
       throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
     const token = options.token;
+    if (options.nested) return releaseNested(config, key, token, log);
     return releaseAsOwner(config, key, token, log, () => stopKeeper(token, config.connectTimeoutMs + 1_000));
   }
   const set = await openLockSet(config, key);

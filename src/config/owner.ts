@@ -58,6 +58,11 @@ export interface ReleaseConfig {
   token: string | undefined;
   /** --force --slot n: only that slot's holder. */
   slot: number | undefined;
+  /**
+   * The token is the one a nested acquire printed as DLOCK_NESTED (with DLOCK_KEY naming the key):
+   * an enclosing dlock holds the lock, and this release leaves it to that holder.
+   */
+  nested: boolean;
 }
 
 /** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
@@ -78,5 +83,6 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
         `to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
     );
   }
-  return { config, key: validKey, force, now, token, slot };
+  const nested = token !== undefined && env.DLOCK_NESTED === token && env.DLOCK_KEY === validKey;
+  return { config, key: validKey, force, now, token, slot, nested };
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import {
   close,
   failureText,
+  isStillHeldBy,
   openLockSet,
   releaseByToken,
   renewByToken,
@@ -50,6 +51,24 @@ export async function releaseAsOwner(
         failures.map((f) => retryableFailure(f.label, f.reason)),
       );
     throw notOurs(key);
+  } finally {
+    close(set);
+  }
+}
+
+/**
+ * The release of a nested section (its acquire printed DLOCK_NESTED): it took nothing, so it
+ * releases nothing, and the keeper renewing the token is the enclosing section's, left running.
+ * 0 while the enclosing holder holds the lock (it releases it when it ends), 76 when it no
+ * longer does, 69 when too few instances answer.
+ */
+export async function releaseNested(config: ConnectionConfig, key: string, token: string, log: Logger) {
+  const set = await openLockSet(config, key, undefined, token);
+  try {
+    if (!(await isStillHeldBy(set, token))) throw notOurs(key);
+    const text = `${key} is held by an enclosing dlock: left held for it (it releases the lock when it ends)`;
+    log.event('released', { key, released: false, reentrant: true }, text);
+    return 0;
   } finally {
     close(set);
   }

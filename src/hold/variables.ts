@@ -1,4 +1,5 @@
-// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT),
+// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT, and
+// DLOCK_NESTED from a nested acquire),
 // built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
 // stdout, as POSIX-shell export lines for eval or as one JSON object.
 
@@ -14,6 +15,11 @@ export interface SectionVariables {
   DLOCK_SLOT?: string;
   /** With --heartbeat: the file `dlock heartbeat` touches. */
   DLOCK_HEARTBEAT_FILE?: string;
+  /**
+   * From a nested acquire: the token an enclosing dlock holds the key with (DLOCK_TOKEN). A
+   * `dlock release` of that token releases nothing: the enclosing holder releases the lock.
+   */
+  DLOCK_NESTED?: string;
 }
 
 /** The lock a section holds, known before it is granted: its key, owner token and lease length. */
@@ -70,8 +76,9 @@ export function formatVariables(variables: SectionVariables, format: AcquireForm
     const slot = variables.DLOCK_SLOT === undefined ? {} : { slot: Number(variables.DLOCK_SLOT) };
     const file = variables.DLOCK_HEARTBEAT_FILE;
     const heartbeat = file === undefined ? {} : { heartbeat_file: file };
+    const nested = variables.DLOCK_NESTED === undefined ? {} : { nested: true };
     const { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl } = variables;
-    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat })}\n`;
+    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat, ...nested })}\n`;
   }
   return Object.entries(variables)
     .filter(([, value]) => value !== undefined)

@@ -56,6 +56,23 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
   );
 }
 
+/**
+ * Whether a quorum of instances lists `owner` among the key's holders, in any mode: what a nested
+ * section's `dlock release` checks of the enclosing holder. Too few instances answer: 69.
+ */
+export async function isStillHeldBy(set: LockSet, owner: string): Promise<boolean> {
+  const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
+  const outcomes: Outcome[] = states.map((s) => {
+    return s.status === 'rejected' ? 'error' : holding(s.value, owner) ? 'yes' : 'no';
+  });
+  const verdict = tally(outcomes, set.total);
+  if (verdict !== 'unavailable') return verdict === 'won';
+  const failures = states.flatMap((s, i) => {
+    return s.status === 'rejected' ? [instanceFailure(set.instances[i]!.target.label, s.reason)] : [];
+  });
+  throw unavailable(set.total, failures);
+}
+
 /** How the parent holds the key on one instance, as the server records it. */
 interface ParentHold {
   mode: HoldMode;

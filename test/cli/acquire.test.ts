@@ -290,16 +290,64 @@ test('a nested acquire of the held key prints the same variables and takes nothi
     eval "$("$D" acquire --redis "$R" --ttl 2s --slots 2 again)"
     outer="$DLOCK_TOKEN $DLOCK_FENCING_TOKEN $DLOCK_SLOT"
     eval "$("$D" acquire --redis "$R" --ttl 2s --slots 2 -n --log-format json -v again)" || exit 9
-    echo "$outer|$DLOCK_TOKEN $DLOCK_FENCING_TOKEN $DLOCK_SLOT" > ${dir}/tokens
-    "$D" release --redis "$R" again
+    echo "$outer|$DLOCK_TOKEN $DLOCK_FENCING_TOKEN $DLOCK_SLOT|$DLOCK_NESTED" > ${dir}/tokens
+    # In the same shell DLOCK_NESTED stays set: this release leaves the lock (to the shell's exit)...
+    "$D" release --redis "$R" again || exit 8
+    "$D" status --redis "$R" again > /dev/null; echo "held=$?"
+    # ...and once it is unset, the section's own release releases it.
+    unset DLOCK_NESTED
+    "$D" release --redis "$R" again || exit 7
+    "$D" status --redis "$R" again > /dev/null; echo "free=$?"
   `);
-  const { code, stderr } = await script.result;
+  const { code, stdout, stderr } = await script.result;
   expect(code, stderr).toBe(0);
-  const [outer, inner] = readFileSync(join(dir, 'tokens'), 'utf8').trim().split('|');
+  expect(stdout).toBe('held=0\nfree=1\n');
+  const [outer, inner, nested] = readFileSync(join(dir, 'tokens'), 'utf8').trim().split('|');
   expect(outer).toMatch(/^[0-9a-f]{32} \d+ 0$/);
   expect(inner).toBe(outer);
+  expect(nested).toBe(outer!.split(' ')[0]);
   expect(onlyEvent(stderr, 'acquired')).toMatchObject({ key: 'again', reentrant: true });
   expect(await admin.exists('dlock:{again}')).toBe(0);
+  expect(keepers()).toEqual([]);
+});
+
+test("a nested section's release leaves the enclosing dlock run's lock held, and its command protected", async () => {
+  const script = `
+    eval "$("$D" acquire --redis "$R" in-run)" || exit 9
+    "$D" release --redis "$R" -v in-run; echo "release=$?"
+    "$D" status --redis "$R" in-run > /dev/null; echo "held=$?"
+  `;
+  const result = await dlock(['run', '--redis', server.url, 'in-run', '--', 'sh', '-c', script], { env: env() });
+  expect(result.code, result.stderr).toBe(0);
+  expect(result.stdout).toBe('release=0\nheld=0\n');
+  expect(result.stderr).toBe(
+    'dlock: in-run is held by an enclosing dlock: left held for it (it releases the lock when it ends)\n',
+  );
+  expect(await admin.exists('dlock:{in-run}')).toBe(0);
+});
+
+test("a nested section's release in a child shell leaves the outer section's lock and keeper; 76 once it is lost", async () => {
+  const script = sh(`
+    eval "$("$D" acquire --redis "$R" in-section)" || exit 9
+    sh -c '
+      eval "$("$D" acquire --redis "$R" in-section)" || exit 9
+      "$D" acquire --redis "$R" --format json in-section
+      "$D" release --redis "$R" in-section
+    ' || exit 8
+    "$D" status --redis "$R" in-section > /dev/null; echo "held=$?"
+    "$D" release --redis "$R" in-section; echo "released=$?"
+    "$D" status --redis "$R" in-section > /dev/null; echo "free=$?"
+    eval "$("$D" acquire --redis "$R" --no-keeper --ttl 20s gone)" || exit 6
+    eval "$("$D" acquire --redis "$R" gone)" || exit 5
+    "$D" release --redis "$R" --force --now gone > /dev/null
+    "$D" release --redis "$R" gone; echo "lost=$?"
+  `);
+  const { code, stdout, stderr } = await script.result;
+  expect(code, stderr).toBe(0);
+  const [json, ...statuses] = stdout.trim().split('\n');
+  expect(JSON.parse(json!)).toMatchObject({ key: 'in-section', nested: true });
+  expect(statuses).toEqual(['held=0', 'released=0', 'free=1', 'lost=76']);
+  expect(stderr).toMatch(/^dlock: gone was no longer this owner's \(it expired or was taken\)/m);
   expect(keepers()).toEqual([]);
 });
 

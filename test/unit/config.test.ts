@@ -285,6 +285,13 @@ describe("each command's config", () => {
     ['release', { force: true }, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: true, token: undefined }],
     ['release', { force: true, now: true, slot: '2' }, {}, { force: true, now: true, slot: 2 }],
     ['release', { force: true, slot: '0' }, {}, { slot: 0 }],
+    // A nested section's release (DLOCK_NESTED is the token, DLOCK_KEY the key) releases nothing.
+    ['release', {}, { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { nested: false }],
+    ['release', {}, { DLOCK_KEY: 'k', DLOCK_TOKEN: T, DLOCK_NESTED: T }, { token: T, nested: true }],
+    ['release', { token: T }, { DLOCK_KEY: 'k', DLOCK_NESTED: T }, { nested: true }],
+    ['release', { token: T2 }, { DLOCK_KEY: 'k', DLOCK_TOKEN: T, DLOCK_NESTED: T }, { token: T2, nested: false }],
+    ['release', { token: T }, { DLOCK_KEY: 'other', DLOCK_NESTED: T }, { nested: false }],
+    ['release', { force: true }, { DLOCK_KEY: 'k', DLOCK_TOKEN: T, DLOCK_NESTED: T }, { force: true, nested: false }],
     ['status', {}, {}, { key: 'k', json: false }],
     ['status', { json: true, prefix: 'app:' }, {}, { json: true, config: { prefix: 'app:' } }],
     ['history', {}, {}, { key: 'k', count: 20, json: false }],
