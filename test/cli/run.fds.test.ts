@@ -60,6 +60,14 @@ describe('descriptors of the caller reach the command', () => {
     expect(readFileSync(join(cwd, 'out'), 'utf8')).toBe('inner\n');
   });
 
+  test('0-2 are not kept closed: a closed stdout or stdin reaches the command as /dev/null (unlike flock)', async () => {
+    const cwd = tempDir();
+    // The words are expanded before >&2 applies: the readlinks see the shell's own 0 and 1.
+    const show = `sh -c 'echo "$(readlink /proc/$$/fd/0) $(readlink /proc/$$/fd/1)" >&2'`;
+    const result = await sh(`"$DL" run --redis "$URL" fd012 -- ${show} <&- >&-`, cwd);
+    expect(result).toMatchObject({ code: 0, stderr: '/dev/null /dev/null\n' });
+  });
+
   test('the variable that lists them does not reach the command', async () => {
     const result = await sh(`"$DL" run --redis "$URL" fd-env -- env 3>/dev/null`, tempDir());
     expect(result.code, result.stderr).toBe(0);
