@@ -68,15 +68,47 @@ async function fetchStatus(url: URL, headers: Record<string, string>, body: stri
   return response.status;
 }
 
-function requestStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+/** Redirects followed, as fetch follows them (it allows 20; a monitor needs one or two). */
+const MAX_REDIRECTS = 5;
+
+/**
+ * The POST with node:http(s), following redirects as fetch does: a 307 or 308 repeats the POST, a
+ * 301, 302 or 303 becomes a GET without the body; the Authorization header is dropped when the
+ * redirect leaves the URL's origin. Only http and https targets are followed.
+ */
+async function requestStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+  let target = url;
+  let post = true;
+  let sent = headers;
+  for (let hop = 0; ; hop++) {
+    const { status, location } = await requestOnce(target, sent, post ? body : undefined, signal);
+    if (![301, 302, 303, 307, 308].includes(status) || location === undefined || hop === MAX_REDIRECTS) return status;
+    const next = new URL(location, target);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') return status;
+    if (status !== 307 && status !== 308) [post, sent] = [false, without(sent, 'content-type')];
+    if (next.origin !== target.origin) sent = without(sent, 'authorization');
+    target = next;
+  }
+}
+
+function without(headers: Record<string, string>, name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([key]) => key !== name));
+}
+
+function requestOnce(
+  url: URL,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<{ status: number; location: string | undefined }> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const sized = { ...headers, 'content-length': Buffer.byteLength(body) };
-  const options: RequestOptions = { method: 'POST', headers: sized, agent: false, signal };
-  return new Promise<number>((resolve, reject) => {
+  const sized = body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) };
+  const options: RequestOptions = { method: body === undefined ? 'GET' : 'POST', headers: sized, agent: false, signal };
+  return new Promise((resolve, reject) => {
     const outgoing = request(url, options, (response: IncomingMessage) => {
       response.on('error', () => {});
       response.resume();
-      resolve(response.statusCode ?? 0);
+      resolve({ status: response.statusCode ?? 0, location: response.headers.location });
     });
     outgoing.on('error', reject);
     outgoing.end(body);

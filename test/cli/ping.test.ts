@@ -166,6 +166,25 @@ describe('how a ping is sent', () => {
     expect(notFound.stderr).toMatch(/\/ping\/check\/5 failed: HTTP 404$/m);
   });
 
+  test('redirects are followed as fetch follows them: a 308 repeats the POST, a 302 becomes a GET', async () => {
+    for (const [code, method] of [
+      [308, 'POST'],
+      [302, 'GET'],
+    ] as const) {
+      const server = await pingServer({ kind: 'redirect', code, from: '/ping/moved', to: '/ping/here' });
+      const result = await run('ping-moved', ['--ping', server.url('moved')], ['true']);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(server.paths('moved')).toEqual(['/start', '']);
+      const arrived = server.requests.filter(({ path }) => path.startsWith('/ping/here'));
+      expect(arrived.map(({ path, method }) => [path, method])).toEqual([
+        ['/ping/here/start', method],
+        ['/ping/here', method],
+      ]);
+      if (method === 'POST') expect(JSON.parse(arrived[1]!.body)).toMatchObject({ key: 'ping-moved', exit_status: 0 });
+      else expect(arrived.map(({ body }) => body)).toEqual(['', '']);
+    }
+  });
+
   test('HTTP_PROXY: the binary sends through it (Bun honours it), the npm build goes direct (Node 20 does not)', async () => {
     const proxy = await pingServer();
     const env = { HTTP_PROXY: `http://127.0.0.1:${proxy.port}` };

@@ -19,7 +19,12 @@ export interface PingRequest {
 }
 
 export type PingBehaviour =
-  { kind: 'ok' } | { kind: 'slow'; ms: number } | { kind: 'hang' } | { kind: 'status'; code: number };
+  | { kind: 'ok' }
+  | { kind: 'slow'; ms: number }
+  | { kind: 'hang' }
+  | { kind: 'status'; code: number }
+  /** A check whose path starts with `from` answers `code` with a Location of `to` + the rest. */
+  | { kind: 'redirect'; code: number; from: string; to: string };
 
 export class PingServer {
   readonly requests: PingRequest[] = [];
@@ -87,7 +92,10 @@ export class PingServer {
       if (behaviour.kind === 'hang') this.hanging.add(response);
       else if (behaviour.kind === 'slow') setTimeout(answer, behaviour.ms);
       else if (behaviour.kind === 'status') answer(behaviour.code);
-      else answer();
+      else if (behaviour.kind === 'redirect' && url.startsWith(behaviour.from)) {
+        const location = `${behaviour.to}${url.slice(behaviour.from.length)}`;
+        response.writeHead(behaviour.code, { location }).end();
+      } else answer();
     });
   }
 }
