@@ -19,11 +19,9 @@ import { declareRelease } from './release.js';
 import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
 import { declareStatus } from './status.js';
+import { VERSION } from '../version.js';
 
 export type { Invocation } from './invocation.js';
-
-declare const __DLOCK_VERSION__: string | undefined;
-export const VERSION = typeof __DLOCK_VERSION__ === 'string' ? __DLOCK_VERSION__ : '0.0.0-dev';
 
 /** Commander's own parse errors ("error: unknown option ...") as UsageErrors; help and version pass. */
 function asUsageError(error: CommanderError): never {

@@ -8,6 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import { now, sleep } from '../clock.js';
 import type { Logger } from '../log.js';
 import { maskSecrets } from '../secrets.js';
+import { VERSION } from '../version.js';
 
 /** Attempts per ping: the first and two retries, as the deadline allows. */
 const ATTEMPTS = 3;
@@ -50,7 +51,7 @@ export async function ping(url: string, body: object, deadline: number, log: Log
  */
 function post(text: string, payload: string, timeoutMs: number): Promise<number> {
   const url = new URL(text);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `dlock/${VERSION}` };
   if (url.username !== '' || url.password !== '') {
     const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;

@@ -36,6 +36,8 @@ describe('the sequence of pings', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(server.paths()).toEqual(['/start', '']);
     expect(server.requests.map(({ method }) => method)).toEqual(['POST', 'POST']);
+    const version = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+    expect(server.requests.map(({ userAgent }) => userAgent)).toEqual([`dlock/${version}`, `dlock/${version}`]);
     const [started, ended] = server.bodies();
     expect(started).toMatchObject({ key: 'ping-ok', fence: expect.any(String), host: expect.any(String) });
     expect(ended).toMatchObject({

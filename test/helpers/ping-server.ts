@@ -14,6 +14,8 @@ export interface PingRequest {
   body: string;
   /** The Authorization header, if any. */
   authorization: string | undefined;
+  /** The User-Agent header, if any. */
+  userAgent: string | undefined;
   /** Date.now() when it arrived. */
   atMs: number;
 }
@@ -85,7 +87,8 @@ export class PingServer {
     request.on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       const { url = '', method = '', headers } = request;
-      this.requests.push({ path: url, method, body, authorization: headers.authorization, atMs: Date.now() });
+      const { authorization, 'user-agent': userAgent } = headers;
+      this.requests.push({ path: url, method, body, authorization, userAgent, atMs: Date.now() });
       const answer = (code = 200) =>
         response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
       const behaviour = this.behaviour;
