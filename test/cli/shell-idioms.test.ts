@@ -2,6 +2,7 @@
 // real dash, bash and zsh: whenever `dlock acquire` fails, the steps after the idiom never run
 // and the script ends with acquire's own exit status (busy, -E, --wait ran out, unreachable,
 // usage, interrupted), with and without `set -e`; an interactive shell survives a failed eval.
+// fish's own form (the guide's) is checked the same way.
 
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -129,6 +130,45 @@ describe('each failure of acquire stops the script with its exit status, in dash
     const script = '"$D" acquire --redis "$R" -n -E 0 --format json busy; echo "status $?"';
     const json = await runShell('dash', script).result;
     expect(json.stdout).toBe('status 0\n');
+  });
+});
+
+describe('fish (docs/guides/shell-scripts.md): the steps never run when acquire fails', () => {
+  /** `fish -c script` with $D, $R and $CLOSED as runShell sets them. */
+  function fish(script: string): Promise<Result> {
+    const env = cleanEnv({ D: DLOCK, R: server.url, CLOSED: `redis://127.0.0.1:${closedPort}` });
+    const child = spawn('fish', ['--no-config', '-c', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  }
+  const steps = 'eval $vars\necho "STEPS RAN with $DLOCK_TOKEN"';
+
+  test.each([
+    ['busy', '--redis $R -n busy', 75],
+    ['busy with -E 3', '--redis $R -n -E 3 busy', 3],
+    ['Redis unreachable', '--redis $CLOSED --connect-timeout 1s free', 69],
+    ['a usage error', '--ttl 0 free', 64],
+  ])('set vars (dlock acquire …); or exit $status — %s: %i', async (_what, acquire, code) => {
+    const result = await fish(`set vars ($D acquire ${acquire}); or exit $status\n${steps}`);
+    expect(result.stdout, result.stderr).toBe('');
+    expect(result.code).toBe(code);
+  });
+
+  test('eval (dlock acquire …); or exit — fish rejects the (exit N) line: stopped, with 123', async () => {
+    const result = await fish(`eval ($D acquire --redis $R -n busy); or exit\n${steps}`);
+    expect(result.stdout).toBe('');
+    expect(result.code).toBe(123);
+  });
+
+  test('when it is held, the steps run with the variables, and release ends the section', async () => {
+    const result = await fish(
+      `set vars ($D acquire --redis $R fish-free); or exit $status\n${steps}\n$D release --redis $R fish-free`,
+    );
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^STEPS RAN with [0-9a-f]{32}\n$/);
   });
 });
 
