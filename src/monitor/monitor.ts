@@ -9,6 +9,7 @@ import { now, sleep } from '../clock.js';
 import { addEventSink, type EventSink, type Fields, type Logger } from '../log.js';
 import { Hooks } from './hooks.js';
 import { ping, pingUrl } from './ping.js';
+import { maskSecrets } from '../secrets.js';
 
 /**
  * Which pings this process sends. run: all. The keeper of `dlock acquire`: /start and the end of
@@ -28,6 +29,8 @@ class Monitor implements EventSink {
   private turnedAway: Fields | undefined;
   private lost = false;
   private started: Promise<void> = Promise.resolve();
+  /** Pings sent or waiting to be sent, not yet answered or failed: reported as timed out at the bound. */
+  private readonly pending = new Set<{ url: string; reported: boolean }>();
 
   constructor(
     private readonly config: MonitorConfig,
@@ -58,6 +61,9 @@ class Monitor implements EventSink {
     await new Promise((resolve) => setImmediate(resolve));
     const final = this.finalPing(exitCode, deadline);
     await Promise.all([Promise.race([final, bound]), this.hooks?.settle(bound)]);
+    // The bound ran out first: say so for each ping still out (its own timeout may fire a little
+    // later than the bound, and dlock exits now).
+    for (const entry of this.pending) this.failed(entry, 'timed out');
   }
 
   /** <url>, <url>/<status> or <url>/log (or nothing) for how this process ends; after /start has answered. */
@@ -66,8 +72,8 @@ class Monitor implements EventSink {
     if (this.acquired !== undefined) {
       const status = exitCode !== 0 ? exitCode : this.lost ? EXIT.lost : 0;
       const heldMs = Math.round(Date.now() - Number(this.acquired.ts_ms));
-      await this.started;
-      return this.send(status === 0 ? '' : String(status), { exit_status: status, held_ms: heldMs }, deadline);
+      const fields = { exit_status: status, held_ms: heldMs };
+      return this.send(status === 0 ? '' : String(status), fields, deadline, this.started);
     }
     if (this.role === 'keeper' || (this.role === 'foreground' && exitCode === 0)) return;
     if (this.turnedAway !== undefined) {
@@ -79,7 +85,13 @@ class Monitor implements EventSink {
     if (exitCode !== 0) await this.send(String(exitCode), { exit_status: exitCode }, deadline);
   }
 
-  private send(suffix: string, fields: Fields, deadline = now() + this.config.timeoutMs): Promise<void> {
+  /** Ping <url>/<suffix> once `after` has settled (the final ping waits for /start's answer). */
+  private async send(
+    suffix: string,
+    fields: Fields,
+    deadline = now() + this.config.timeoutMs,
+    after: Promise<void> = Promise.resolve(),
+  ): Promise<void> {
     const held = this.acquired;
     const body = {
       key: this.key,
@@ -87,6 +99,20 @@ class Monitor implements EventSink {
       host: hostname(),
       ...fields,
     };
-    return ping(pingUrl(this.config.pingUrl!, suffix), body, deadline, this.log);
+    const entry = { url: pingUrl(this.config.pingUrl!, suffix), reported: false };
+    this.pending.add(entry);
+    await after;
+    const failure = await ping(entry.url, body, deadline);
+    this.pending.delete(entry);
+    if (failure !== undefined) this.failed(entry, failure);
+  }
+
+  /** One warning line per ping that failed, credentials masked. */
+  private failed(entry: { url: string; reported: boolean }, why: string): void {
+    if (entry.reported) return;
+    entry.reported = true;
+    this.pending.delete(entry);
+    const url = maskSecrets(entry.url);
+    this.log.warn(maskSecrets(`ping ${entry.url} failed: ${why}`), { event: 'ping-failed', url });
   }
 }

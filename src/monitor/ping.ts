@@ -1,13 +1,12 @@
 // One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 429
-// or a 5xx, all within one deadline. A failed ping is one warning line, never an error of the job.
+// or a 5xx, all within one deadline. What failed is returned for the monitor (./monitor.ts) to
+// report as one warning line, never an error of the job.
 // The npm build sends with node:http(s), not fetch, whose first use costs Node tens of
 // milliseconds of CPU in every `dlock run --ping` (docs/performance.md).
 
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { now, sleep } from '../clock.js';
-import type { Logger } from '../log.js';
-import { maskSecrets } from '../secrets.js';
 import { VERSION } from '../version.js';
 
 /** Attempts per ping: the first and two retries, as the deadline allows. */
@@ -22,8 +21,8 @@ export function pingUrl(base: string, suffix: string): string {
   return url.href;
 }
 
-/** POST `body` to `url`, giving up at `deadline` (a now() time); a failure is a warning on `log`. */
-export async function ping(url: string, body: object, deadline: number, log: Logger): Promise<void> {
+/** POST `body` to `url`, giving up at `deadline` (a now() time): undefined when it was answered, else why not. */
+export async function ping(url: string, body: object, deadline: number): Promise<string | undefined> {
   let failure = 'timed out';
   const payload = JSON.stringify(body);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
@@ -31,7 +30,7 @@ export async function ping(url: string, body: object, deadline: number, log: Log
     if (leftMs <= 0) break;
     try {
       const status = await post(url, payload, leftMs);
-      if (status >= 200 && status < 300) return;
+      if (status >= 200 && status < 300) return undefined;
       failure = `HTTP ${status}`;
       if (status !== 429 && status < 500) break;
     } catch (error) {
@@ -39,7 +38,7 @@ export async function ping(url: string, body: object, deadline: number, log: Log
     }
     if (attempt < ATTEMPTS) await sleep(Math.min(RETRY_PAUSE_MS * attempt, deadline - now()));
   }
-  log.warn(maskSecrets(`ping ${url} failed: ${failure}`), { event: 'ping-failed', url: maskSecrets(url) });
+  return failure;
 }
 
 /**

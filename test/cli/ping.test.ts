@@ -121,6 +121,19 @@ describe('a monitor that hangs or is down', () => {
     expect(events(result.stderr, 'ping-failed').length).toBeGreaterThanOrEqual(1);
   });
 
+  test('hanging: each ping that did not get through is one warning line, the last one too', async () => {
+    const server = await pingServer({ kind: 'hang' });
+    const flags = ['--ping', server.url(), '--ping-timeout', '1s'];
+    const result = await run('ping-hang-all', flags, ['sh', '-c', 'sleep 0.3; exit 3']);
+    expect(result.code).toBe(3);
+    // /start times out within the bound; the final ping, sent after it, is still out when the
+    // bound (1s from the command's exit) runs out, and is reported then.
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^dlock: ping http:\/\/127\.0\.0\.1:\d+\/ping\/check\/start failed: timed out$/),
+      expect.stringMatching(/^dlock: ping http:\/\/127\.0\.0\.1:\d+\/ping\/check\/3 failed: timed out$/),
+    ]);
+  });
+
   test('down: exit statuses unchanged, one warning line per ping, credentials masked', async () => {
     const server = await PingServer.down();
     const url = `http://monitor:s3cret@127.0.0.1:${server.port}/ping/x`;
