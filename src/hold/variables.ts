@@ -1,7 +1,7 @@
-// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT, and
-// DLOCK_NESTED from a nested acquire),
-// built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
-// stdout, as POSIX-shell export lines for eval or as one JSON object.
+// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT,
+// and DLOCK_NESTED from a nested acquire), built here only: the environment of `dlock run`'s
+// command, and what `dlock acquire` prints on stdout, as POSIX-shell export lines for eval or as
+// one JSON object.
 
 import type { AcquireFormat } from '../config/index.js';
 import type { Hold } from './hold.js';

@@ -27,22 +27,11 @@ export interface Nested {
  * With --slots, the inherited DLOCK_SLOT must be the slot the server records for the parent.
  */
 export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Promise<boolean> {
-  const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
-  const mine = states.map((s) => (s.status === 'fulfilled' ? holding(s.value, owner) : undefined));
-  const outcomes = (ok: (hold: ParentHold) => boolean): Outcome[] =>
-    states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
+  const { mine, outcomes, failures } = await readHolds(set, owner);
   const covered = (hold: ParentHold) => gives(hold, set.mode) && sameSlot(hold, nested.slot);
   if (tally(outcomes(covered), set.total) === 'won') return true;
-  if (
-    tally(
-      outcomes(() => true),
-      set.total,
-    ) !== 'won'
-  ) {
+  if (tally(outcomes(ANY), set.total) !== 'won') {
     // Unread for good (a grant missing, such as +hgetall), the nested run would wait for its own parent: 69.
-    const failures = states.flatMap((s, i) => {
-      return s.status === 'rejected' ? [instanceFailure(set.instances[i]!.target.label, s.reason)] : [];
-    });
     if (failures.some(({ permanent }) => permanent)) throw unavailable(set.total, failures);
     return false;
   }
@@ -61,16 +50,27 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
  * section's `dlock release` checks of the enclosing holder. Too few instances answer: 69.
  */
 export async function isStillHeldBy(set: LockSet, owner: string): Promise<boolean> {
+  const { outcomes, failures } = await readHolds(set, owner);
+  const verdict = tally(outcomes(ANY), set.total);
+  if (verdict === 'unavailable') throw unavailable(set.total, failures);
+  return verdict === 'won';
+}
+
+const ANY = (): boolean => true;
+
+/**
+ * `owner`'s hold on each instance as the server records it (undefined: not a holder there, or
+ * unread), its per-instance outcomes for a test of that hold, and the instances that failed.
+ */
+async function readHolds(set: LockSet, owner: string) {
   const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
-  const outcomes: Outcome[] = states.map((s) => {
-    return s.status === 'rejected' ? 'error' : holding(s.value, owner) ? 'yes' : 'no';
-  });
-  const verdict = tally(outcomes, set.total);
-  if (verdict !== 'unavailable') return verdict === 'won';
+  const mine = states.map((s) => (s.status === 'fulfilled' ? holding(s.value, owner) : undefined));
+  const outcomes = (ok: (hold: ParentHold) => boolean): Outcome[] =>
+    states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));
   const failures = states.flatMap((s, i) => {
     return s.status === 'rejected' ? [instanceFailure(set.instances[i]!.target.label, s.reason)] : [];
   });
-  throw unavailable(set.total, failures);
+  return { mine, outcomes, failures };
 }
 
 /** How the parent holds the key on one instance, as the server records it. */
