@@ -9,7 +9,8 @@ import { SignalRelay } from '../child/signal-relay.js';
 import type { AcquireConfig, Env } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
-import { formatVariables, heldVariables, holdVariables } from '../hold/variables.js';
+import { enclosingLock, nestedTokens } from '../config/enclosing.js';
+import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
 import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
@@ -22,11 +23,11 @@ export async function acquire(config: AcquireConfig, argv: string[], env: Env): 
     (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, role);
   }
   if (await heldByCaller(config, env)) return 0;
-  return config.keeper ? acquireWithKeeper(config, argv, env) : acquireWithoutKeeper(config);
+  return config.keeper ? acquireWithKeeper(config, argv, env) : acquireWithoutKeeper(config, env);
 }
 
 /** Take the lock here, print, and leave it held until its lease runs out. */
-async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
+async function acquireWithoutKeeper(config: AcquireConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   const signals = new SignalRelay();
   let set: LockSet | undefined;
@@ -35,7 +36,7 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
     const hold = await Hold.acquire(set, config, log, signals.interrupted);
     if (!hold) return signalStatus(signals.interrupted.reason as NodeJS.Signals);
     await hold.detach();
-    if (!writeStdout(formatVariables(heldVariables(config, hold), config.format))) {
+    if (!writeStdout(formatVariables(withHeld(heldVariables(config, hold), env), config.format))) {
       await hold.release();
       throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
     }
@@ -47,13 +48,16 @@ async function acquireWithoutKeeper(config: AcquireConfig): Promise<number> {
 }
 
 /**
- * Inside a section (or a `dlock run`) that holds this key already, with the same Redis: print
- * its variables again and take nothing (as a nested `dlock run` runs under its parent's lock),
- * with DLOCK_NESTED so that this section's `dlock release` releases nothing either.
+ * Inside a section (or a `dlock run`) that holds this key already (DLOCK_KEY, or an entry of
+ * DLOCK_HELD), with the same Redis: print its variables again and take nothing (as a nested
+ * `dlock run` runs under its parent's lock), with its token added to DLOCK_NESTED so that this
+ * section's `dlock release` releases nothing either.
  */
 async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
-  const { DLOCK_KEY, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_SLOT: slot } = env;
-  if (DLOCK_KEY !== config.key || !token || !fence) return false;
+  const parent = enclosingLock(env, config.key);
+  if (!parent || !parent.fence) return false;
+  const { token, fence } = parent;
+  const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent.slot || undefined;
   const set = await openLockSet(config, config.key, config.ttlMs, token, config.mode);
   try {
     if (!(await isHeldBy(set, token, { key: config.key, command: 'acquire', slot }))) return false;
@@ -66,9 +70,10 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
     { key: config.key, fence, reentrant: true },
     `${config.key} is already held by the caller; printing its variables`,
   );
-  const lock = { key: config.key, token, ttlMs: env.DLOCK_TTL_MS ?? String(config.ttlMs) };
+  const lock = { key: config.key, token, ttlMs: parent.ttlMs || String(config.ttlMs) };
   // DLOCK_NESTED: this section's `dlock release` leaves the lock to the holder that took it.
-  const variables = { ...holdVariables(lock, { fence, slot: slot || undefined }), DLOCK_NESTED: token };
+  const nested = [...new Set([...nestedTokens(env), token])].join(' ');
+  const variables = withHeld({ ...holdVariables(lock, { fence, slot: slot || undefined }), DLOCK_NESTED: nested }, env);
   if (!writeStdout(formatVariables(variables, config.format)))
     throw new DlockError('could not write the variables to stdout', EXIT.internal);
   return true;

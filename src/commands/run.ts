@@ -12,10 +12,13 @@ import { superviseChild } from '../child/supervise.js';
 import type { Env, RunConfig } from '../config/index.js';
 import { now } from '../clock.js';
 import { LockLostError } from '../errors.js';
+import { enclosingLock, type EnclosingLock } from '../config/enclosing.js';
 import { Hold } from '../hold/hold.js';
-import { holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
+import type { Lease, LossReason } from '../hold/lease.js';
+import { keepEnclosingLease } from '../hold/nested-lease.js';
+import { enclosedEnv, holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
+import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -29,11 +32,12 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   let heartbeat: HeartbeatFile | undefined;
   let bounds: JobBounds | undefined;
   try {
-    const parentToken = env.DLOCK_KEY === config.key && env.DLOCK_TOKEN ? env.DLOCK_TOKEN : undefined;
+    // An enclosing dlock's lock on this key (DLOCK_KEY, else DLOCK_HELD): a hint the server confirms.
+    const parent = enclosingLock(env, config.key);
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    if (parentToken && (await isHeldBy(set, parentToken, { key: config.key, command: 'run', slot: env.DLOCK_SLOT }))) {
-      return await runUnderParent(config, env, file, args, signals, log);
-    }
+    const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent?.slot || undefined;
+    const held = parent && (await isHeldBy(set, parent.token, { key: config.key, command: 'run', slot }));
+    if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held);
 
     // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
     heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();
@@ -90,12 +94,12 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 }
 
 /**
- * The command's environment: the caller's with the section variables. Without `grant` (a command
- * made ready while waiting) DLOCK_FENCING_TOKEN, and DLOCK_SLOT with --slots, are left out: the
- * grant brings them (launcher.ts).
+ * The command's environment: the caller's with the section variables, the caller's own locks in
+ * DLOCK_HELD. Without `grant` (a command made ready while waiting) DLOCK_FENCING_TOKEN, and
+ * DLOCK_SLOT with --slots, are left out: the grant brings them (launcher.ts).
  */
 function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?: SectionGrant): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...callerEnv, ...lockVariables(lock) };
+  const env = enclosedEnv(callerEnv, lockVariables(lock));
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
@@ -104,13 +108,18 @@ function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?
 }
 
 /**
- * A nested `dlock run` on the key its parent dlock holds: run under the parent's lock, no deadlock.
- * The parent renews, watches for a lost lock (stopping its whole command, this dlock and what it
- * runs included) and releases; this run supervises its own command as the parent does (signals
- * forwarded to the whole tree, SIGKILL after --kill-after) and enforces its own --max-hold and
- * --heartbeat, counted from its command's start: exceeded, the command is stopped and it exits 124,
- * leaving the lock to the parent (no release, no history). --heartbeat watches the parent's
- * heartbeat file when it has one (a `dlock heartbeat` counts for both), else a file of its own.
+ * A nested `dlock run` on a key an enclosing dlock holds (`parent`, from DLOCK_KEY or DLOCK_HELD,
+ * confirmed by the server as `held`): run under that lock, no deadlock. It keeps the lease alive
+ * and watches it as a hold does (hold/nested-lease.ts: renewed under the parent's token every
+ * ttl/3; lost, the command is stopped as --on-lost says and it exits 76), for a parent that
+ * renews nothing (a `dlock acquire --no-keeper` section) as for one that does; it never releases
+ * the lock: the holder that took it does. Its command's DLOCK_KEY … describe this key, the
+ * caller's innermost lock moves into DLOCK_HELD. It supervises its own command as the parent does
+ * (signals forwarded to the whole tree, SIGKILL after --kill-after) and enforces its own
+ * --max-hold and --heartbeat, counted from its command's start: exceeded, the command is stopped
+ * and it exits 124, leaving the lock to the parent (no release, no history). --heartbeat watches
+ * the parent's heartbeat file when it has one (a `dlock heartbeat` counts for both), else a file
+ * of its own.
  */
 async function runUnderParent(
   config: RunConfig,
@@ -119,6 +128,9 @@ async function runUnderParent(
   args: string[],
   signals: SignalRelay,
   log: Logger,
+  set: LockSet,
+  parent: EnclosingLock,
+  held: ParentLease,
 ): Promise<number> {
   if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
   const heartbeat =
@@ -126,31 +138,48 @@ async function runUnderParent(
       ? undefined
       : (await import('../bounds/make.js')).nestedHeartbeatFile(env[HEARTBEAT_FILE_ENV]);
   let bounds: JobBounds | undefined;
+  let lease: Lease | undefined;
   try {
-    const fence = env.DLOCK_FENCING_TOKEN;
+    const fence = parent.fence || held.fence;
+    const { key } = config;
+    const fallbackTtlMs = Number(parent.ttlMs) || config.ttlMs;
+    lease = await keepEnclosingLease(
+      set,
+      { key, token: parent.token, fence, lease: held, fallbackTtlMs },
+      config.killAfterMs,
+      log,
+    );
     log.event(
       'acquired',
-      { key: config.key, fence, reentrant: true },
-      `${config.key} is already held by the calling dlock; running under it`,
+      { key, fence, reentrant: true },
+      `${key} is already held by the calling dlock; running under it`,
     );
-    const childEnv = heartbeat?.own ? { ...env, [HEARTBEAT_FILE_ENV]: heartbeat.file.path } : env;
+    const slot = env.DLOCK_KEY === key ? env.DLOCK_SLOT : parent.slot || undefined;
+    const ttl = parent.ttlMs || String(lease.ttlMs);
+    const variables = { DLOCK_KEY: key, DLOCK_TOKEN: parent.token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl };
+    const childEnv = enclosedEnv(env, { ...variables, DLOCK_SLOT: slot });
+    if (heartbeat?.own) childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
     const startedAt = now();
     const child = await spawnChild(file, args, childEnv);
     if (config.maxHoldMs !== undefined || heartbeat) {
       bounds = new JobBounds({ ...config, heldSince: startedAt, heartbeat: heartbeat?.file });
     }
-    // The parent watches the lease: nothing here is ever lost.
-    const status = await superviseChild(child, signals, new AbortController().signal, {
+    const status = await superviseChild(child, signals, lease.lost, {
       log,
-      lock: { key: config.key, fence: fence ?? '' },
+      lock: { key, fence },
       onLost: config.onLost,
       killAfterMs: config.killAfterMs,
-      ttlMs: config.ttlMs,
+      ttlMs: lease.ttlMs,
       bounds,
       reentrant: true,
     });
+    if (lease.lost.aborted) {
+      const { message } = lease.lost.reason as LossReason;
+      throw new LockLostError(`lost the lock ${key} while the child ran: ${message}`);
+    }
     return bounds?.reason ? BOUND_EXIT : status;
   } finally {
+    await lease?.stop();
     bounds?.stop();
     if (heartbeat?.own) heartbeat.file.remove();
   }

@@ -7,3 +7,4 @@ export * from './monitor.js';
 export * from './commands.js';
 export * from './metrics.js';
 export * from './owner.js';
+export * from './enclosing.js';

@@ -3,6 +3,7 @@
 import { badOption, UsageError } from '../errors.js';
 import { MAX_SLOTS } from '../lock/holder.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
+import { heldLocks, nestedTokens } from './enclosing.js';
 import { integer, validateKey, type Env, type RawOptions } from './options.js';
 
 /** An owner token as dlock hands them out (128 bits, hex). */
@@ -17,13 +18,14 @@ export function validateToken(option: string, token: string): string {
 }
 
 /**
- * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key
- * (the variables `dlock acquire` exports); undefined when neither gives one.
+ * The owner token of renew and release: --token, else DLOCK_TOKEN when DLOCK_KEY names this key,
+ * else this key's entry in DLOCK_HELD (the variables `dlock acquire` exports: each section of a
+ * script releases its own key); undefined when none gives one.
  */
 export function ownerToken(key: string, raw: RawOptions, env: Env): string | undefined {
   if (raw.token !== undefined) return validateToken('--token', raw.token);
   if (env.DLOCK_KEY === key && env.DLOCK_TOKEN) return validateToken('DLOCK_TOKEN', env.DLOCK_TOKEN);
-  return undefined;
+  return heldLocks(env).find((lock) => lock.key === key)?.token;
 }
 
 /** Where the owner token comes from, as the usage errors of renew and release say it. */
@@ -59,8 +61,8 @@ export interface ReleaseConfig {
   /** --force --slot n: only that slot's holder. */
   slot: number | undefined;
   /**
-   * The token is the one a nested acquire printed as DLOCK_NESTED (with DLOCK_KEY naming the key):
-   * an enclosing dlock holds the lock, and this release leaves it to that holder.
+   * The token is one a nested acquire printed in DLOCK_NESTED (and DLOCK_KEY or DLOCK_HELD names
+   * the key): an enclosing dlock holds the lock, and this release leaves it to that holder.
    */
   nested: boolean;
 }
@@ -83,6 +85,7 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
         `to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
     );
   }
-  const nested = token !== undefined && env.DLOCK_NESTED === token && env.DLOCK_KEY === validKey;
+  const described = env.DLOCK_KEY === validKey || heldLocks(env).some((lock) => lock.key === validKey);
+  const nested = token !== undefined && described && nestedTokens(env).includes(token);
   return { config, key: validKey, force, now, token, slot, nested };
 }

@@ -71,6 +71,11 @@ export class Lease {
     return localDeadline(this.set.ttlMs, this.renewedAt);
   }
 
+  /** The lease length it renews to. */
+  get ttlMs(): number {
+    return this.set.ttlMs;
+  }
+
   get renewEvery(): number {
     return Math.max(1, Math.floor(this.set.ttlMs / 3));
   }

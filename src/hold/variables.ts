@@ -1,9 +1,10 @@
 // The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT,
-// and DLOCK_NESTED from a nested acquire), built here only: the environment of `dlock run`'s
-// command, and what `dlock acquire` prints on stdout, as POSIX-shell export lines for eval or as
-// one JSON object.
+// DLOCK_HELD for the other locks enclosing dlocks hold, and DLOCK_NESTED from a nested acquire),
+// built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
+// stdout, as POSIX-shell export lines for eval or as one JSON object.
 
-import type { AcquireFormat } from '../config/index.js';
+import type { AcquireFormat, Env } from '../config/index.js';
+import { heldAround, heldLocks, heldText, type EnclosingLock } from '../config/enclosing.js';
 import type { Hold } from './hold.js';
 
 export interface SectionVariables {
@@ -16,8 +17,15 @@ export interface SectionVariables {
   /** With --heartbeat: the file `dlock heartbeat` touches. */
   DLOCK_HEARTBEAT_FILE?: string;
   /**
-   * From a nested acquire: the token an enclosing dlock holds the key with (DLOCK_TOKEN). A
-   * `dlock release` of that token releases nothing: the enclosing holder releases the lock.
+   * The other locks enclosing dlocks hold: `key=token,fence,ttl_ms,slot` entries, space-separated
+   * (config/enclosing.ts); a nested run or acquire of one of those keys, at any depth, finds its token
+   * there, and a section's `dlock release` and `renew` of one of them too.
+   */
+  DLOCK_HELD?: string;
+  /**
+   * From a nested acquire: the tokens enclosing dlocks hold their keys with, space-separated (this
+   * key's DLOCK_TOKEN among them). A `dlock release` of one releases nothing: the enclosing holder
+   * releases the lock.
    */
   DLOCK_NESTED?: string;
 }
@@ -70,6 +78,36 @@ export function heldVariables(
   return holdVariables(lock, { fence: hold.fence, slot: hold.slotVariable(config.slotted) });
 }
 
+/**
+ * `variables` of a lock on `key` with DLOCK_HELD, for a caller whose environment is `env`: the
+ * other locks the enclosing dlocks hold. Set when there is one, or when the caller has the
+ * variable (printed "" then, so that eval drops what it held).
+ */
+export function withHeld<T extends SectionVariables>(variables: T, env: Env): T {
+  const held = heldText(heldAround(env, variables.DLOCK_KEY));
+  return held === '' && env.DLOCK_HELD === undefined ? variables : { ...variables, DLOCK_HELD: held };
+}
+
+/**
+ * The environment of a command whose innermost lock `variables` describe: the caller's, with
+ * DLOCK_HELD listing the caller's other locks (its innermost one among them) and none of the
+ * caller's variables of its innermost lock left over (a DLOCK_SLOT of another key).
+ */
+export function enclosedEnv(
+  callerEnv: Env,
+  variables: Pick<SectionVariables, 'DLOCK_KEY'> & Partial<SectionVariables>,
+): NodeJS.ProcessEnv {
+  const held = heldText(heldAround(callerEnv, variables.DLOCK_KEY));
+  const env: NodeJS.ProcessEnv = { ...callerEnv };
+  for (const name of INNERMOST) delete env[name];
+  Object.assign(env, variables, held === '' ? {} : { DLOCK_HELD: held });
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+  return env;
+}
+
+/** The variables of the innermost lock, and DLOCK_HELD (a command's own heartbeat file aside). */
+const INNERMOST = ['DLOCK_KEY', 'DLOCK_TOKEN', 'DLOCK_FENCING_TOKEN', 'DLOCK_TTL_MS', 'DLOCK_SLOT', 'DLOCK_HELD'];
+
 /** The variables as acquire prints them: `export` lines for eval, or one JSON object. */
 export function formatVariables(variables: SectionVariables, format: AcquireFormat): string {
   if (format === 'json') {
@@ -77,13 +115,27 @@ export function formatVariables(variables: SectionVariables, format: AcquireForm
     const file = variables.DLOCK_HEARTBEAT_FILE;
     const heartbeat = file === undefined ? {} : { heartbeat_file: file };
     const nested = variables.DLOCK_NESTED === undefined ? {} : { nested: true };
+    const locks = heldLocks({ DLOCK_HELD: variables.DLOCK_HELD });
+    const held = locks.length === 0 ? {} : { held: locks.map(heldJson) };
     const { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl } = variables;
-    return `${JSON.stringify({ key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat, ...nested })}\n`;
+    const lock = { key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat, ...nested, ...held };
+    return `${JSON.stringify(lock)}\n`;
   }
   return Object.entries(variables)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
     .join('');
+}
+
+/** One entry of DLOCK_HELD in acquire's JSON, as the lock itself is printed. */
+function heldJson({ key, token, fence, ttlMs, slot }: EnclosingLock) {
+  return {
+    key,
+    token,
+    fence,
+    ttl_ms: ttlMs === '' ? null : Number(ttlMs),
+    ...(slot === '' ? {} : { slot: Number(slot) }),
+  };
 }
 
 /** Single-quoted for any POSIX shell: nothing inside is special but the quote itself. */

@@ -9,7 +9,7 @@ import { signalStatus } from '../child/exit-status.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import type { AcquireConfig, Env } from '../config/index.js';
 import { badOption, DlockError, EXIT } from '../errors.js';
-import { formatVariables } from '../hold/variables.js';
+import { formatVariables, withHeld } from '../hold/variables.js';
 import { isRunning } from '../pid.js';
 import {
   ACK,
@@ -44,7 +44,7 @@ export async function acquireWithKeeper(config: AcquireConfig, argv: string[], e
     const report = await readReport(keeper.stdio[REPORT_FD] as NodeJS.ReadableStream);
     if (report?.kind === 'held') {
       // Unacknowledged, the keeper releases the lock: nobody could have.
-      if (!writeStdout(formatVariables(report.variables, config.format)))
+      if (!writeStdout(formatVariables(withHeld(report.variables, env), config.format)))
         throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
       keeper.stdin!.end(ACK);
       keeper.unref();

@@ -45,7 +45,7 @@ export {
 export { listLocks, type ListedLock, type UnreadableLock } from './list.js';
 export { lookForNames } from './names.js';
 export { serverNow, type ServerClock } from './server-clock.js';
-export { isHeldBy, isStillHeldBy, type Nested } from './nested.js';
+export { isHeldBy, isStillHeldBy, type Nested, type ParentLease } from './nested.js';
 
 // Renew and release by the owner token alone (dlock renew, dlock release).
 export { releaseByToken, renewByToken } from './by-token.js';

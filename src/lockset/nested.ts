@@ -19,21 +19,36 @@ export interface Nested {
   slot: string | undefined;
 }
 
+/** The parent's hold as the server records it: what a nested run renews (hold/nested-lease.ts). */
+export interface ParentLease {
+  /** How the parent holds the key: its renewal is the one this kind renews with. */
+  mode: HoldMode;
+  /** The lease length the parent took it with (its `ttl_ms`); undefined when no instance says. */
+  ttlMs: number | undefined;
+  /** The fencing token recorded for the parent's hold. */
+  fence: string;
+}
+
 /**
- * true when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the lock in a
- * way that gives what `set.mode` asks; false when it does not hold it. The mode is the one the
- * server records for the parent's hold, not anything in the environment. Held in a way that does
- * not give it: a usage error saying why (the nested command would run beside the other holders).
- * With --slots, the inherited DLOCK_SLOT must be the slot the server records for the parent.
+ * The parent's hold when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the
+ * lock in a way that gives what `set.mode` asks; undefined when it does not hold it. The mode is
+ * the one the server records for the parent's hold, not anything in the environment. Held in a
+ * way that does not give it: a usage error saying why (the nested command would run beside the
+ * other holders). With --slots, the inherited DLOCK_SLOT must be the slot the server records for
+ * the parent.
  */
-export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Promise<boolean> {
+export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Promise<ParentLease | undefined> {
   const { mine, outcomes, failures } = await readHolds(set, owner);
   const covered = (hold: ParentHold) => gives(hold, set.mode) && sameSlot(hold, nested.slot);
-  if (tally(outcomes(covered), set.total) === 'won') return true;
+  if (tally(outcomes(covered), set.total) === 'won') {
+    const holds = mine.filter((hold): hold is ParentHold => hold !== undefined && covered(hold));
+    const ttls = holds.flatMap(({ ttlMs }) => (ttlMs ? [ttlMs] : []));
+    return { mode: holds[0]!.mode, ttlMs: ttls.length > 0 ? Math.max(...ttls) : undefined, fence: holds[0]!.fence };
+  }
   if (tally(outcomes(ANY), set.total) !== 'won') {
     // Unread for good (a grant missing, such as +hgetall), the nested run would wait for its own parent: 69.
     if (failures.some(({ permanent }) => permanent)) throw unavailable(set.total, failures);
-    return false;
+    return undefined;
   }
   const other = mine.find((hold) => hold && !gives(hold, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
@@ -77,12 +92,14 @@ async function readHolds(set: LockSet, owner: string) {
 interface ParentHold {
   mode: HoldMode;
   slot: number | undefined;
+  ttlMs: number | undefined;
+  fence: string;
 }
 
 /** The parent's hold among the holders an instance reports, if it is one of them. */
 function holding(state: LockState, owner: string): ParentHold | undefined {
   const holder = state.holders.find((one) => one.owner === owner);
-  return holder && { mode: state.mode, slot: holder.slot };
+  return holder && { mode: state.mode, slot: holder.slot, ttlMs: holder.ttlMs, fence: holder.fence };
 }
 
 /** With --slots, the DLOCK_SLOT the nested call inherited is the parent's slot. */

@@ -1,0 +1,107 @@
+// A nested `dlock run` (re-entrant: its key's DLOCK_TOKEN still holds the lock) keeps the lease
+// alive and watches it, as a normal hold does: under a `--no-keeper` lock (docs/guides/ci.md's
+// dotenv flow) nobody else renews it. It renews under the token it was given (owner-checked, the
+// hold's own lease length) every ttl/3, and when the lease is taken away it stops its command
+// (--on-lost) and exits 76. It never releases the lock. Real redis-server; time from ts_ms.
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import type { RedisServer } from '../../support/redis-server.mjs';
+import { events, onlyEvent, spawnDlock, tempDir } from '../fixtures/observe.js';
+import { cleanEnv, dlock } from '../helpers/cli.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+/** `dlock acquire --no-keeper --json`: the section's variables, as the dotenv flow exports them. */
+async function noKeeperSection(key: string, ttl: string): Promise<NodeJS.ProcessEnv> {
+  const { code, stdout, stderr } = await dlock(['acquire', '--redis', redis.url, '--no-keeper', '--ttl', ttl, key], {
+    env: cleanEnv(),
+  });
+  expect(code, stderr).toBe(0);
+  const vars = Object.fromEntries(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => /^export (\w+)='(.*)'$/.exec(line)!.slice(1, 3)),
+  );
+  expect(Object.keys(vars)).toEqual(['DLOCK_KEY', 'DLOCK_TOKEN', 'DLOCK_FENCING_TOKEN', 'DLOCK_TTL_MS']);
+  return cleanEnv(vars);
+}
+
+test('a nested run under a --no-keeper lock renews it: a contender with -w gets in only after it, 0', async () => {
+  const section = await noKeeperSection('nest-gl', '3s');
+  const dir = tempDir();
+  const nested = spawnDlock(
+    [
+      'run',
+      '--redis',
+      redis.url,
+      '--log-format',
+      'json',
+      '-v',
+      'nest-gl',
+      '--',
+      'sh',
+      '-c',
+      `sleep 5; touch ${dir}/done`,
+    ],
+    { env: section },
+  );
+  await nested.waitFor('"event":"acquired"');
+  const contender = await dlock(
+    ['run', '--redis', redis.url, '--log-format', 'json', '-w', '20s', 'nest-gl', '--', 'sh', '-c', `ls ${dir}`],
+    { env: cleanEnv() },
+  );
+  const result = await nested.result;
+  expect(result.code, result.stderr).toBe(0);
+  expect(contender.code, contender.stderr).toBe(0);
+  // The contender's command ran after the nested one ended: it saw its file.
+  expect(contender.stdout).toBe('done\n');
+  const acquired = onlyEvent(result.stderr, 'acquired');
+  expect(acquired).toMatchObject({ key: 'nest-gl', reentrant: true, fence: section.DLOCK_FENCING_TOKEN });
+  // The lease outlived its 3 s: renewed under the section's token every ttl/3.
+  const renewals = events(result.stderr, 'renewed');
+  expect(renewals.length).toBeGreaterThanOrEqual(3);
+  expect(events(result.stderr, 'released')).toEqual([]);
+  expect(onlyEvent(contender.stderr, 'acquired').ts_ms - acquired.ts_ms).toBeGreaterThanOrEqual(5000);
+});
+
+test.each([
+  ['release --force --now', ['release', '--force', '--now']],
+  ["the section's own release", ['release']],
+])('a nested run whose lease is taken away (%s) stops its command and exits 76', async (_, release) => {
+  const section = await noKeeperSection('nest-taken', '3s');
+  const dir = tempDir();
+  const nested = spawnDlock(
+    [
+      'run',
+      '--redis',
+      redis.url,
+      '--log-format',
+      'json',
+      'nest-taken',
+      '--',
+      'sh',
+      '-c',
+      `sleep 20; touch ${dir}/done`,
+    ],
+    { env: section },
+  );
+  await nested.waitFor('"event":"acquired"');
+  const released = await dlock([...release, '--redis', redis.url, 'nest-taken'], { env: section });
+  expect(released.code, released.stderr).toBe(0);
+  const result = await nested.result;
+  expect(result.code, result.stderr).toBe(76);
+  const lost = onlyEvent(result.stderr, 'lost');
+  expect(lost).toMatchObject({ key: 'nest-taken', reason: 'refused' });
+  // Found at the next renewal (every ttl/3 = 1 s), not when the command ends.
+  expect(lost.ts_ms - onlyEvent(result.stderr, 'acquired').ts_ms).toBeLessThan(3000);
+  expect(onlyEvent(result.stderr, 'error').message).toMatch(
+    /^lost the lock nest-taken while the child ran: renewal refused/,
+  );
+  expect(events(result.stderr, 'released')).toEqual([]);
+  expect(existsSync(join(dir, 'done'))).toBe(false);
+});
