@@ -18,7 +18,10 @@ export function declareRelease(program: Command, cli: CommandLine): void {
         'the holder that took the lock releases it',
     )
     .argument('<key>', 'lock name')
-    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
+    .option(
+      '--token <token>',
+      "the owner token (default: DLOCK_TOKEN when DLOCK_KEY names <key>, else <key>'s entry in DLOCK_HELD)",
+    )
     .option(
       '-f, --force',
       'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out',

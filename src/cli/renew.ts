@@ -13,7 +13,10 @@ export function declareRenew(program: Command, cli: CommandLine): void {
     .summary("extend <key>'s lease by its TTL")
     .description("extend <key>'s lease by its TTL; owner-checked: the token must be the holder's")
     .argument('<key>', 'lock name')
-    .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)');
+    .option(
+      '--token <token>',
+      "the owner token (default: DLOCK_TOKEN when DLOCK_KEY names <key>, else <key>'s entry in DLOCK_HELD)",
+    );
   connectionOptions(outputOptions(renew))
     .addHelpText('after', HELP_AFTER.renew!)
     .action((key: string, options: RawOptions) => {
