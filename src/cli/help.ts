@@ -73,7 +73,7 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       [
-        'a script section; if not acquired, eval fails and || exit ends the script',
+        "a script section; if not acquired, the eval ends the script with acquire's status",
         'eval "$(dlock acquire --wait 10m deploy)" || exit',
         './step1 && ./step2',
         'dlock release deploy',
