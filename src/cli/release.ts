@@ -1,4 +1,4 @@
-// dlock release: declared; its four rules (--force with --token, --now, --slot, the token) are in
+// dlock release: declared; its rules (--force with --token, --now, --slot, --exit-status, the token) are in
 // config (releaseConfig).
 
 import type { Command } from 'commander';
@@ -19,6 +19,11 @@ export function declareRelease(program: Command, cli: CommandLine): void {
     )
     .argument('<key>', 'lock name')
     .option('--token <token>', 'the owner token (default: DLOCK_TOKEN, when DLOCK_KEY names <key>)')
+    .option(
+      '--exit-status <n>',
+      "the section's exit status (0-255; e.g. $? in a trap on EXIT): history, --ping and --on-event report it " +
+        '(without it: unknown, never a success)',
+    )
     .option(
       '-f, --force',
       'really take the lock from whoever holds it; it stays closed to new holders until that lease runs out',

@@ -63,6 +63,11 @@ export interface ReleaseConfig {
    * an enclosing dlock holds the lock, and this release leaves it to that holder.
    */
   nested: boolean;
+  /**
+   * --exit-status n (0–255): how the section ended, recorded in the history and told to its
+   * keeper (pings, hooks); undefined: "unknown".
+   */
+  exitStatus: string | undefined;
 }
 
 /** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
@@ -84,5 +89,12 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
     );
   }
   const nested = token !== undefined && env.DLOCK_NESTED === token && env.DLOCK_KEY === validKey;
-  return { config, key: validKey, force, now, token, slot, nested };
+  return { config, key: validKey, force, now, token, slot, nested, exitStatus: releaseExitStatus(raw, force) };
+}
+
+/** --exit-status: the section's exit status, 0–255; not with --force (the holder it removes says nothing). */
+function releaseExitStatus(raw: RawOptions, force: boolean): string | undefined {
+  if (raw.exitStatus === undefined) return undefined;
+  if (force) throw new UsageError("--exit-status is the owner's: not with --force");
+  return String(integer('--exit-status', raw.exitStatus, 0, 255));
 }
