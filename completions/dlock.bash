@@ -36,10 +36,10 @@ _dlock_opts_status='--json -q --quiet -v --verbose --log-format --redis --prefix
     --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_status='--log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
     --tls-key'
-_dlock_opts_release='--token -f --force --now --slot -q --quiet -v --verbose --log-format --redis
-    --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
-_dlock_value_opts_release='--token --slot --log-format --redis --prefix --connect-timeout --tls-ca
-    --tls-cert --tls-key'
+_dlock_opts_release='--token --exit-status -f --force --now --slot -q --quiet -v --verbose
+    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_release='--token --exit-status --slot --log-format --redis --prefix
+    --connect-timeout --tls-ca --tls-cert --tls-key'
 _dlock_opts_history='--count --json -q --quiet -v --verbose --log-format --redis --prefix
     --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_history='--count --log-format --redis --prefix --connect-timeout --tls-ca

@@ -29,8 +29,8 @@ function __dlock_value_options
         case status
             printf '%s\n' --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case release
-            printf '%s\n' --token --slot --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
-                --tls-key
+            printf '%s\n' --token --exit-status --slot --log-format --redis --prefix --connect-timeout \
+                --tls-ca --tls-cert --tls-key
         case history
             printf '%s\n' --count --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -250,6 +250,7 @@ complete -c dlock -n '__dlock_using acquire' \
 complete -c dlock -n '__dlock_using acquire' -l format -x -a 'sh json' -d 'the older spelling'
 complete -c dlock -n '__dlock_using renew release' -l token -x -d 'the owner token'
 complete -c dlock -n '__dlock_using status history doctor' -l json -d 'print JSON'
+complete -c dlock -n '__dlock_using release' -l exit-status -x -d 'the section'\''s exit status'
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'really take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'

@@ -174,6 +174,7 @@ _dlock_cmd_status() {
 _dlock_cmd_release() {
   _arguments -s : \
     '--token=[the owner token]:token:' \
+    '--exit-status=[the section'\''s exit status]:n:' \
     '(-f --force)'{-f,--force}'[really take the lock from whoever holds it]' \
     '--now[with --force]' \
     '--slot=[with --force]:n:' \

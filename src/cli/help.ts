@@ -73,10 +73,10 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       [
-        'a script section; if not acquired, eval fails and || exit ends the script',
+        'a section: the eval ends the script if not acquired; the trap tells --ping',
         'eval "$(dlock acquire --wait 10m deploy)" || exit',
+        "trap 'dlock release --exit-status $? deploy' EXIT",
         './step1 && ./step2',
-        'dlock release deploy',
       ],
       [
         'steps on different machines: nothing renews; pass the token to later steps',
@@ -127,7 +127,7 @@ export const HELP_AFTER: Record<string, string> = {
       ['76', "no longer this owner's: it expired or was taken meanwhile"],
     ]) +
     examples([
-      ['end a section dlock acquire started (token from DLOCK_TOKEN)', 'dlock release deploy'],
+      ['end a section, giving --ping and the history its exit status', 'dlock release --exit-status $? deploy'],
       ['take a stuck lock from whoever holds it, once you know it is dead', 'dlock release --force nightly-sync'],
       ['open it to new holders at once (the old command may still run)', 'dlock release --force --now nightly-sync'],
     ]),

@@ -1,4 +1,4 @@
-// dlock release: declared; its four rules (--force with --token, --now, --slot, the token) are in
+// dlock release: declared; its rules (--force with --token, --now, --slot, --exit-status, the token) are in
 // config (releaseConfig).
 
 import type { Command } from 'commander';
@@ -21,6 +21,11 @@ export function declareRelease(program: Command, cli: CommandLine): void {
     .option(
       '--token <token>',
       "the owner token (default: DLOCK_TOKEN when DLOCK_KEY names <key>, else <key>'s entry in DLOCK_HELD)",
+    )
+    .option(
+      '--exit-status <n>',
+      "the section's exit status (0-255; e.g. $? in a trap on EXIT): history, --ping and --on-event report it " +
+        '(without it: unknown, never a success)',
     )
     .option(
       '-f, --force',

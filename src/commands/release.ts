@@ -21,7 +21,7 @@ import { publicHolder } from '../views/instance-views.js';
 export async function release(
   config: ConnectionConfig,
   key: string,
-  options: { force: boolean; now?: boolean; token?: string; slot?: number; nested?: boolean },
+  options: { force: boolean; now?: boolean; token?: string; slot?: number; nested?: boolean; exitStatus?: string },
   out: Output = stdout,
 ): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -30,7 +30,10 @@ export async function release(
       throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
     const token = options.token;
     if (options.nested) return releaseNested(config, key, token, log);
-    return releaseAsOwner(config, key, token, log, () => stopKeeper(token, config.connectTimeoutMs + 1_000));
+    // The section's status ("unknown" without --exit-status), for the history and its keeper's pings and hooks.
+    const { exitStatus } = options;
+    const stopRenewing = () => stopKeeper(token, config.connectTimeoutMs + 1_000, exitStatus);
+    return releaseAsOwner(config, key, token, log, stopRenewing, exitStatus ?? 'unknown');
   }
   const set = await openLockSet(config, key);
   try {

@@ -61,10 +61,11 @@ export interface RawOptions {
   oncePer?: string;
   maxHold?: string;
   heartbeat?: string;
-  /** release: --force, --now, --slot. */
+  /** release: --force, --now, --slot, --exit-status. */
   force?: boolean;
   now?: boolean;
   slot?: string;
+  exitStatus?: string;
   /** history --count. */
   count?: string;
   /** run and acquire: --ping, --ping-busy, --ping-timeout, --on-event. */

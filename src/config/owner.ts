@@ -65,6 +65,11 @@ export interface ReleaseConfig {
    * the key): an enclosing dlock holds the lock, and this release leaves it to that holder.
    */
   nested: boolean;
+  /**
+   * --exit-status n (0–255): how the section ended, recorded in the history and told to its
+   * keeper (pings, hooks); undefined: "unknown".
+   */
+  exitStatus: string | undefined;
 }
 
 /** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
@@ -87,5 +92,12 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
   }
   const described = env.DLOCK_KEY === validKey || heldLocks(env).some((lock) => lock.key === validKey);
   const nested = token !== undefined && described && nestedTokens(env).includes(token);
-  return { config, key: validKey, force, now, token, slot, nested };
+  return { config, key: validKey, force, now, token, slot, nested, exitStatus: releaseExitStatus(raw, force) };
+}
+
+/** --exit-status: the section's exit status, 0–255; not with --force (the holder it removes says nothing). */
+function releaseExitStatus(raw: RawOptions, force: boolean): string | undefined {
+  if (raw.exitStatus === undefined) return undefined;
+  if (force) throw new UsageError("--exit-status is the owner's: not with --force");
+  return String(integer('--exit-status', raw.exitStatus, 0, 255));
 }

@@ -19,7 +19,8 @@ import { logUnannounced } from './release-report.js';
 
 /**
  * Release the lock `token` holds on `key`. `stopRenewing`, once the instances are reached and
- * before the release: whatever renews this token stops (its keeper on this host).
+ * before the release: whatever renews this token stops (its keeper on this host). `exitStatus`:
+ * the section's ("0" … "255", or "unknown"), recorded in the history.
  */
 export async function releaseAsOwner(
   config: ConnectionConfig,
@@ -27,11 +28,12 @@ export async function releaseAsOwner(
   token: string,
   log: Logger,
   stopRenewing: () => Promise<void> = async () => {},
+  exitStatus = 'unknown',
 ): Promise<number> {
   const set = await openLockSet(config, key, undefined, token);
   try {
     await stopRenewing();
-    const { verdict, releases, failures } = await releaseByToken(set);
+    const { verdict, releases, failures } = await releaseByToken(set, exitStatus);
     for (const failure of failures)
       log.warn(`${key} not released on ${failureText(failure)}`, {
         event: 'release-failed',
@@ -42,7 +44,7 @@ export async function releaseAsOwner(
     // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
     logUnannounced(log, releases, key);
     if (verdict === 'released') {
-      log.event('released', { key, released: true }, `released ${key}`);
+      log.event('released', { key, released: true, exit: exitStatus }, `released ${key}`);
       return 0;
     }
     if (verdict === 'unavailable')

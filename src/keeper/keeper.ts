@@ -17,7 +17,7 @@ import { heldVariables } from '../hold/variables.js';
 import { close, type LockSet, openLockSet } from '../lockset/index.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
-import { removeFile, writeKeeperFile } from './runtime.js';
+import { removeFile, takeSectionStatus, writeKeeperFile } from './runtime.js';
 import { stopForBound } from './bound-stop.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
 import { watchProcess } from './watch.js';
@@ -92,7 +92,10 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     bounds?.stop();
     const reason = ending.signal.reason as Ending;
     if (reason.why === 'stop') {
+      // `dlock release` releases (and records) it; the section's status is what it left here, if anything.
+      const status = takeSectionStatus(hold.owner);
       await hold.detach();
+      handedOver(config.key, hold.fence, status === undefined ? UNKNOWN : String(status), log);
       return 0;
     }
     if (reason.why === 'bound') {
@@ -105,7 +108,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       return 0;
     }
     const watched = reason.why === 'lost' ? stopWatched(config, request.watchPid, hold, log) : undefined;
-    await hold.release();
+    // The keeper is not the shell's parent: how the section ended cannot be known (never a success).
+    await hold.release(reason.why === 'lost' ? 'lost' : UNKNOWN);
     // After SIGTERM, its grace: SIGKILL follows unless the watched process exits first.
     await Promise.race([watched?.settled(), aborted(watch.gone)]);
     await watched?.finish();
@@ -126,6 +130,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   } finally {
     if (!crashed) sentinel?.dismiss();
     removeFile(pidFile);
+    if (set) takeSectionStatus(set.owner);
     bounds?.stop();
     heartbeat?.remove();
     watch.stop();
@@ -133,6 +138,18 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     process.stdin.destroy();
     if (set) close(set);
   }
+}
+
+/** The exit status of a section that ended without `dlock release --exit-status`. */
+const UNKNOWN = 'unknown';
+
+/**
+ * `dlock release` ends the section: it releases the lock (and says how that went); this keeper's
+ * `released` event carries the section's status for its pings and hooks.
+ */
+function handedOver(key: string, fence: string, exit: string, log: KeeperLogger): void {
+  const text = `${key} (fence ${fence}) is released by dlock release; the section's exit status: ${exit}`;
+  log.event('released', { key, fence, released: true, by: 'release', exit }, text);
 }
 
 /** The lock is lost: say why, and stop the watched process as --on-lost says (../child/loss.ts). */

@@ -1,7 +1,8 @@
 // What a keeper leaves for others to find on this host, in a directory only this user may use
 // ($XDG_RUNTIME_DIR/dlock, else <tmpdir>/dlock-<uid>): its pid file, named by a hash of the
-// owner token, so that `dlock release` can stop it; and keeper.log, where it writes what it
-// could not say on a stderr that is gone.
+// owner token, so that `dlock release` can stop it; beside it, the section's exit status that
+// `dlock release --exit-status` leaves there before it signals the keeper; and keeper.log, where
+// it writes what it could not say on a stderr that is gone.
 
 import { createHash } from 'node:crypto';
 import { appendFileSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,6 +44,38 @@ export function appendKeeperLog(line: string, env: Env = process.env): void {
 
 function pidFile(dir: string, token: string): string {
   return join(dir, `keeper-${createHash('sha256').update(token).digest('hex').slice(0, 32)}.pid`);
+}
+
+function statusFile(dir: string, token: string): string {
+  return pidFile(dir, token).replace(/\.pid$/, '.exit');
+}
+
+/** Leave the section's exit status (0–255) for `token`'s keeper; false when it could not be written. */
+export function writeSectionStatus(token: string, status: string, env: Env = process.env): boolean {
+  const dir = runtimeDir(env);
+  if (!dir) return false;
+  try {
+    writeFileSync(statusFile(dir, token), `${status}\n`, { mode: 0o600 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The exit status `dlock release --exit-status` left for `token`'s keeper (0–255), removed once read. */
+export function takeSectionStatus(token: string, env: Env = process.env): number | undefined {
+  const dir = runtimeDir(env);
+  if (!dir) return undefined;
+  const file = statusFile(dir, token);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  removeFile(file);
+  const status = /^\d{1,3}$/.test(text) ? Number(text) : undefined;
+  return status !== undefined && status <= 255 ? status : undefined;
 }
 
 /** Record this process as the keeper of `token`; returns the file (undefined: no runtime directory). */

@@ -1,15 +1,21 @@
 // What stops a keeper: `dlock release` (by the owner token) first tells this token's keeper on
-// this host, if one runs, to stop renewing, so that the release is not followed by a renewal.
+// this host, if one runs, to stop renewing, so that the release is not followed by a renewal;
+// with --exit-status, the section's status is left beside the keeper's pid file first, so that
+// the keeper reads it when the signal comes (its pings and hooks report it).
 
 import { now, sleep } from '../clock.js';
 import { isRunning } from '../pid.js';
 import { STOP_SIGNAL } from './protocol.js';
-import { findKeeper } from './runtime.js';
+import { findKeeper, writeSectionStatus } from './runtime.js';
 
-/** Tell this token's keeper on this host to stop renewing, and wait until it has (its pid file is gone). */
-export async function stopKeeper(token: string, boundMs: number): Promise<void> {
+/**
+ * Tell this token's keeper on this host to stop renewing, and wait until it has (its pid file is
+ * gone); `exitStatus` (0–255), when known, is the section's, for the keeper's pings and hooks.
+ */
+export async function stopKeeper(token: string, boundMs: number, exitStatus?: string): Promise<void> {
   const keeper = findKeeper(token);
   if (!keeper) return;
+  if (exitStatus !== undefined) writeSectionStatus(token, exitStatus);
   try {
     process.kill(keeper.pid, STOP_SIGNAL);
   } catch {

@@ -28,10 +28,10 @@ export type TokenRenewal =
   /** The renewal itself failed (errors or timeouts). */
   | { kind: 'failed'; errors: string[] };
 
-/** Release the lock of the set's owner token on every instance. */
-export async function releaseByToken(set: LockSet): Promise<TokenRelease> {
-  // One instance records the release in the key's history (no command: no exit status).
-  const releases = await releaseAll(set, set.caps.history ? { record: { exitStatus: '', oncePerMs: 0 } } : {});
+/** Release the lock of the set's owner token on every instance; the history records `exitStatus` (the section's). */
+export async function releaseByToken(set: LockSet, exitStatus: string): Promise<TokenRelease> {
+  // One instance records the release in the key's history.
+  const releases = await releaseAll(set, set.caps.history ? { record: { exitStatus, oncePerMs: 0 } } : {});
   const released = releases.filter(
     ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
   ).length;

@@ -11,7 +11,7 @@ const MAX_OBSERVED_MS = 100 * 86_400_000;
 
 export const TURNED_AWAY_REASONS = ['held', 'line', 'wait', 'done', 'other'] as const;
 export const LOSS_REASONS = ['expired', 'forced', 'taken', 'other'] as const;
-export const EXIT_CLASSES = ['ok', 'error', 'cannot_run', 'signal', 'lost', 'none', 'other'] as const;
+export const EXIT_CLASSES = ['ok', 'error', 'cannot_run', 'signal', 'lost', 'unknown', 'none', 'other'] as const;
 
 export type TurnedAwayReason = (typeof TURNED_AWAY_REASONS)[number];
 export type LossReason = (typeof LOSS_REASONS)[number];
@@ -81,11 +81,13 @@ export function historyStats(entries: HistoryEntry[]): HistoryStats {
 
 /**
  * What a recorded exit status says: ok (0), error (1–125), cannot_run (126, 127: not
- * executable, not found), signal (128+N), lost (the lock was lost), none (no command: acquire).
+ * executable, not found), signal (128+N), lost (the lock was lost), unknown (a section ended
+ * without `dlock release --exit-status`), none (no command ran).
  */
 export function classifyExit(exit: string | undefined): ExitClass {
   if (exit === undefined || exit === '') return 'none';
   if (exit === 'lost') return 'lost';
+  if (exit === 'unknown') return 'unknown';
   const code = parseCount(exit, 0, 255);
   if (code === undefined) return 'other';
   return code === 0 ? 'ok' : code <= 125 ? 'error' : code <= 127 ? 'cannot_run' : 'signal';

@@ -13,7 +13,9 @@ import { maskSecrets } from '../secrets.js';
 
 /**
  * Which pings this process sends. run: all. The keeper of `dlock acquire`: /start and the end of
- * the section it holds. acquire's foreground: only a run that did not get the lock (the keeper
+ * the section it holds, with the status its `released` event carries (`dlock release
+ * --exit-status`, 124 for --max-hold or --heartbeat); a status it cannot know is sent to <url>/log,
+ * never as a success. acquire's foreground: only a run that did not get the lock (the keeper
  * pings the rest, and the busy error is reported by the foreground).
  */
 export type MonitorRole = 'run' | 'keeper' | 'foreground';
@@ -28,6 +30,8 @@ class Monitor implements EventSink {
   private acquired: Fields | undefined;
   private turnedAway: Fields | undefined;
   private lost = false;
+  /** The `exit` of the last `released` event: how a keeper's section ended ("unknown" when it cannot tell). */
+  private releasedExit: unknown;
   private started: Promise<void> = Promise.resolve();
   /** Pings sent or waiting to be sent, not yet answered or failed: reported as timed out at the bound. */
   private readonly pending = new Set<{ url: string; reported: boolean }>();
@@ -46,6 +50,7 @@ class Monitor implements EventSink {
     // Beside the lock: the command is started before a hook or a ping is.
     if (this.hooks) setImmediate(() => this.hooks!.run(record));
     if (record.event === 'lost') this.lost = true;
+    if (record.event === 'released') this.releasedExit = record.exit;
     if (record.event === 'busy' || record.event === 'done') this.turnedAway = record;
     if (record.event === 'acquired' && this.acquired === undefined && this.role !== 'foreground') {
       this.acquired = record;
@@ -70,8 +75,13 @@ class Monitor implements EventSink {
   private async finalPing(exitCode: number, deadline: number): Promise<void> {
     if (this.config.pingUrl === undefined) return;
     if (this.acquired !== undefined) {
-      const status = exitCode !== 0 ? exitCode : this.lost ? EXIT.lost : 0;
       const heldMs = Math.round(Date.now() - Number(this.acquired.ts_ms));
+      const section = this.role === 'keeper' && exitCode === 0 && !this.lost ? this.sectionStatus() : 0;
+      if (section === undefined) {
+        const message = "the section's exit status is unknown: it ended without dlock release --exit-status";
+        return this.send('log', { exit_status: 'unknown', held_ms: heldMs, message }, deadline, this.started);
+      }
+      const status = exitCode !== 0 ? exitCode : this.lost ? EXIT.lost : section;
       const fields = { exit_status: status, held_ms: heldMs };
       return this.send(status === 0 ? '' : String(status), fields, deadline, this.started);
     }
@@ -83,6 +93,12 @@ class Monitor implements EventSink {
     }
     // Not held for another reason (Redis unreachable, interrupted while waiting): the job did not run.
     if (exitCode !== 0) await this.send(String(exitCode), { exit_status: exitCode }, deadline);
+  }
+
+  /** A keeper's section's exit status, from its `released` event; undefined when unknown. */
+  private sectionStatus(): number | undefined {
+    const exit = typeof this.releasedExit === 'string' ? this.releasedExit : '';
+    return /^\d{1,3}$/.test(exit) && Number(exit) <= 255 ? Number(exit) : undefined;
   }
 
   /** Ping <url>/<suffix> once `after` has settled (the final ping waits for /start's answer). */

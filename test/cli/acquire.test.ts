@@ -402,7 +402,7 @@ test('busy 75, unreachable 69 and usage errors 64 leave nothing running and noth
     expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
     expect(result.stderr).toMatch(message);
     // For eval: a line that fails with acquire's status (shell-idioms.test.ts runs it); JSON: nothing.
-    expect(result.stdout).toBe(code === 0 ? '' : `(exit ${code})\n`);
+    expect(result.stdout).toBe(code === 0 ? '' : `case $- in *i*) (exit ${code}) ;; *) exit ${code} ;; esac\n`);
     expect(keepers()).toEqual([]);
   }
   expect(await admin.exists('dlock:{free}')).toBe(0);
@@ -421,7 +421,7 @@ test('Ctrl-C while waiting: 130, and the keeper stops waiting with nothing held'
   await waitUntil('the keeper to wait', () => script.stderr().includes('"waiting"'));
   process.kill(pid, 'SIGINT');
   const { stdout } = await script.result;
-  expect(stdout).toBe('(exit 130)\ncode=130\n');
+  expect(stdout).toBe('case $- in *i*) (exit 130) ;; *) exit 130 ;; esac\ncode=130\n');
   expect(keepers()).toEqual([]);
   holder.stop();
   await holder.result;

@@ -111,6 +111,7 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
     '{key="m-scenario",exit_class="cannot_run"}': '0',
     '{key="m-scenario",exit_class="signal"}': '0',
     '{key="m-scenario",exit_class="lost"}': '0',
+    '{key="m-scenario",exit_class="unknown"}': '0',
     '{key="m-scenario",exit_class="none"}': '0',
     '{key="m-scenario",exit_class="other"}': '0',
   });

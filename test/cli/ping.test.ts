@@ -10,7 +10,7 @@ import { RedisServer } from '../../support/redis-server.mjs';
 import { childPid, events, hold, onlyEvent, tempDir } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 import { makePki, type Pki } from '../helpers/tls.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
@@ -87,15 +87,121 @@ describe('the sequence of pings', () => {
     expect(server.bodies()[1]).toMatchObject({ key: 'ping-lost', exit_status: 76 });
   });
 
-  test('acquire: the keeper pings /start when held and <url> when the section ends', async () => {
+  test('acquire: the keeper pings /start when held, and <url> when the section releases with --exit-status 0', async () => {
     const server = await pingServer();
-    const script = `eval "$("$1" acquire --redis ${redis.url} --ping ${server.url()} ping-acquire)" && echo in`;
+    const script = `eval "$("$1" acquire --redis ${redis.url} --ping ${server.url()} ping-acquire)" && echo in
+      "$1" release --redis ${redis.url} --exit-status 0 ping-acquire`;
     const shell = await start([], { via: ['sh', '-c', script, 'sh'] }).result;
     expect(shell).toMatchObject({ code: 0, stdout: 'in\n' });
     await waitUntil(() => server.paths().length >= 2);
     expect(server.paths()).toEqual(['/start', '']);
+    expect(server.bodies()[1]).toMatchObject({ key: 'ping-acquire', exit_status: 0 });
+    expect(await lastRelease('ping-acquire')).toMatchObject({ exit: '0' });
   });
 });
+
+describe("a section's exit status (dlock acquire): pings, history, hooks and metrics agree; unknown is never success", () => {
+  /** `sh -c script` with $1 the dlock under test and $R the Redis URL; its result once the keeper pinged twice. */
+  async function section(server: PingServer, script: string, pings = 2): Promise<void> {
+    const shell = start([], {
+      via: ['sh', '-c', script, 'sh'],
+      env: cleanEnv({ R: redis.url, DLOCK_REDIS_URL: redis.url }),
+    });
+    await shell.result;
+    await waitUntil(() => server.paths().length >= pings);
+  }
+
+  test('a script that exits 3 without a release: no success ping (<url>/log, unknown), history says unknown', async () => {
+    const server = await pingServer();
+    const key = 'section-unknown';
+    await section(server, `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\nexit 3`);
+    expect(server.paths()).toEqual(['/start', '/log']);
+    expect(server.bodies()[1]).toMatchObject({ key, exit_status: 'unknown' });
+    expect(server.bodies()[1].message).toMatch(/exit status is unknown/);
+    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+  });
+
+  test('dlock release without --exit-status: unknown too', async () => {
+    const server = await pingServer();
+    const key = 'section-release-unknown';
+    await section(
+      server,
+      `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\n"$1" release ${key}`,
+    );
+    expect(server.paths()).toEqual(['/start', '/log']);
+    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+  });
+
+  test('dlock release --exit-status 3 (a trap on EXIT): <url>/3 and history exit 3', async () => {
+    const server = await pingServer();
+    const key = 'section-three';
+    const trap = `trap '"$1" release --exit-status $? ${key}' EXIT`;
+    await section(server, `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\n${trap}\nexit 3`);
+    expect(server.paths()).toEqual(['/start', '/3']);
+    expect(server.bodies()[1]).toMatchObject({ key, exit_status: 3 });
+    expect(await lastRelease(key)).toMatchObject({ exit: '3' });
+  });
+
+  test('--max-hold ends the section: <url>/124 and history exit 124', async () => {
+    const server = await pingServer();
+    const key = 'section-max-hold';
+    const work = "trap 'kill $! 2>/dev/null; exit 124' TERM; sleep 600 & wait";
+    const acquire = `"$1" acquire --redis "$R" --ttl 3s --max-hold 1s --ping ${server.url()} ${key}`;
+    await section(server, `eval "$(${acquire})" || exit\n${work}`);
+    expect(server.paths()).toEqual(['/start', '/124']);
+    expect(server.bodies()[1]).toMatchObject({ key, exit_status: 124 });
+    expect(await lastRelease(key)).toMatchObject({ exit: '124', reason: 'max-hold' });
+  });
+
+  test('--on-event hooks see the status: 3 from release --exit-status, unknown otherwise', async () => {
+    const dir = tempDir();
+    const hook = `--on-event 'echo "$DLOCK_EVENT $DLOCK_EVENT_EXIT" >> ${dir}/events'`;
+    const script = (key: string, end: string) => `eval "$("$1" acquire --redis "$R" ${hook} ${key})" || exit\n${end}`;
+    for (const [key, end] of [
+      ['hook-three', '"$1" release --exit-status 3 hook-three'],
+      ['hook-unknown', 'exit 3'],
+    ]) {
+      start([], {
+        via: ['sh', '-c', script(key, end), 'sh'],
+        env: cleanEnv({ R: redis.url, DLOCK_REDIS_URL: redis.url }),
+      });
+    }
+    const lines = () => (existsSync(`${dir}/events`) ? readFileSync(`${dir}/events`, 'utf8') : '');
+    await waitUntil(
+      () =>
+        lines()
+          .split('\n')
+          .filter((line) => line.startsWith('released')).length >= 2,
+    );
+    expect(
+      lines()
+        .split('\n')
+        .filter((line) => line.startsWith('released'))
+        .sort(),
+    ).toEqual(['released 3', 'released unknown']);
+  });
+
+  test("metrics' last success is not moved by a section of unknown status", async () => {
+    const key = 'section-metrics';
+    expect((await run(key, [], ['true'])).code).toBe(0);
+    const lastSuccess = async () => {
+      const { stdout } = await dlock(['metrics', '--redis', redis.url, key], { env: cleanEnv() });
+      return stdout.split('\n').find((line) => line.startsWith('dlock_lock_last_success_timestamp_seconds'));
+    };
+    const before = await lastSuccess();
+    expect(before).toBeDefined();
+    const server = await pingServer();
+    await section(server, `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\nexit 0`);
+    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+    expect(await lastSuccess()).toBe(before);
+  });
+});
+
+/** The newest `released` entry of `key`'s history. */
+async function lastRelease(key: string): Promise<Record<string, unknown> | undefined> {
+  const { stdout } = await dlock(['history', '--redis', redis.url, '--json', key], { env: cleanEnv() });
+  return (JSON.parse(stdout) as Record<string, unknown>[]).find((entry) => entry.event === 'released');
+}
 
 describe('a monitor that hangs or is down', () => {
   test('hanging: the command starts at once, the exit status is kept, dlock exits within the bound', async () => {

@@ -1,7 +1,8 @@
 // The shell idioms README, `acquire --help` and the man page teach, on their failure paths, in
 // real dash, bash and zsh: whenever `dlock acquire` fails, the steps after the idiom never run
 // and the script ends with acquire's own exit status (busy, -E, --wait ran out, unreachable,
-// usage, interrupted), with and without `set -e`; an interactive shell survives a failed eval.
+// usage, interrupted), with and without `set -e`, also in a function called from ||, if, && or !
+// (where set -e is off); an interactive shell survives a failed eval.
 // fish's own form (the guide's) is checked the same way.
 
 import { spawn } from 'node:child_process';
@@ -133,6 +134,42 @@ describe('each failure of acquire stops the script with its exit status, in dash
   });
 });
 
+describe('set -e in a function called from ||, if, && or ! (where POSIX turns set -e off): the steps still never run', () => {
+  const CALLERS = {
+    '||': 'f || echo "f failed"',
+    if: 'if f; then echo "f done"; else echo "f failed"; fi',
+    '&&': 'f && echo "f done"',
+    '!': '! f',
+  };
+
+  test('busy: every caller in dash, bash and zsh stops the script with 75 before the steps', async () => {
+    const acquire = '"$D" acquire --redis "$R" -n deploy';
+    const runs = SHELLS.flatMap((shell) =>
+      Object.entries(CALLERS).map(([caller, call]) => {
+        const script = `set -e\nf() {\n  eval "$(${acquire})"\n  echo unprotected\n}\n${call}\necho after`;
+        return { shell, caller, run: runShell(shell, script) };
+      }),
+    );
+    for (const { shell, caller, run } of runs) {
+      const result = await run.result;
+      const what = `${shell}, f called from ${caller}: ${result.stderr}`;
+      expect(result.stdout, what).toBe('');
+      expect(result.code, what).toBe(75);
+    }
+  });
+
+  test('a script that handles busy itself checks the substitution before eval: it runs its else branch', async () => {
+    const script =
+      'if vars=$("$D" acquire --redis "$R" -n deploy); then eval "$vars"; echo held; else echo "busy: $?"; fi\necho after';
+    const runs = SHELLS.map((shell) => ({ shell, run: runShell(shell, script) }));
+    for (const { shell, run } of runs) {
+      const result = await run.result;
+      expect(result.stdout, `${shell}: ${result.stderr}`).toBe('busy: 75\nafter\n');
+      expect(result.code).toBe(0);
+    }
+  });
+});
+
 describe('fish (docs/guides/shell-scripts.md): the steps never run when acquire fails', () => {
   /** `fish -c script` with $D, $R and $CLOSED as runShell sets them. */
   function fish(script: string): Promise<Result> {
@@ -157,7 +194,7 @@ describe('fish (docs/guides/shell-scripts.md): the steps never run when acquire 
     expect(result.code).toBe(code);
   });
 
-  test('eval (dlock acquire …); or exit — fish rejects the (exit N) line: stopped, with 123', async () => {
+  test('eval (dlock acquire …); or exit — fish rejects the failure line: stopped, with 123', async () => {
     const result = await fish(`eval ($D acquire --redis $R -n busy); or exit\n${steps}`);
     expect(result.stdout).toBe('');
     expect(result.code).toBe(123);

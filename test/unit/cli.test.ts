@@ -158,6 +158,9 @@ describe('--slots and --shared', () => {
     ],
     [['release', '--force', '--slot', '-1', 'k'], /--slot/],
     [['release', '--slot', '1', 'k'], /--slot needs --force/],
+    [['release', '--token', '0123456789abcdef0123456789abcdef', '--exit-status', '256', 'k'], /^--exit-status: .*256/],
+    [['release', '--token', '0123456789abcdef0123456789abcdef', '--exit-status', 'x', 'k'], /^--exit-status: /],
+    [['release', '--force', '--exit-status', '0', 'k'], /^--exit-status is the owner's: not with --force$/],
     [['acquire', '--slots', '2', '--redis', 'redis://a:1', '--redis', 'redis://b:1', 'k'], /--slots needs one Redis/],
     [['run', '-x', '-s', 'k', 'true'], /^--exclusive and --shared: choose one$/],
     [['acquire', '-s', '-e', 'k'], /^--exclusive and --shared: choose one$/],
@@ -201,6 +204,8 @@ describe('status, release, renew, completion', () => {
     [['release', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { command: 'release', key: 'k', force: false, token: T }],
     [['release', '--token', T2, 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T2 }],
     [['release', '-f', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { force: true, token: undefined }],
+    [['release', '--exit-status', '3', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { token: T, exitStatus: '3' }],
+    [['release', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { exitStatus: undefined }],
     [['renew', 'k'], { DLOCK_KEY: 'k', DLOCK_TOKEN: T }, { command: 'renew', key: 'k', token: T }],
     [
       ['renew', '--token', T, '--redis', 'redis://h:1', 'k'],

@@ -23,6 +23,6 @@ test.each([
   expect(acquireForEval(argv)).toBe(expected);
 });
 
-test('the failure line is a subshell that exits with the status', () => {
-  expect(failureLine(75)).toBe('(exit 75)\n');
+test('the failure line exits a script with the status, and fails a prompt with it from a subshell', () => {
+  expect(failureLine(75)).toBe('case $- in *i*) (exit 75) ;; *) exit 75 ;; esac\n');
 });

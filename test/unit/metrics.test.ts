@@ -46,6 +46,7 @@ test.each([
   [undefined, 'none'],
   ['', 'none'],
   ['lost', 'lost'],
+  ['unknown', 'unknown'],
   ['0', 'ok'],
   ['1', 'error'],
   ['125', 'error'],
