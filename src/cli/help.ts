@@ -41,7 +41,9 @@ function examples(items: [string, ...string[]][]): string {
 
 export const RUN_EXAMPLES = examples([
   [
-    'crontab: skip quietly when another host is still running it',
+    'crontab (its PATH: dlock, node): skip quietly while another host runs it',
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'DLOCK_REDIS_URL=redis://redis.internal:6379',
     '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
   ],
   ['CI mutex: wait up to 10 minutes for the previous deploy', 'dlock run --wait 10m deploy-prod -- make deploy'],
@@ -158,6 +160,8 @@ export const HELP_AFTER: Record<string, string> = {
       ['every held lock under the prefix, and nightly-sync even when free', 'dlock metrics nightly-sync'],
       [
         "crontab: node_exporter's textfile collector, every minute",
+        'PATH=/usr/local/bin:/usr/bin:/bin',
+        'DLOCK_REDIS_URL=redis://redis.internal:6379',
         '* * * * * dlock metrics --textfile /var/lib/node_exporter/dlock.prom',
       ],
       ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],

@@ -17,7 +17,7 @@ export type LockState = InspectReply;
 export const inspectScript = defineScript({
   name: 'inspect',
   lua: INSPECT,
-  commands: [...LINE_LIB_CALLS, 'PTTL', 'HGETALL'],
+  commands: [...LINE_LIB_CALLS, 'HGETALL'],
   keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo],
   args: () => [],
   parse: parseInspectReply,
@@ -53,7 +53,7 @@ export interface ForceReleaseInput {
 export const forceReleaseScript = defineScript({
   name: 'force-release',
   lua: FORCE_RELEASE,
-  commands: [...LINE_LIB_CALLS, 'HGETALL', 'PTTL', 'HSET', 'ZADD'],
+  commands: [...LINE_LIB_CALLS, 'HGETALL', 'HSET', 'ZADD'],
   keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
   args: (i: ForceReleaseInput, k) => [
     i.now ? 'now' : 'close',

@@ -71,7 +71,7 @@ export type EnterInput = Omit<EnterOptions, 'timeoutMs'>;
 export const enterScript = defineScript({
   name: 'enter',
   lua: ENTER,
-  commands: [...LINE_LIB_CALLS, 'INCR', 'HSET', 'ZADD', 'PTTL', 'ZRANK'],
+  commands: [...LINE_LIB_CALLS, 'INCR', 'HSET', 'ZADD', 'ZRANK'],
   keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history],
   args: (i: EnterInput, k) => [
     i.owner,

@@ -231,8 +231,11 @@ export function parseForceReleaseReply(reply: unknown): { holders: Holder[]; clo
     throw malformed('force-release', reply, '{ttl, holder, holders, time}');
   }
   const exclusive = parseHolder('force-release', reply[1]);
-  // Every one listed was held (closed ones are not removed again): mark it as owned.
-  const others = (reply[2] as string[]).map((raw) => ({ ...holderFromDetails(raw), owner: REMOVED }));
+  // Each one listed was held, and is marked as owned; but one closed before (its details say when): no owner.
+  const others = (reply[2] as string[]).map((raw) => {
+    const holder = holderFromDetails(raw);
+    return { ...holder, owner: holder.forcedMs ? '' : REMOVED };
+  });
   return { holders: exclusive ? [exclusive] : others, closedForMs: reply[0], serverMs: reply[3] };
 }
 

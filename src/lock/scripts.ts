@@ -47,7 +47,7 @@ export const KEY_CHECK_CALLS = ['HEXISTS', 'ZCARD', 'GET'];
 /** The commands line-lib.lua calls (key-check.lua's included): part of its scripts' `commands`. */
 export const LINE_LIB_CALLS = [
   ...KEY_CHECK_CALLS,
-  ...'TIME HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE DEL PEXPIRE EXISTS XADD PUBLISH'.split(' '),
+  ...'TIME HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE DEL PEXPIRE EXISTS XADD PUBLISH PTTL'.split(' '),
 ];
 
 export const ACQUIRE = KEY_CHECK + body(acquire);

@@ -70,7 +70,10 @@ export interface HolderSnapshot {
   pttlMs?: number;
   /** The server's clock at the read (its `readAt` ages the TTL left, its `serverMs` the holder's times). */
   clock: ServerClock;
-  /** --slots/--shared: how many hold (the holder shown is the one whose lease ends first), and the mode. */
+  /**
+   * --slots/--shared: how many hold (the holder shown is the one whose lease ends first; while the
+   * key is closed by release --force, the closed one whose lease ends last), and the mode.
+   */
   others?: { count: number; mode: HoldMode };
   /** How many wait in line. */
   waiting?: number;
@@ -104,8 +107,12 @@ function snapshotOf(set: LockSet, views: InstanceView[]): HolderSnapshot | undef
   const best = [...seen.values()].sort((a, b) => b.count - a.count)[0];
   const state = strategyOf(set).wholeState(views.map((view) => view.state));
   if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) {
-    // The holder whose lease ends first: its slot is the next to come free.
-    const first = [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
+    // The holder whose lease ends first: its slot is the next to come free. But while release --force
+    // keeps the key closed, the closed hold whose lease ends last: nobody enters before it ends.
+    const closed = state.holders.filter((holder) => holder.owner === '');
+    const first = closed.length
+      ? [...closed].sort((a, b) => (b.ttlLeftMs ?? Infinity) - (a.ttlLeftMs ?? Infinity))[0]
+      : [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];
     return {
       holder: first,
       pttlMs: first.ttlLeftMs,

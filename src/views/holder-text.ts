@@ -33,8 +33,9 @@ export function describeSnapshot(snapshot: HolderSnapshot, at: number = now()): 
   const { others } = snapshot;
   if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;
   const what = MODES[others.mode.kind].taken(slotsOf(others.mode), others.count);
-  return (
-    `${what}, the next lease ends in ${pttl === undefined ? 'unknown' : formatDuration(pttl)} ` +
-    `(${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`
-  );
+  const left = pttl === undefined ? 'unknown' : formatDuration(pttl);
+  // Closed by release --force: no holder of any kind enters until that lease ends (snapshotOf shows it).
+  const when =
+    snapshot.holder.owner === '' ? `closed to new holders for ${left} more` : `the next lease ends in ${left}`;
+  return `${what}, ${when} ` + `(${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`;
 }

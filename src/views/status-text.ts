@@ -62,7 +62,10 @@ function boundLines(holder: Holder, nowMs: number): string[] {
 export function describeHolders(key: string, state: LockState, nowMs: number = Date.now()): string {
   const { mode, holders } = state;
   const kind = MODES[mode.kind];
-  const title = `${printable(key)}: ${kind.heldBy(slotsOf(mode), holders.length)}`;
+  // Closed by release --force: no holder of any kind enters until the last closed lease ends.
+  const closedMs = Math.max(-1, ...holders.filter((h) => h.owner === '').map((h) => h.ttlLeftMs ?? -1));
+  const closed = closedMs >= 0 ? `; closed to new holders by release --force for ${formatDuration(closedMs)} more` : '';
+  const title = `${printable(key)}: ${kind.heldBy(slotsOf(mode), holders.length)}${closed}`;
   const cells = [[kind.slotted ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
     holders.map((holder) => [
       // A holder of --slots whose forged details hold no slot reads "shared".

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { childPid, hold, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
@@ -112,4 +112,71 @@ test('a hash without an expiry (not written by dlock) is deleted, never closed f
   expect(forced.code).toBe(0);
   expect(forced.stdout).not.toMatch(/closed to new holders/);
   expect(await admin.exists('dlock:{forged}')).toBe(0);
+});
+
+describe('closed for every kind of holder: --shared and --slots are refused while closed, admitted once it opens', () => {
+  test.each([
+    ['shared', ['--shared']],
+    ['slots', ['--slots', '3']],
+  ])('%s', async (key, mode) => {
+    const dir = tempDir();
+    const old = hold(key, { redis: server.url, dir, flags: [...mode, '--ttl', '4s'] });
+    await childPid(dir);
+    const forced = await dlock(['release', '--force', '--log-format', 'json', '--redis', server.url, key]);
+    expect(forced.code, forced.stderr).toBe(0);
+    const closure = onlyEvent(forced.stderr, 'force-released');
+    expect(closure.closed_for_ms).toBeGreaterThan(1_000);
+
+    // -n of the same kind (two slots of three are free) and of another kind: busy, and says why.
+    for (const asked of [mode, []]) {
+      const busy = await dlock(['run', '-n', ...asked, '--redis', server.url, key, '--', 'echo', 'RAN']);
+      expect(busy.code, busy.stderr).toBe(75);
+      expect(busy.stdout).toBe('');
+      expect(busy.stderr).toMatch(
+        /^dlock: \S+ is busy \([^\n]*, closed to new holders for \S+ more \(closed by release --force [^\n]*\n$/,
+      );
+    }
+    const status = await dlock(['status', '--redis', server.url, key]);
+    expect(status.stdout).toMatch(/^\S+: held[^\n]*; closed to new holders by release --force for \S+ more\n/);
+
+    // A waiter of the same kind waits until the closure ends, then enters.
+    const next = await dlock([
+      'run',
+      ...mode,
+      '--wait',
+      '15s',
+      '--log-format',
+      'json',
+      '--redis',
+      server.url,
+      key,
+      '--',
+      'true',
+    ]);
+    expect(next.code, next.stderr).toBe(0);
+    const acquired = onlyEvent(next.stderr, 'acquired');
+    expect(acquired.ts_ms).toBeGreaterThanOrEqual(closure.ts_ms + Number(closure.closed_for_ms) - 500);
+    expect((await old.result).code).toBe(76);
+  });
+
+  test('--now opens a closed --shared key at once', async () => {
+    const dir = tempDir();
+    const old = hold('shared-now', {
+      redis: server.url,
+      dir,
+      flags: ['--shared', '--ttl', '6s', '--on-lost', 'ignore'],
+    });
+    await childPid(dir);
+    expect((await dlock(['release', '--force', '--redis', server.url, 'shared-now'])).code).toBe(0);
+    const opened = await dlock(['release', '--force', '--now', '--redis', server.url, 'shared-now']);
+    expect(opened.code, opened.stdout).toBe(0);
+    expect(opened.stdout).toMatch(
+      /^shared-now: closed by release --force \(was held by .*; open to new holders now\n$/,
+    );
+    const next = await dlock(['run', '-n', '--shared', '--redis', server.url, 'shared-now', '--', 'true']);
+    expect(next.code, next.stderr).toBe(0);
+    await old.waitFor('"lost"');
+    writeFileSync(join(dir, 'stop'), '');
+    expect((await old.result).code).toBe(76);
+  });
 });

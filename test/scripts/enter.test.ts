@@ -1,8 +1,9 @@
 // lua/enter.lua through its handle: the lock taken in line order, a place kept, --no-wait turned
 // away, --slots and --shared holders side by side, another mode refused, --once-per's done mark.
 
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { LockKeys } from '../../src/lock/keys.js';
+import { forceReleaseScript } from '../../src/lock/inspect.js';
 import { enterScript, PLACE_LEASE_MS, type EnterInput } from '../../src/lock/line.js';
 import type { HoldMode } from '../../src/lock/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
@@ -130,4 +131,54 @@ test('--once-per: a done mark turns the waiter away (and out of the line), with 
   expect(await server.redis().exists(keys.lock, keys.line)).toBe(0);
   expect((await server.history(keys)).map((entry) => entry.event)).toEqual(['done']);
   expect(await enter(keys, input('a')), 'without --once-per the mark is not read').toMatchObject({ acquired: true });
+});
+
+describe('a key closed by release --force admits no new holder of any kind until it opens', () => {
+  const close = (keys: LockKeys, slot?: number) =>
+    server.run(forceReleaseScript, keys, { now: false, slot, host: 'ops', pid: 99 });
+  const SHARED: HoldMode = { kind: 'shared' };
+  const SLOTS: HoldMode = { kind: 'slots', slots: 3 };
+
+  test.each([
+    ['--shared', SHARED],
+    ['--slots 3 (two slots free)', SLOTS],
+  ])('%s: refused (-n busy, a waiter kept in line, told when it opens), then admitted', async (_, mode) => {
+    const keys = server.fresh();
+    await enter(keys, input('a', mode));
+    const { closedForMs } = await close(keys);
+    expect(await enter(keys, input('n', mode, { join: false }))).toEqual({
+      acquired: false,
+      place: 0,
+      nextInMs: undefined,
+    });
+    const waiting = await enter(keys, input('w', mode));
+    expect(waiting).toMatchObject({ acquired: false, place: 1 });
+    // Told to ask again when the closure ends, not before.
+    expect((waiting as { nextInMs: number }).nextInMs).toBeGreaterThan(closedForMs - 1_000);
+    expect(await enter(keys, input('x', EXCLUSIVE))).toMatchObject({ acquired: false, place: 2 });
+    // The removed holder's lease runs out: the key opens, the waiter enters.
+    await server.redis().zadd(keys.holders, 1, '!a');
+    expect(await enter(keys, input('w', mode))).toMatchObject({ acquired: true });
+  });
+
+  test('--slots: one slot closed (--slot) closes the key, though the other holder leaves', async () => {
+    const keys = server.fresh();
+    const two: HoldMode = { kind: 'slots', slots: 2 };
+    await enter(keys, input('a', two));
+    await enter(keys, input('b', two));
+    await close(keys, 1);
+    await server.redis().zadd(keys.holders, 1, 'a');
+    expect(await enter(keys, input('c', two, { join: false }))).toMatchObject({ acquired: false, place: 0 });
+    await server.redis().zadd(keys.holders, 1, '!b');
+    expect(await enter(keys, input('c', two, { join: false }))).toMatchObject({ acquired: true });
+  });
+
+  test('a closed key (no live holder left) makes any kind wait, not "in use otherwise"', async () => {
+    const keys = server.fresh();
+    await enter(keys, input('a'));
+    await close(keys);
+    expect(await enter(keys, input('s', SLOTS))).toMatchObject({ acquired: false, place: 1 });
+    await server.redis().del(keys.lock);
+    expect(await enter(keys, input('s', SLOTS))).toMatchObject({ acquired: true, slot: 0 });
+  });
 });

@@ -5,7 +5,7 @@ import { expect, test } from 'vitest';
 import { forceReleaseScript } from '../../src/lock/inspect.js';
 import { enterScript } from '../../src/lock/line.js';
 import type { HoldMode } from '../../src/lock/mode.js';
-import { entering, useScriptServer } from '../helpers/scripts.js';
+import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();
 const by = { host: 'ops', pid: 99 };
@@ -63,4 +63,38 @@ test('one slot of --slots, closed: only that holder renamed "!<owner>", its slot
   expect(Object.keys(hash).sort()).toEqual(['h:!b', 'h:a', 'mode', 's:0', 's:1', 'slots']);
   expect(hash['s:1']).toBe('!b');
   expect((await server.redis().zrange(keys.holders, 0, -1)).sort()).toEqual(['!b', 'a']);
+});
+
+test('--shared, closed: forced again, the closed holder is listed (not removed again); --now opens the key', async () => {
+  const keys = server.fresh();
+  await server.run(enterScript, keys, entering('a', { kind: 'shared' }));
+  const first = await server.run(forceReleaseScript, keys, { now: false, ...by });
+  expect(first.holders).toMatchObject([{ fence: '1', forcedMs: 0 }]);
+  const again = await server.run(forceReleaseScript, keys, { now: false, ...by });
+  expect(again.holders).toMatchObject([{ owner: '', fence: '1', forcedMs: first.serverMs }]);
+  expect(again.closedForMs).toBeGreaterThan(29_000);
+  expect(await server.redis().zrange(keys.holders, 0, -1)).toEqual(['!a']);
+  const woken = await publishedOn(server.redis(), `${keys.wakePrefix}w`, async () => {
+    await server.run(enterScript, keys, entering('w', { kind: 'shared' }));
+    expect(await server.run(forceReleaseScript, keys, { now: true, ...by })).toMatchObject({
+      holders: [{ owner: '', fence: '1' }],
+      closedForMs: 0,
+    });
+  });
+  expect(woken).toBe('go');
+  expect(await server.redis().exists(keys.lock, keys.holders)).toBe(0);
+});
+
+test('--slots, one slot closed: --now --slot opens that slot only', async () => {
+  const keys = server.fresh();
+  const slots: HoldMode = { kind: 'slots', slots: 2 };
+  await server.run(enterScript, keys, entering('a', slots));
+  await server.run(enterScript, keys, entering('b', slots));
+  await server.run(forceReleaseScript, keys, { now: false, slot: 1, ...by });
+  expect(await server.run(forceReleaseScript, keys, { now: true, slot: 1, ...by })).toMatchObject({
+    holders: [{ owner: '', slot: 1 }],
+  });
+  const hash = await server.redis().hgetall(keys.lock);
+  expect(Object.keys(hash).sort()).toEqual(['h:a', 'mode', 's:0', 'slots']);
+  expect(await server.redis().zrange(keys.holders, 0, -1)).toEqual(['a']);
 });

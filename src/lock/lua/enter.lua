@@ -39,7 +39,8 @@
 -- Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
 -- and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
 -- woken. Whatever the line's details say, this caller enters only in its own mode and only when
--- the holders actually there leave room for it.
+-- the holders actually there leave room for it, and never while release --force keeps the key
+-- closed (line-lib's closure): not even a --shared or --slots holder beside the closed ones.
 
 local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
 if refused then return refused end
@@ -66,6 +67,9 @@ if mine then
 end
 
 local kind, count, held_n = state(L, HX)
+-- Closed by release --force: no kind enters until it opens; with no holder left but the closed
+-- ones, the key is not in use in a mode, so any kind waits (or is busy) rather than refused.
+local closed_ms, live = closure(L, HX, now)
 local other, other_n = nil, 0
 if kind == 'slots' then
   if mode ~= 'slots' or held_n ~= n then other, other_n = 'slots', held_n end
@@ -80,7 +84,7 @@ else
     elseif hm ~= 'slots' and mode == 'slots' then other, other_n = hm, 1 end
   end
 end
-if other then
+if other and (closed_ms == 0 or live > 0) then
   return {2, other, other_n, count, redis.call('ZCARD', Q)}
 end
 
@@ -151,7 +155,8 @@ local function holders_end_in()
 end
 
 -- The line's details may be forged: whoever the line lets in, the holders actually there decide.
-local room = kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n)
+local room = closed_ms == 0 and
+  (kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n))
 local queued = redis.call('ZSCORE', Q, owner)
 if not queued and ARGV[8] ~= '1' then
   if redis.call('ZCARD', Q) == 0 then
@@ -197,4 +202,5 @@ if pruned > 0 then wake(ARGV[10], may) end
 local place = redis.call('ZRANK', Q, owner)
 local next_in = -1
 if place < math.max(n, 1) then next_in = holders_end_in() end
+if closed_ms > 0 then next_in = math.max(next_in, closed_ms) end
 return {0, place + 1, next_in}

@@ -23,8 +23,10 @@
 -- "close" keeps each removed hold closed to new holders until its lease runs out: an exclusive
 -- hash's `owner` becomes "" (no token matches it, so that holder's next renewal is refused and
 -- its dlock stops its command); a --slots/--shared holder is renamed "!<owner>" (its slot stays
--- taken, its renewal is refused). A hash without an expiry (not one dlock wrote) is deleted: it
--- would stay closed forever. "now" deletes and wakes the waiters that may now enter.
+-- taken, its renewal is refused). While any hold is closed, the key admits no new holder of any
+-- kind (line-lib's closure). A hold closed before is listed again (its details carry forced_ms):
+-- "close" leaves it closed, "now" removes it too. A hash without an expiry (not one dlock wrote)
+-- is deleted: it would stay closed forever. "now" deletes and wakes the waiters that may now enter.
 
 local refused = check_keys({1, 'hash', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
 if refused then return refused end
@@ -63,13 +65,17 @@ for i = 1, #scored, 2 do
   local owner, ends = scored[i], tonumber(scored[i + 1])
   local raw = redis.call('HGET', L, 'h:' .. owner)
   local h = decoded(raw)
-  if string.sub(owner, 1, 1) ~= '!' and (ARGV[2] == '' or tostring(h.slot) == ARGV[2]) then
+  if ARGV[2] == '' or tostring(h.slot) == ARGV[2] then
     list[#list + 1] = raw or '{}'
     record(KEYS[7], 'forced', 'host', tostring(h.host or ''), 'pid', tostring(h.pid or ''),
       'cmd', tostring(h.cmd or ''), 'fence', tostring(h.fence or ''), 'slot', tostring(h.slot or '-1'),
       'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
-    drop_holder(L, HX, owner)
-    if ARGV[1] ~= 'now' then
+    if string.sub(owner, 1, 1) == '!' then
+      -- Closed before: listed as it is (its details say forced_ms), kept closed, or removed by "now".
+      if ARGV[1] == 'now' then drop_holder(L, HX, owner)
+      else closed = math.max(closed, math.min(ends - now, 4503599627370496)) end
+    elseif ARGV[1] ~= 'now' then
+      drop_holder(L, HX, owner)
       h.forced_ms = tostring(now)
       redis.call('HSET', L, 'h:!' .. owner, cjson.encode(h))
       if h.slot ~= nil and tostring(h.slot) ~= '-1' then
@@ -77,6 +83,8 @@ for i = 1, #scored, 2 do
       end
       redis.call('ZADD', HX, ends, '!' .. owner)
       closed = math.max(closed, math.min(ends - now, 4503599627370496))
+    else
+      drop_holder(L, HX, owner)
     end
   end
 end

@@ -16,6 +16,7 @@
 -- publishes only to the waiters that may now enter. Times are the server's (TIME), so hosts'
 -- clocks never matter. A holder of several slots/shared modes is never made by forged data:
 -- every field read back is decoded with pcall and defaulted.
+-- A key `release --force` closed (see closure) admits nobody, of any kind, until it opens.
 
 local function clock()
   local t = redis.call('TIME')
@@ -95,9 +96,31 @@ local function state(L, HX)
   if mode == 'slots' then return 'slots', redis.call('ZCARD', HX), tonumber(redis.call('HGET', L, 'slots')) or 0 end
   return 'exclusive', 1, 1
 end
+-- How long `release --force` keeps the key closed to new holders of every kind (0: open), and how
+-- many holders not closed still hold: an exclusive hash whose `owner` it blanked (its PTTL), or
+-- --slots/--shared holders it renamed "!<owner>" (the latest of their lease ends). An exclusive
+-- hash with an owner, or a blank one without an expiry (not dlock's), is a holder, not a closure.
+local function closure(L, HX, now)
+  local owner = redis.call('HGET', L, 'owner')
+  if owner then
+    local left = redis.call('PTTL', L)
+    if owner == '' and left > 0 then return left, 0 end
+    return 0, 1
+  end
+  if redis.call('HEXISTS', L, 'mode') == 0 then return 0, 0 end
+  local ends, live = now, 0
+  local scored = redis.call('ZRANGE', HX, 0, -1, 'WITHSCORES')
+  for i = 1, #scored, 2 do
+    if string.sub(scored[i], 1, 1) == '!' then ends = math.max(ends, tonumber(scored[i + 1]) or now)
+    else live = live + 1 end
+  end
+  return math.min(ends - now, 4503599627370496), live
+end
 local function entrants(L, HX, Q, QD)
   local kind, count, n = state(L, HX)
   if kind == 'exclusive' then return {} end
+  -- Closed by release --force: nobody enters, of any kind, until it opens.
+  if kind ~= 'none' and closure(L, HX, clock()) > 0 then return {} end
   local head = redis.call('ZRANGE', Q, 0, 0)[1]
   if not head then return {} end
   local info = waiter(QD, head)
