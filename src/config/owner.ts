@@ -29,7 +29,7 @@ export function ownerToken(key: string, raw: RawOptions, env: Env): string | und
 }
 
 /** Where the owner token comes from, as the usage errors of renew and release say it. */
-const TOKEN_SOURCES = '--token, or DLOCK_TOKEN with DLOCK_KEY=';
+const tokenSources = (key: string) => `--token, DLOCK_TOKEN with DLOCK_KEY=${key}, or a DLOCK_HELD entry for ${key}`;
 
 /** dlock renew: the key and its owner's token. */
 export interface RenewConfig {
@@ -44,7 +44,7 @@ export function renewConfig(key: string | undefined, raw: RawOptions, env: Env):
   const validKey = validateKey(key);
   const token = ownerToken(validKey, raw, env);
   if (!token) {
-    throw new UsageError(`renew needs the owner token: ${TOKEN_SOURCES}${validKey} (as dlock acquire exports them)`);
+    throw new UsageError(`renew needs the owner token: ${tokenSources(validKey)} (as dlock acquire exports them)`);
   }
   return { config, key: validKey, token };
 }
@@ -86,7 +86,7 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
   const token = force ? undefined : ownerToken(validKey, raw, env);
   if (!force && !token) {
     throw new UsageError(
-      `release needs the owner token: ${TOKEN_SOURCES}${validKey} (as dlock acquire exports them); ` +
+      `release needs the owner token: ${tokenSources(validKey)} (as dlock acquire exports them); ` +
         `to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
     );
   }

@@ -274,7 +274,7 @@ describe('status, release, renew, completion', () => {
     [
       ['release', 'k'],
       {},
-      /^release needs the owner token: --token, or DLOCK_TOKEN with DLOCK_KEY=k .*dlock release --force k$/,
+      /^release needs the owner token: --token, DLOCK_TOKEN with DLOCK_KEY=k, or a DLOCK_HELD entry for k .*dlock release --force k$/,
     ],
     [['release', 'k'], { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^release needs the owner token/],
     [['renew', 'k'], { DLOCK_TOKEN: T }, /^renew needs the owner token/],
