@@ -41,7 +41,10 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     .argument('<key>', 'lock name');
   waitingOptions(lockOptions(acquire))
     .optionsGroup(GROUP.keeper)
-    .option('--pid <pid>', 'the process whose exit releases the lock (default: the caller of dlock, e.g. the shell)')
+    .option(
+      '--pid <pid>',
+      'the process whose exit releases the lock (default: the shell that reads the output, else the caller)',
+    )
     .option(
       '--no-keeper',
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',

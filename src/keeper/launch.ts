@@ -20,11 +20,12 @@ import {
   type KeeperReport,
   type KeeperRequest,
 } from './protocol.js';
+import { sectionShell } from './eval-shell.js';
 import { selfCommand } from './self.js';
 
 /** Take the lock through a keeper for the watched process; print its variables; 0, or how it failed. */
 export async function acquireWithKeeper(config: AcquireConfig, argv: string[], env: Env): Promise<number> {
-  const watchPid = config.watchPid ?? process.ppid;
+  const watchPid = config.watchPid ?? sectionShell();
   if (!isRunning(watchPid)) throw badOption('--pid', String(watchPid), 'no such process');
   const request: KeeperRequest = { argv, watchPid, stderr: !stderrIsStdout() };
   const { file, args } = selfCommand();

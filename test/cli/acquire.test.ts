@@ -2,11 +2,11 @@
 // "$(dlock acquire ...)"` leaves a keeper that renews until `dlock release` or until the shell
 // exits; release and renew are owner-checked; --no-keeper leaves nothing running.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
@@ -456,3 +456,47 @@ test('a keeper whose stderr is gone writes the lost lock to keeper.log in the ru
   }
   await waitUntil('the keepers to exit', () => keepers().length === 0);
 });
+
+// The keeper watches the shell that runs the section, not whatever process started dlock: bash
+// forks a subshell for `$(dlock acquire k 2>/dev/null)`, and `timeout` or a wrapper function
+// stands between them too; each exits with acquire, and watching it released the lock at once.
+describe.each(['dash', 'bash', 'zsh'])(
+  '%s: the keeper watches the shell reading acquire, whatever runs between',
+  (shell) => {
+    test.each([
+      ['a redirection inside $(…)', 'eval "$("$D" acquire --redis "$R" --ttl 10s KEY 2>/dev/null)" || exit 9'],
+      ['timeout in front', 'eval "$(timeout 60 "$D" acquire --redis "$R" --ttl 10s KEY)" || exit 9'],
+      ['a wrapper function', 'acq() { "$D" acquire --redis "$R" --ttl 10s "$@"; }; eval "$(acq KEY)" || exit 9'],
+      [
+        'the handle-busy form',
+        'if vars=$("$D" acquire -n --redis "$R" --ttl 10s KEY 2>/dev/null); then eval "$vars"; else exit 9; fi',
+      ],
+    ])('%s', async (_, section) => {
+      const dir = tempDir();
+      const key = `watched-${shell}-${_.replace(/\W+/g, '-')}`;
+      spawnSync('mkfifo', [join(dir, 'go')]);
+      const child = spawn(
+        shell,
+        [
+          '-c',
+          `${section.replace('KEY', key)}\necho held > ${dir}/held\nread go < ${dir}/go\n"$D" release --redis "$R" ${key}`,
+        ],
+        {
+          env: env(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      scripts.add(child);
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await waitForFile(join(dir, 'held'));
+      // The holder is the keeper for the script's own shell: the lock lasts as long as it does.
+      expect(await admin.hget(`dlock:{${key}}`, 'cmd'), stderr).toBe(`dlock acquire (keeper for pid ${child.pid})`);
+      expect((await dlock(['status', '--redis', server.url, key], { env: env() })).code).toBe(0);
+      writeFileSync(join(dir, 'go'), 'go\n');
+      expect(await exited, stderr).toBe(0);
+      expect(await admin.exists(`dlock:{${key}}`)).toBe(0);
+    });
+  },
+);

@@ -320,7 +320,12 @@ describe("each command's config", () => {
 
   // [command, raw flags, env, message pattern]
   test.each<[keyof typeof COMMANDS, RawOptions, Env, RegExp]>([
-    ['renew', {}, {}, /^renew needs the owner token: --token, DLOCK_TOKEN with DLOCK_KEY=k, or a DLOCK_HELD entry for k \(as dlock acquire/],
+    [
+      'renew',
+      {},
+      {},
+      /^renew needs the owner token: --token, DLOCK_TOKEN with DLOCK_KEY=k, or a DLOCK_HELD entry for k \(as dlock acquire/,
+    ],
     ['renew', {}, { DLOCK_TOKEN: T }, /^renew needs the owner token/],
     ['renew', {}, { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^renew needs the owner token/],
     ['renew', { token: 'xyz' }, {}, /^--token: not an owner token .*\(got "xyz"\)$/],
@@ -329,7 +334,12 @@ describe("each command's config", () => {
     ['release', { force: true, token: T }, {}, /^--force and --token: choose one \(--force releases whoever/],
     ['release', { now: true, token: T }, {}, /^--now needs --force$/],
     ['release', { slot: '1', token: T }, {}, /^--slot needs --force \(your own release knows its slot\)$/],
-    ['release', {}, {}, /^release needs the owner token: .*DLOCK_KEY=k, or a DLOCK_HELD entry for k .*run: dlock release --force k$/],
+    [
+      'release',
+      {},
+      {},
+      /^release needs the owner token: .*DLOCK_KEY=k, or a DLOCK_HELD entry for k .*run: dlock release --force k$/,
+    ],
     ['release', {}, { DLOCK_KEY: 'other', DLOCK_TOKEN: T }, /^release needs the owner token/],
     // A malformed DLOCK_HELD entry gives no token: a bad token, a missing field, a key dlock refuses.
     ['release', {}, { DLOCK_HELD: `k=${T.slice(1)},1,1,` }, /^release needs the owner token/],
