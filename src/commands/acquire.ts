@@ -11,6 +11,7 @@ import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
+import { refuseIfTakenAway } from '../keeper/ended.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
 import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
@@ -60,7 +61,10 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent.slot || undefined;
   const set = await openLockSet(config, config.key, config.ttlMs, token, config.mode);
   try {
-    if (!(await isHeldBy(set, token, { key: config.key, command: 'acquire', slot }))) return false;
+    if (!(await isHeldBy(set, token, { key: config.key, command: 'acquire', slot }))) {
+      refuseIfTakenAway(config.key, token, 'acquire');
+      return false;
+    }
   } finally {
     close(set);
   }

@@ -8,12 +8,13 @@
 
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config/index.js';
-import { UsageError } from '../errors.js';
+import { LockLostError, UsageError } from '../errors.js';
 import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailable } from '../lockset/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
 import { releaseAsOwner, releaseNested } from '../hold/by-token.js';
+import { endedMark, markEnded } from '../keeper/ended.js';
 import { stopKeeper } from '../keeper/stop.js';
 import { describeHolder } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
@@ -33,7 +34,11 @@ export async function release(
     // The section's status ("unknown" without --exit-status), for the history and its keeper's pings and hooks.
     const { exitStatus } = options;
     const stopRenewing = () => stopKeeper(token, config.connectTimeoutMs + 1_000, exitStatus);
-    return releaseAsOwner(config, key, token, log, stopRenewing, exitStatus ?? 'unknown');
+    return releaseAndMark(() => releaseAsOwner(config, key, token, log, stopRenewing, exitStatus ?? 'unknown'), {
+      key,
+      token,
+      log,
+    });
   }
   const set = await openLockSet(config, key);
   try {
@@ -79,4 +84,29 @@ function closedText(closedForMs: number, now: boolean): string {
     `; closed to new holders for ${formatDuration(closedForMs)} more, until that lease runs out (--now opens ` +
     'it at once)'
   );
+}
+
+/**
+ * The owner's release, marked on this host as the end of the section (../keeper/ended.ts). Not
+ * held any more because this owner released it already (a trap's release after an explicit one):
+ * 0, nothing to do. Not held otherwise: 76, as before.
+ */
+async function releaseAndMark(
+  releaseIt: () => Promise<number>,
+  { key, token, log }: { key: string; token: string; log: Logger },
+): Promise<number> {
+  const before = endedMark(token);
+  try {
+    const code = await releaseIt();
+    markEnded(token, 'released');
+    return code;
+  } catch (error) {
+    if (!(error instanceof LockLostError)) throw error;
+    if (before === 'released') {
+      log.event('released', { key, released: false, already: true }, `${key} was released already by this owner`);
+      return 0;
+    }
+    markEnded(token, 'not-held');
+    throw error;
+  }
 }

@@ -45,10 +45,12 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     const ttls = holds.flatMap(({ ttlMs }) => (ttlMs ? [ttlMs] : []));
     return { mode: holds[0]!.mode, ttlMs: ttls.length > 0 ? Math.max(...ttls) : undefined, fence: holds[0]!.fence };
   }
-  if (tally(outcomes(ANY), set.total) !== 'won') {
-    // Unread for good (a grant missing, such as +hgetall), the nested run would wait for its own parent: 69.
-    if (failures.some(({ permanent }) => permanent)) throw unavailable(set.total, failures);
-    return undefined;
+  const listed = tally(outcomes(ANY), set.total);
+  if (listed !== 'won') {
+    // A quorum says it is not a holder. Else too few answered to tell (a grant missing, such as
+    // +hgetall, or servers down): the nested run would wait for its own parent, or split the job: 69.
+    if (listed === 'refused') return undefined;
+    throw unavailable(set.total, failures);
   }
   const other = mine.find((hold) => hold && !gives(hold, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
