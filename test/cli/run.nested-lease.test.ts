@@ -105,3 +105,33 @@ test.each([
   expect(events(result.stderr, 'released')).toEqual([]);
   expect(existsSync(join(dir, 'done'))).toBe(false);
 });
+
+test('the CI job after a --no-keeper lease ran out: a nested run or acquire exits 76, runs nothing, takes nothing', async () => {
+  const section = await noKeeperSection('nest-gone', '500ms');
+  await expect.poll(async () => (await dlock(['status', '--redis', redis.url, 'nest-gone'])).code).toBe(1);
+  const run = await dlock(['run', '--redis', redis.url, 'nest-gone', '--', 'echo', 'RAN'], { env: section });
+  expect(run.code, run.stderr).toBe(76);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(
+    /^dlock: nest-gone: the lock an enclosing dlock held .* is no longer held: it expired or was taken/,
+  );
+  const acquire = await dlock(['acquire', '--redis', redis.url, '--no-keeper', 'nest-gone'], { env: section });
+  expect(acquire.code, acquire.stderr).toBe(76);
+  expect((await dlock(['status', '--redis', redis.url, 'nest-gone'])).code).toBe(1);
+});
+
+test('a section its owner released: the same shell takes the key afresh, and a second release is 0', async () => {
+  const runtime = tempDir();
+  const section = { ...(await noKeeperSection('nest-again', '30s')), XDG_RUNTIME_DIR: runtime };
+  expect((await dlock(['release', '--redis', redis.url, 'nest-again'], { env: section })).code).toBe(0);
+  const again = await dlock(['release', '--redis', redis.url, 'nest-again'], { env: section });
+  expect(again.code, again.stderr).toBe(0);
+  const run = await dlock(
+    ['run', '--redis', redis.url, 'nest-again', '--', 'sh', '-c', 'echo "$DLOCK_FENCING_TOKEN"'],
+    {
+      env: section,
+    },
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(Number(run.stdout)).toBeGreaterThan(Number(section.DLOCK_FENCING_TOKEN));
+});
