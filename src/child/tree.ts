@@ -1,10 +1,13 @@
 // The whole command, not only its first process: what it started (its descendants, found by walking
-// /proc's pid → ppid links) and the process groups it made for itself. A signal meant to stop the
-// command reaches all of them. Out of reach: a process that left the tree before a walk found it
-// (a double fork reparents it to init) and was not in a group the command made; see
-// docs/guarantees.md. Where there is no /proc (not Linux) the command is its first process alone.
+// /proc's pid → ppid links), the process groups it made for itself, and for `dlock run` the
+// processes that carry its lock's token in their environment in dlock's session (a background
+// child reparented away from the tree). A signal meant to stop the command reaches all of them, and
+// `dlock run` holds the lock until all are gone. Out of reach: a process that left the tree before a
+// walk found it (a double fork reparents it to init) and then is in neither dlock's session nor a
+// group the command made, or does not carry the token; see docs/guarantees.md. Where there is no
+// /proc (not Linux) the command is its first process alone.
 
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /** One process as /proc/<pid>/stat tells it. */
 export interface ProcessEntry {
@@ -12,6 +15,8 @@ export interface ProcessEntry {
   ppid: number;
   /** Its process group. */
   pgid: number;
+  /** Its session. */
+  session: number;
   /** When it started (clock ticks since boot): tells a reused pid apart. */
   start: string;
   /** Dead, not reaped yet: nothing left to stop. */
@@ -59,6 +64,7 @@ export function readEntry(pid: number): ProcessEntry | undefined {
     pid,
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    session: Number(fields[3]),
     start: fields[22 - 3] ?? '',
     zombie: fields[0] === 'Z',
   };
@@ -91,16 +97,28 @@ export function descendants(roots: Iterable<number>, table = processTable()): Pr
  * processes may have been forked) from the first process and from every process seen before (one
  * whose parent died was reparented out of the tree, but is still the command's), and signals the
  * groups the command leads. Never dlock itself, its ancestors, or its own process group.
+ *
+ * With a `mark` (the environment entry `DLOCK_TOKEN=<token>` of the lock `dlock run` holds for
+ * it) a walk also finds the command's processes that were reparented before any walk saw them (a
+ * background child of a shell that has exited): those that carry the mark in their environment
+ * and run in dlock's session, or in a group or session the command made. A process that left the
+ * session (`setsid -f`) before a walk saw it is out of reach: the way to leave a daemon behind.
  */
 export class CommandTree {
   /** Every process seen in the command, with its start time (a reused pid is not the command's). */
   private readonly members = new Map<number, string>();
-  /** Process groups a process of the command led. */
+  /** Process groups (and sessions) a process of the command led. */
   private readonly groups = new Set<number>();
+  /** dlock's own session and start time: where, and since when, a marked process may be found. */
+  private readonly self: ProcessEntry | undefined;
 
-  constructor(private readonly root: number) {
+  constructor(
+    private readonly root: number,
+    private readonly mark?: string,
+  ) {
     const entry = readEntry(root);
     if (entry) this.members.set(root, entry.start);
+    if (mark !== undefined) this.self = readEntry(process.pid);
   }
 
   /**
@@ -136,6 +154,11 @@ export class CommandTree {
       .map(([pid]) => pid);
   }
 
+  /** Walk /proc now: the processes of the command other than its first one that still run. */
+  remaining(): number[] {
+    return this.walk().others;
+  }
+
   /** SIGSTOP every process of the command seen so far that still runs as the same process. */
   private freezeKnown(): void {
     for (const [pid, start] of this.members) {
@@ -144,28 +167,65 @@ export class CommandTree {
     }
   }
 
-  /** Walk /proc from the first process and every member seen before; note members and groups. */
+  /** Walk /proc from the first process, every member seen before and the marked; note members and groups. */
   private walk(): { spared: Spared; others: number[] } {
     const table = processTable();
     const spared = sparedBy(process.pid, table);
-    const rootEntry = table.get(this.root);
-    const found = descendants([this.root, ...this.stillMembers(table)], table);
-    for (const entry of [...(rootEntry ? [rootEntry] : []), ...found]) {
+    const roots = [...this.stillMembers(table), ...this.marked(table, spared)];
+    for (const entry of [
+      ...roots,
+      ...descendants(
+        roots.map((root) => root.pid),
+        table,
+      ),
+    ]) {
       if (spared.pids.has(entry.pid)) continue;
       if (!this.members.has(entry.pid)) this.members.set(entry.pid, entry.start);
       if (entry.pgid === entry.pid && !spared.groups.has(entry.pgid)) this.groups.add(entry.pgid);
     }
-    const others = [...this.stillMembers(table)].filter((pid) => pid !== this.root);
+    const others = [...this.stillMembers(table)].map((entry) => entry.pid).filter((pid) => pid !== this.root);
     return { spared, others };
   }
 
   /** Members seen before that still run as the same process. */
-  private *stillMembers(table: Map<number, ProcessEntry>): Iterable<number> {
+  private *stillMembers(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     for (const [pid, start] of this.members) {
       const entry = table.get(pid);
-      if (entry && entry.start === start && !entry.zombie) yield pid;
+      if (entry && entry.start === start && !entry.zombie) yield entry;
     }
   }
+
+  /**
+   * Processes not seen before that carry the mark, in dlock's session or in a group or session the
+   * command made, started since dlock: only their environment is read, and only theirs.
+   */
+  private *marked(table: Map<number, ProcessEntry>, spared: Spared): Iterable<ProcessEntry> {
+    const { self, mark } = this;
+    if (!self || mark === undefined) return;
+    for (const entry of table.values()) {
+      if (entry.zombie || spared.pids.has(entry.pid) || this.members.has(entry.pid)) continue;
+      const near = entry.session === self.session || this.groups.has(entry.pgid) || this.groups.has(entry.session);
+      if (near && Number(entry.start) >= Number(self.start) && carriesMark(entry.pid, mark)) yield entry;
+    }
+  }
+}
+
+/** Does `pid`'s environment (as it was exec'd with) hold the entry `mark` ("NAME=value")? */
+export function carriesMark(pid: number, mark: string): boolean {
+  try {
+    return hasEntry(readFileSync(`/proc/${pid}/environ`), mark);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+}
+
+/** Does `environ` (NUL-separated "NAME=value" entries) hold the entry `mark`? */
+export function hasEntry(environ: Buffer, mark: string): boolean {
+  const entry = Buffer.from(`${mark}\0`);
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
+    if (at === 0 || environ[at - 1] === 0) return true;
+  }
+  return false;
 }
 
 interface Spared {
