@@ -8,6 +8,7 @@
 // /proc (not Linux) the command is its first process alone.
 
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { now } from '../clock.js';
 
 /** One process as /proc/<pid>/stat tells it. */
 export interface ProcessEntry {
@@ -23,8 +24,11 @@ export interface ProcessEntry {
   zombie: boolean;
 }
 
-/** Every process on this host, by pid (empty without /proc): one read of /proc/<pid>/stat each. */
-export function processTable(): Map<number, ProcessEntry> {
+/**
+ * Every process on this host, by pid (empty without /proc): one read of /proc/<pid>/stat each;
+ * only those from pid `from` up when it is given.
+ */
+export function processTable(from = 0): Map<number, ProcessEntry> {
   const table = new Map<number, ProcessEntry>();
   let names: string[];
   try {
@@ -34,30 +38,34 @@ export function processTable(): Map<number, ProcessEntry> {
   }
   for (const name of names) {
     if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue; // not a pid: self, sys, ...
-    const entry = readEntry(Number(name));
+    const pid = Number(name);
+    if (pid < from) continue;
+    const entry = readEntry(pid);
     if (entry) table.set(entry.pid, entry);
   }
   return table;
 }
 
-/** One buffer for every read of /proc/<pid>/stat (a line of at most ~1 KB). */
+/** One buffer for every read of a small /proc file (/proc/<pid>/stat: a line of at most ~1 KB). */
 const statBuffer = Buffer.alloc(4096);
 
-/**
- * `pid`'s /proc entry, undefined once it is gone. Read into one buffer (open, read, close: no
- * fstat, no allocation): a walk reads every process's, and a stop waits for it.
- */
-export function readEntry(pid: number): ProcessEntry | undefined {
-  let stat: string;
+/** A small /proc file read into one buffer (open, read, close: no fstat, no allocation); undefined if unreadable. */
+function readSmall(path: string): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(`/proc/${pid}/stat`, 'r');
-    stat = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
+    fd = openSync(path, 'r');
+    return statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** `pid`'s /proc entry, undefined once it is gone: a walk reads every process's, and a stop waits for it. */
+export function readEntry(pid: number): ProcessEntry | undefined {
+  const stat = readSmall(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
   // "pid (comm) S ppid pgid ...": comm may hold ")" and spaces; field 22 is the start time.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 20);
   return {
@@ -68,6 +76,24 @@ export function readEntry(pid: number): ProcessEntry | undefined {
     start: fields[22 - 3] ?? '',
     zombie: fields[0] === 'Z',
   };
+}
+
+/** How many pids a walk may assume were handed out per millisecond at most (see lowestPid). */
+const PIDS_PER_MS = 1000;
+let pidMax: number | undefined;
+
+/** The pid counter's limit (/proc/sys/kernel/pid_max), read once; the lowest Linux allows if unreadable. */
+function pidSpace(): number {
+  if (pidMax === undefined) {
+    pidMax = Number(readSmall('/proc/sys/kernel/pid_max')?.trim()) || 301;
+  }
+  return pidMax;
+}
+
+/** The pid last handed out in this pid namespace (/proc/loadavg's fifth field); undefined if unknown. */
+function lastPid(): number | undefined {
+  const last = Number(readSmall('/proc/loadavg')?.split(' ')[4]);
+  return Number.isInteger(last) ? last : undefined;
 }
 
 /** The processes below `roots` (children, their children, ...), linear in the table's size. */
@@ -111,6 +137,9 @@ export class CommandTree {
   private readonly groups = new Set<number>();
   /** dlock's own session and start time: where, and since when, a marked process may be found. */
   private readonly self: ProcessEntry | undefined;
+  /** When the tree was made, and the pid last handed out then: see lowestPid. */
+  private readonly startedAt = now();
+  private readonly lastPidAtStart = lastPid();
 
   constructor(
     private readonly root: number,
@@ -169,22 +198,38 @@ export class CommandTree {
 
   /** Walk /proc from the first process, every member seen before and the marked; note members and groups. */
   private walk(): { spared: Spared; others: number[] } {
-    const table = processTable();
-    const spared = sparedBy(process.pid, table);
-    const roots = [...this.stillMembers(table), ...this.marked(table, spared)];
-    for (const entry of [
-      ...roots,
-      ...descendants(
-        roots.map((root) => root.pid),
-        table,
-      ),
-    ]) {
+    const table = processTable(this.lowestPid());
+    const roots = [...this.stillMembers(table), ...this.marked(table)];
+    // Nothing of the command is left (the usual end): dlock's ancestors need not be read.
+    const spared = roots.length > 0 || this.groups.size > 0 ? sparedBy(process.pid, table) : NONE_SPARED;
+    const found = descendants(
+      roots.map((root) => root.pid),
+      table,
+    );
+    for (const entry of [...roots, ...found]) {
       if (spared.pids.has(entry.pid)) continue;
       if (!this.members.has(entry.pid)) this.members.set(entry.pid, entry.start);
       if (entry.pgid === entry.pid && !spared.groups.has(entry.pgid)) this.groups.add(entry.pgid);
     }
     const others = [...this.stillMembers(table)].map((entry) => entry.pid).filter((pid) => pid !== this.root);
     return { spared, others };
+  }
+
+  /**
+   * The lowest pid a process of the command can have. Pids are handed out in increasing order, so
+   * every process started after the first has a higher pid than it — unless the counter wrapped
+   * around since. It had not when the tree was made if the last pid handed out then was at least
+   * the first's; it has since if the last one now is lower than that; and it may have if the
+   * command ran long enough to hand out the whole pid space at PIDS_PER_MS (4.2 s at Linux's
+   * largest pid_max, 33 ms at the usual 32768). In those cases every process is read. So a command
+   * that leaves nothing behind costs a walk of the few processes started since it, not of the host.
+   */
+  private lowestPid(): number {
+    const atStart = this.lastPidAtStart;
+    if (atStart === undefined || atStart < this.root) return 0;
+    if (now() - this.startedAt >= pidSpace() / PIDS_PER_MS) return 0;
+    const last = lastPid();
+    return last !== undefined && last >= atStart ? this.root : 0;
   }
 
   /** Members seen before that still run as the same process. */
@@ -199,11 +244,12 @@ export class CommandTree {
    * Processes not seen before that carry the mark, in dlock's session or in a group or session the
    * command made, started since dlock: only their environment is read, and only theirs.
    */
-  private *marked(table: Map<number, ProcessEntry>, spared: Spared): Iterable<ProcessEntry> {
+  private *marked(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     const { self, mark } = this;
     if (!self || mark === undefined) return;
     for (const entry of table.values()) {
-      if (entry.zombie || spared.pids.has(entry.pid) || this.members.has(entry.pid)) continue;
+      // dlock's ancestors started before it, so only dlock itself needs leaving out here.
+      if (entry.zombie || entry.pid === self.pid || this.members.has(entry.pid)) continue;
       const near = entry.session === self.session || this.groups.has(entry.pgid) || this.groups.has(entry.session);
       if (near && Number(entry.start) >= Number(self.start) && carriesMark(entry.pid, mark)) yield entry;
     }
@@ -233,11 +279,15 @@ interface Spared {
   groups: Set<number>;
 }
 
+const NONE_SPARED: Spared = { pids: new Set(), groups: new Set() };
+
 /** dlock itself and its ancestors, and their process groups: never signalled as part of a command. */
 function sparedBy(self: number, table: Map<number, ProcessEntry>): Spared {
   const pids = new Set<number>();
   const groups = new Set<number>();
-  for (let entry = table.get(self); entry && !pids.has(entry.pid); entry = table.get(entry.ppid)) {
+  // The table may start above them (CommandTree.lowestPid): then they are read one by one.
+  const entryOf = (pid: number) => table.get(pid) ?? readEntry(pid);
+  for (let entry = entryOf(self); entry && !pids.has(entry.pid); entry = entryOf(entry.ppid)) {
     pids.add(entry.pid);
     groups.add(entry.pgid);
   }
