@@ -171,7 +171,13 @@ export class ChildSignals {
    */
   private async outlive(tree: CommandTree, status: number | undefined): Promise<void> {
     let left = tree.remaining();
-    if (left.length > 0 && !this.settle) this.logBackground(left, status);
+    if (left.length > 0 && !this.settle) {
+      // One more look first: a process on its way out (exiting, or `setsid -f`'s child before it
+      // leaves the session) is not reported as one the lock is held for.
+      await sleep(SURVIVOR_POLL_MS);
+      left = tree.remaining();
+      if (left.length > 0 && !this.settle) this.logBackground(left, status);
+    }
     while (left.length > 0) {
       // An interrupt (to the first process alone) came while they ran: they are stopped as left behind.
       if (this.settle && !this.stoppedAll) this.sendLeftBehind(left);

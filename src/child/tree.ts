@@ -1,11 +1,11 @@
 // The whole command, not only its first process: what it started (its descendants, found by walking
 // /proc's pid → ppid links), the process groups it made for itself, and for `dlock run` the
-// processes that carry its lock's token in their environment in dlock's session (a background
+// processes in dlock's session that carry its lock's token in their environment (a background
 // child reparented away from the tree). A signal meant to stop the command reaches all of them, and
-// `dlock run` holds the lock until all are gone. Out of reach: a process that left the tree before a
-// walk found it (a double fork reparents it to init) and then is in neither dlock's session nor a
-// group the command made, or does not carry the token; see docs/guarantees.md. Where there is no
-// /proc (not Linux) the command is its first process alone.
+// `dlock run` holds the lock while one runs in dlock's session. Out of reach: a process that left
+// the session (`setsid -f`: the way to leave a daemon behind) and is no longer below a process of
+// the command, or that never carried the token and was reparented before a walk found it; see
+// docs/guarantees.md. Where there is no /proc (not Linux) the command is its first process alone.
 
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { now } from '../clock.js';
@@ -126,9 +126,9 @@ export function descendants(roots: Iterable<number>, table = processTable()): Pr
  *
  * With a `mark` (the environment entry `DLOCK_TOKEN=<token>` of the lock `dlock run` holds for
  * it) a walk also finds the command's processes that were reparented before any walk saw them (a
- * background child of a shell that has exited): those that carry the mark in their environment
- * and run in dlock's session, or in a group or session the command made. A process that left the
- * session (`setsid -f`) before a walk saw it is out of reach: the way to leave a daemon behind.
+ * background child of a shell that has exited): those in dlock's session that carry the mark. And
+ * a process seen before stays the command's only while it is in that session (or below a process
+ * that is): one that left it (`setsid -f`) has opted out.
  */
 export class CommandTree {
   /** Every process seen in the command, with its start time (a reused pid is not the command's). */
@@ -164,8 +164,9 @@ export class CommandTree {
     for (const group of this.groups) {
       if (!spared.groups.has(group)) kill(-group, signal);
     }
-    for (const pid of others) kill(pid, signal);
-    return others;
+    const pids = others.map((entry) => entry.pid);
+    for (const pid of pids) kill(pid, signal);
+    return pids;
   }
 
   /** Note the command's processes as they are now (ahead of a SIGKILL that may find them reparented). */
@@ -183,9 +184,11 @@ export class CommandTree {
       .map(([pid]) => pid);
   }
 
-  /** Walk /proc now: the processes of the command other than its first one that still run. */
+  /** Walk /proc now: the processes of the command other than its first one that still run in its session. */
   remaining(): number[] {
-    return this.walk().others;
+    return this.walk()
+      .others.filter((entry) => this.stays(entry))
+      .map((entry) => entry.pid);
   }
 
   /** SIGSTOP every process of the command seen so far that still runs as the same process. */
@@ -197,21 +200,25 @@ export class CommandTree {
   }
 
   /** Walk /proc from the first process, every member seen before and the marked; note members and groups. */
-  private walk(): { spared: Spared; others: number[] } {
+  private walk(): { spared: Spared; others: ProcessEntry[] } {
     const table = processTable(this.lowestPid());
     const roots = [...this.stillMembers(table), ...this.marked(table)];
     // Nothing of the command is left (the usual end): dlock's ancestors need not be read.
     const spared = roots.length > 0 || this.groups.size > 0 ? sparedBy(process.pid, table) : NONE_SPARED;
-    const found = descendants(
-      roots.map((root) => root.pid),
-      table,
-    );
-    for (const entry of [...roots, ...found]) {
+    const found = [
+      ...roots,
+      ...descendants(
+        roots.map((root) => root.pid),
+        table,
+      ),
+    ];
+    const others: ProcessEntry[] = [];
+    for (const entry of found) {
       if (spared.pids.has(entry.pid)) continue;
-      if (!this.members.has(entry.pid)) this.members.set(entry.pid, entry.start);
+      if (this.members.get(entry.pid) !== entry.start) this.members.set(entry.pid, entry.start);
       if (entry.pgid === entry.pid && !spared.groups.has(entry.pgid)) this.groups.add(entry.pgid);
+      if (entry.pid !== this.root && !entry.zombie) others.push(entry);
     }
-    const others = [...this.stillMembers(table)].map((entry) => entry.pid).filter((pid) => pid !== this.root);
     return { spared, others };
   }
 
@@ -236,22 +243,31 @@ export class CommandTree {
   private *stillMembers(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     for (const [pid, start] of this.members) {
       const entry = table.get(pid);
-      if (entry && entry.start === start && !entry.zombie) yield entry;
+      if (entry && entry.start === start && !entry.zombie && this.stays(entry)) yield entry;
     }
   }
 
   /**
-   * Processes not seen before that carry the mark, in dlock's session or in a group or session the
-   * command made, started since dlock: only their environment is read, and only theirs.
+   * With a mark, a process stays the command's while it is in dlock's session (or the one its first
+   * process leads): one that left it (`setsid -f`) and was reparented away has opted out. Without
+   * one, every process seen stays.
+   */
+  private stays(entry: ProcessEntry): boolean {
+    return !this.self || entry.session === this.self.session || entry.session === this.root;
+  }
+
+  /**
+   * Processes not seen before that carry the mark, in dlock's session (or the one its first process
+   * leads), started since dlock: only their environment is read, and only theirs.
    */
   private *marked(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     const { self, mark } = this;
     if (!self || mark === undefined) return;
     for (const entry of table.values()) {
       // dlock's ancestors started before it, so only dlock itself needs leaving out here.
-      if (entry.zombie || entry.pid === self.pid || this.members.has(entry.pid)) continue;
-      const near = entry.session === self.session || this.groups.has(entry.pgid) || this.groups.has(entry.session);
-      if (near && Number(entry.start) >= Number(self.start) && carriesMark(entry.pid, mark)) yield entry;
+      if (entry.zombie || entry.pid === self.pid || this.members.get(entry.pid) === entry.start) continue;
+      if (!this.stays(entry) || Number(entry.start) < Number(self.start)) continue;
+      if (carriesMark(entry.pid, mark)) yield entry;
     }
   }
 }
