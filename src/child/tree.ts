@@ -232,8 +232,10 @@ export class CommandTree {
    * that leaves nothing behind costs a walk of the few processes started since it, not of the host.
    */
   private lowestPid(): number {
+    // Only `dlock run` (a mark) makes the tree as its command starts: a keeper's watched shell may
+    // have run, and forked, since long before.
     const atStart = this.lastPidAtStart;
-    if (atStart === undefined || atStart < this.root) return 0;
+    if (this.mark === undefined || atStart === undefined || atStart < this.root) return 0;
     if (now() - this.startedAt >= pidSpace() / PIDS_PER_MS) return 0;
     const last = lastPid();
     return last !== undefined && last >= atStart ? this.root : 0;
