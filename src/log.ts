@@ -14,6 +14,7 @@ export type LockEvent =
   | 'renew-failed'
   | 'lost'
   | 'signal'
+  | 'background'
   | 'released'
   | 'release-failed'
   | 'force-released'

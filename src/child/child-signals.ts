@@ -5,7 +5,8 @@
 // to the first process alone: a terminal's Ctrl-C already reached its whole foreground group, and
 // a shell handles an interrupt itself (it waits for its foreground step and then decides), so a
 // second copy to every process would be a second interrupt; the SIGKILL that follows it after
-// --kill-after reaches them all.
+// --kill-after reaches them all. For `dlock run` (a mark) the command is over only once its last
+// process is gone: background children keep the lock held, and are stopped as the command is.
 
 import type { Logger } from '../log.js';
 import { now, sleep } from '../clock.js';
@@ -43,13 +44,17 @@ export function processTarget(pid: number): SignalTarget {
 const STOPPING: ReadonlySet<NodeJS.Signals> = new Set(['SIGTERM', 'SIGHUP', 'SIGKILL']);
 /** Signals forwarded to the first process alone that may end it, and a SIGKILL then follow. */
 const INTERRUPTS: ReadonlySet<NodeJS.Signals> = new Set(['SIGINT', 'SIGQUIT']);
-/** How often, once the first process has exited, dlock looks whether what it started is gone too. */
+/** How often, once the first process has exited, dlock looks whether what it started and stopped is gone too. */
 const SURVIVOR_POLL_MS = 20;
+/** How often it looks whether the background processes it waits for (nothing stopping them) are gone. */
+const BACKGROUND_POLL_MS = 100;
 
 export class ChildSignals {
   private readonly tree: CommandTree | undefined;
   /** A signal that stops the command was sent to all of it. */
   private stoppedAll = false;
+  /** A SIGKILL was sent to all of it. */
+  private killedAll = false;
   private timer: NodeJS.Timeout | undefined;
   private due = Infinity;
   /** Resolves the promise `settled()` returns, while a SIGKILL is due. */
@@ -64,8 +69,13 @@ export class ChildSignals {
     private readonly maxGraceMs: number,
     /** How the log lines name the process. */
     private readonly name = 'the command',
+    /**
+     * `dlock run`'s lock, as its command's environment has it (`DLOCK_TOKEN=<token>`): the command
+     * is over once every process of it is gone (finish()), found by this mark too (./tree.ts).
+     */
+    private readonly mark?: string,
   ) {
-    this.tree = child.pid === undefined ? undefined : new CommandTree(child.pid);
+    this.tree = child.pid === undefined ? undefined : new CommandTree(child.pid, mark);
   }
 
   /** Signal the child (all of it, for a stop: see above) first, then log it: a slow stderr never delays a kill. */
@@ -76,6 +86,7 @@ export class ChildSignals {
     const others = whole && this.tree ? this.tree.signal(signal, () => this.child.kill(signal)) : [];
     if (!whole || !this.tree) this.child.kill(signal);
     this.stoppedAll ||= whole;
+    this.killedAll ||= whole && signal === 'SIGKILL';
     const why = WHY[reason];
     this.log.event(
       'signal',
@@ -138,10 +149,12 @@ export class ChildSignals {
   }
 
   /**
-   * The first process has exited: while a SIGKILL is due, wait for what it started (and was
-   * stopped with it) to be gone too, or SIGKILL it when its grace ends; then no SIGKILL is due.
+   * The first process has exited (with `status`): while a SIGKILL is due, wait for what it started
+   * (and was stopped with it) to be gone too, or SIGKILL it when its grace ends; then no SIGKILL is
+   * due. With a mark, wait for every process of the command to be gone, whatever stops them.
    */
-  async finish(): Promise<void> {
+  async finish(status?: number): Promise<void> {
+    if (this.mark !== undefined && this.tree) await this.outlive(this.tree, status);
     const survivors = this.settle ? (this.tree?.survivors() ?? []) : [];
     // Interrupted (SIGINT, SIGQUIT: to the first process alone), it exited and left them running.
     if (survivors.length > 0 && !this.stoppedAll) this.sendLeftBehind(survivors);
@@ -149,6 +162,42 @@ export class ChildSignals {
       await Promise.race([this.settling, sleep(SURVIVOR_POLL_MS)]);
     }
     this.cancel();
+  }
+
+  /**
+   * Hold on until the last process of the command is gone (flock's lock lasts as long as its
+   * descriptor): one walk of /proc when none is left, a walk every BACKGROUND_POLL_MS while some
+   * are. Meanwhile a lost lock, a bound or a signal stops them as it stops the command.
+   */
+  private async outlive(tree: CommandTree, status: number | undefined): Promise<void> {
+    let left = tree.remaining();
+    if (left.length > 0 && !this.settle) {
+      // One more look first: a process on its way out (exiting, or `setsid -f`'s child before it
+      // leaves the session) is not reported as one the lock is held for.
+      await sleep(SURVIVOR_POLL_MS);
+      left = tree.remaining();
+      if (left.length > 0 && !this.settle) this.logBackground(left, status);
+    }
+    while (left.length > 0) {
+      // An interrupt (to the first process alone) came while they ran: they are stopped as left behind.
+      if (this.settle && !this.stoppedAll) this.sendLeftBehind(left);
+      // Forked after the SIGKILL's walk: killed too.
+      if (this.killedAll) tree.signal('SIGKILL', () => {});
+      // A stop that comes meanwhile signals them at once (its listener): the next look is at most this late.
+      await sleep(this.settle !== undefined || this.killedAll ? SURVIVOR_POLL_MS : BACKGROUND_POLL_MS);
+      left = tree.remaining();
+    }
+  }
+
+  /** The first process exited, and left processes running: the lock is held for them. */
+  private logBackground(pids: number[], status: number | undefined): void {
+    const count = pids.length === 1 ? '1 background process is' : `${pids.length} background processes are`;
+    this.log.event(
+      'background',
+      { ...this.lock, pid: this.child.pid, ...(status === undefined ? {} : { exit: status }), other_pids: pids },
+      `${this.name} (pid ${this.child.pid}) exited${status === undefined ? '' : ` ${status}`}; holding ` +
+        `${this.lock.key} until its ${count} gone (pid${pids.length === 1 ? '' : 's'} ${pids.join(', ')})`,
+    );
   }
 
   /** SIGTERM to what the command started, its first process having exited: their grace runs to the due SIGKILL. */

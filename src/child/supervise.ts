@@ -1,5 +1,6 @@
 // The child while a lock is held for it: signals dlock receives are forwarded (a terminating
-// one followed by SIGKILL after --kill-after), and a lost lock stops it as --on-lost says.
+// one followed by SIGKILL after --kill-after), and a lost lock stops it as --on-lost says. It is
+// over when the last process of the command is gone, not only the first (./child-signals.ts).
 
 import type { OnLost } from '../config/index.js';
 import type { LossReason } from '../hold/lease.js';
@@ -24,6 +25,12 @@ export interface Supervision {
   bounds?: JobBounds;
   /** A nested run under the lock its calling dlock holds: its bound events say so (reentrant: true). */
   reentrant?: boolean;
+  /**
+   * The owner token of the lock held for the command: the child is over once every process of the
+   * command is gone (they carry it as DLOCK_TOKEN), and stopped with it meanwhile. Without one (a
+   * nested run: its caller holds the lock and waits for them) the first process's exit ends it.
+   */
+  token?: string;
 }
 
 /** Resolves to the child's exit status once it is gone. */
@@ -33,8 +40,9 @@ export async function superviseChild(
   lost: AbortSignal,
   options: Supervision,
 ): Promise<number> {
-  const { log, lock, killAfterMs } = options;
-  const toChild = new ChildSignals(child, log, lock, killAfterMs);
+  const { log, lock, killAfterMs, token } = options;
+  const mark = token === undefined ? undefined : `DLOCK_TOKEN=${token}`;
+  const toChild = new ChildSignals(child, log, lock, killAfterMs, 'the command', mark);
   const forward = (signal: NodeJS.Signals, terminating: boolean) => {
     toChild.send(signal, 'forwarded');
     if (terminating) toChild.killLater(killAfterMs);
@@ -52,12 +60,15 @@ export async function superviseChild(
     if (!lost.aborted) stopOnBound(toChild, bounds!.reason!, options);
   };
   bounds?.exceeded.addEventListener('abort', onBound, { once: true });
+  let status: number | undefined;
   try {
-    return await child.exited;
+    status = await child.exited;
+    return status;
   } finally {
+    // What it started and left running (stopped, or in the background: with a token) is gone, or
+    // SIGKILLed, before the release; a lost lock or a bound meanwhile stops it as it stops the command.
+    await toChild.finish(status);
     bounds?.exceeded.removeEventListener('abort', onBound);
-    // Stopped, it may have left processes it started: they are gone (or SIGKILLed) before the release.
-    await toChild.finish();
   }
 }
 

@@ -1,10 +1,14 @@
 // The whole command, not only its first process: what it started (its descendants, found by walking
-// /proc's pid → ppid links) and the process groups it made for itself. A signal meant to stop the
-// command reaches all of them. Out of reach: a process that left the tree before a walk found it
-// (a double fork reparents it to init) and was not in a group the command made; see
+// /proc's pid → ppid links), the process groups it made for itself, and for `dlock run` the
+// processes in dlock's session that carry its lock's token in their environment (a background
+// child reparented away from the tree). A signal meant to stop the command reaches all of them, and
+// `dlock run` holds the lock while one runs in dlock's session. Out of reach: a process that left
+// the session (`setsid -f`: the way to leave a daemon behind) and is no longer below a process of
+// the command, or that never carried the token and was reparented before a walk found it; see
 // docs/guarantees.md. Where there is no /proc (not Linux) the command is its first process alone.
 
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { now } from '../clock.js';
 
 /** One process as /proc/<pid>/stat tells it. */
 export interface ProcessEntry {
@@ -12,14 +16,19 @@ export interface ProcessEntry {
   ppid: number;
   /** Its process group. */
   pgid: number;
+  /** Its session. */
+  session: number;
   /** When it started (clock ticks since boot): tells a reused pid apart. */
   start: string;
   /** Dead, not reaped yet: nothing left to stop. */
   zombie: boolean;
 }
 
-/** Every process on this host, by pid (empty without /proc): one read of /proc/<pid>/stat each. */
-export function processTable(): Map<number, ProcessEntry> {
+/**
+ * Every process on this host, by pid (empty without /proc): one read of /proc/<pid>/stat each;
+ * only those from pid `from` up when it is given.
+ */
+export function processTable(from = 0): Map<number, ProcessEntry> {
   const table = new Map<number, ProcessEntry>();
   let names: string[];
   try {
@@ -29,39 +38,62 @@ export function processTable(): Map<number, ProcessEntry> {
   }
   for (const name of names) {
     if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue; // not a pid: self, sys, ...
-    const entry = readEntry(Number(name));
+    const pid = Number(name);
+    if (pid < from) continue;
+    const entry = readEntry(pid);
     if (entry) table.set(entry.pid, entry);
   }
   return table;
 }
 
-/** One buffer for every read of /proc/<pid>/stat (a line of at most ~1 KB). */
+/** One buffer for every read of a small /proc file (/proc/<pid>/stat: a line of at most ~1 KB). */
 const statBuffer = Buffer.alloc(4096);
 
-/**
- * `pid`'s /proc entry, undefined once it is gone. Read into one buffer (open, read, close: no
- * fstat, no allocation): a walk reads every process's, and a stop waits for it.
- */
-export function readEntry(pid: number): ProcessEntry | undefined {
-  let stat: string;
+/** A small /proc file read into one buffer (open, read, close: no fstat, no allocation); undefined if unreadable. */
+function readSmall(path: string): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(`/proc/${pid}/stat`, 'r');
-    stat = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
+    fd = openSync(path, 'r');
+    return statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** `pid`'s /proc entry, undefined once it is gone: a walk reads every process's, and a stop waits for it. */
+export function readEntry(pid: number): ProcessEntry | undefined {
+  const stat = readSmall(`/proc/${pid}/stat`);
+  if (stat === undefined) return undefined;
   // "pid (comm) S ppid pgid ...": comm may hold ")" and spaces; field 22 is the start time.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 20);
   return {
     pid,
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    session: Number(fields[3]),
     start: fields[22 - 3] ?? '',
     zombie: fields[0] === 'Z',
   };
+}
+
+/** How many pids a walk may assume were handed out per millisecond at most (see lowestPid). */
+const PIDS_PER_MS = 1000;
+let pidMax: number | undefined;
+
+/** The pid counter's limit (/proc/sys/kernel/pid_max), read once; the lowest Linux allows if unreadable. */
+function pidSpace(): number {
+  if (pidMax === undefined) {
+    pidMax = Number(readSmall('/proc/sys/kernel/pid_max')?.trim()) || 301;
+  }
+  return pidMax;
+}
+
+/** The pid last handed out in this pid namespace (/proc/loadavg's fifth field); undefined if unknown. */
+function lastPid(): number | undefined {
+  const last = Number(readSmall('/proc/loadavg')?.split(' ')[4]);
+  return Number.isInteger(last) ? last : undefined;
 }
 
 /** The processes below `roots` (children, their children, ...), linear in the table's size. */
@@ -91,16 +123,31 @@ export function descendants(roots: Iterable<number>, table = processTable()): Pr
  * processes may have been forked) from the first process and from every process seen before (one
  * whose parent died was reparented out of the tree, but is still the command's), and signals the
  * groups the command leads. Never dlock itself, its ancestors, or its own process group.
+ *
+ * With a `mark` (the environment entry `DLOCK_TOKEN=<token>` of the lock `dlock run` holds for
+ * it) a walk also finds the command's processes that were reparented before any walk saw them (a
+ * background child of a shell that has exited): those in dlock's session that carry the mark. And
+ * a process seen before stays the command's only while it is in that session (or below a process
+ * that is): one that left it (`setsid -f`) has opted out.
  */
 export class CommandTree {
   /** Every process seen in the command, with its start time (a reused pid is not the command's). */
   private readonly members = new Map<number, string>();
-  /** Process groups a process of the command led. */
+  /** Process groups (and sessions) a process of the command led. */
   private readonly groups = new Set<number>();
+  /** dlock's own session and start time: where, and since when, a marked process may be found. */
+  private readonly self: ProcessEntry | undefined;
+  /** When the tree was made, and the pid last handed out then: see lowestPid. */
+  private readonly startedAt = now();
+  private readonly lastPidAtStart = lastPid();
 
-  constructor(private readonly root: number) {
+  constructor(
+    private readonly root: number,
+    private readonly mark?: string,
+  ) {
     const entry = readEntry(root);
     if (entry) this.members.set(root, entry.start);
+    if (mark !== undefined) this.self = readEntry(process.pid);
   }
 
   /**
@@ -117,8 +164,9 @@ export class CommandTree {
     for (const group of this.groups) {
       if (!spared.groups.has(group)) kill(-group, signal);
     }
-    for (const pid of others) kill(pid, signal);
-    return others;
+    const pids = others.map((entry) => entry.pid);
+    for (const pid of pids) kill(pid, signal);
+    return pids;
   }
 
   /** Note the command's processes as they are now (ahead of a SIGKILL that may find them reparented). */
@@ -136,6 +184,13 @@ export class CommandTree {
       .map(([pid]) => pid);
   }
 
+  /** Walk /proc now: the processes of the command other than its first one that still run in its session. */
+  remaining(): number[] {
+    return this.walk()
+      .others.filter((entry) => this.stays(entry))
+      .map((entry) => entry.pid);
+  }
+
   /** SIGSTOP every process of the command seen so far that still runs as the same process. */
   private freezeKnown(): void {
     for (const [pid, start] of this.members) {
@@ -144,28 +199,97 @@ export class CommandTree {
     }
   }
 
-  /** Walk /proc from the first process and every member seen before; note members and groups. */
-  private walk(): { spared: Spared; others: number[] } {
-    const table = processTable();
-    const spared = sparedBy(process.pid, table);
-    const rootEntry = table.get(this.root);
-    const found = descendants([this.root, ...this.stillMembers(table)], table);
-    for (const entry of [...(rootEntry ? [rootEntry] : []), ...found]) {
+  /** Walk /proc from the first process, every member seen before and the marked; note members and groups. */
+  private walk(): { spared: Spared; others: ProcessEntry[] } {
+    const table = processTable(this.lowestPid());
+    const roots = [...this.stillMembers(table), ...this.marked(table)];
+    // Nothing of the command is left (the usual end): dlock's ancestors need not be read.
+    const spared = roots.length > 0 || this.groups.size > 0 ? sparedBy(process.pid, table) : NONE_SPARED;
+    const found = [
+      ...roots,
+      ...descendants(
+        roots.map((root) => root.pid),
+        table,
+      ),
+    ];
+    const others: ProcessEntry[] = [];
+    for (const entry of found) {
       if (spared.pids.has(entry.pid)) continue;
-      if (!this.members.has(entry.pid)) this.members.set(entry.pid, entry.start);
+      if (this.members.get(entry.pid) !== entry.start) this.members.set(entry.pid, entry.start);
       if (entry.pgid === entry.pid && !spared.groups.has(entry.pgid)) this.groups.add(entry.pgid);
+      if (entry.pid !== this.root && !entry.zombie) others.push(entry);
     }
-    const others = [...this.stillMembers(table)].filter((pid) => pid !== this.root);
     return { spared, others };
   }
 
+  /**
+   * The lowest pid a process of the command can have. Pids are handed out in increasing order, so
+   * every process started after the first has a higher pid than it — unless the counter wrapped
+   * around since. It had not when the tree was made if the last pid handed out then was at least
+   * the first's; it has since if the last one now is lower than that; and it may have if the
+   * command ran long enough to hand out the whole pid space at PIDS_PER_MS (4.2 s at Linux's
+   * largest pid_max, 33 ms at the usual 32768). In those cases every process is read. So a command
+   * that leaves nothing behind costs a walk of the few processes started since it, not of the host.
+   */
+  private lowestPid(): number {
+    // Only `dlock run` (a mark) makes the tree as its command starts: a keeper's watched shell may
+    // have run, and forked, since long before.
+    const atStart = this.lastPidAtStart;
+    if (this.mark === undefined || atStart === undefined || atStart < this.root) return 0;
+    if (now() - this.startedAt >= pidSpace() / PIDS_PER_MS) return 0;
+    const last = lastPid();
+    return last !== undefined && last >= atStart ? this.root : 0;
+  }
+
   /** Members seen before that still run as the same process. */
-  private *stillMembers(table: Map<number, ProcessEntry>): Iterable<number> {
+  private *stillMembers(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     for (const [pid, start] of this.members) {
       const entry = table.get(pid);
-      if (entry && entry.start === start && !entry.zombie) yield pid;
+      if (entry && entry.start === start && !entry.zombie && this.stays(entry)) yield entry;
     }
   }
+
+  /**
+   * With a mark, a process stays the command's while it is in dlock's session (or the one its first
+   * process leads): one that left it (`setsid -f`) and was reparented away has opted out. Without
+   * one, every process seen stays.
+   */
+  private stays(entry: ProcessEntry): boolean {
+    return !this.self || entry.session === this.self.session || entry.session === this.root;
+  }
+
+  /**
+   * Processes not seen before that carry the mark, in dlock's session (or the one its first process
+   * leads), started since dlock: only their environment is read, and only theirs.
+   */
+  private *marked(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
+    const { self, mark } = this;
+    if (!self || mark === undefined) return;
+    for (const entry of table.values()) {
+      // dlock's ancestors started before it, so only dlock itself needs leaving out here.
+      if (entry.zombie || entry.pid === self.pid || this.members.get(entry.pid) === entry.start) continue;
+      if (!this.stays(entry) || Number(entry.start) < Number(self.start)) continue;
+      if (carriesMark(entry.pid, mark)) yield entry;
+    }
+  }
+}
+
+/** Does `pid`'s environment (as it was exec'd with) hold the entry `mark` ("NAME=value")? */
+export function carriesMark(pid: number, mark: string): boolean {
+  try {
+    return hasEntry(readFileSync(`/proc/${pid}/environ`), mark);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+}
+
+/** Does `environ` (NUL-separated "NAME=value" entries) hold the entry `mark`? */
+export function hasEntry(environ: Buffer, mark: string): boolean {
+  const entry = Buffer.from(`${mark}\0`);
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
+    if (at === 0 || environ[at - 1] === 0) return true;
+  }
+  return false;
 }
 
 interface Spared {
@@ -173,11 +297,15 @@ interface Spared {
   groups: Set<number>;
 }
 
+const NONE_SPARED: Spared = { pids: new Set(), groups: new Set() };
+
 /** dlock itself and its ancestors, and their process groups: never signalled as part of a command. */
 function sparedBy(self: number, table: Map<number, ProcessEntry>): Spared {
   const pids = new Set<number>();
   const groups = new Set<number>();
-  for (let entry = table.get(self); entry && !pids.has(entry.pid); entry = table.get(entry.ppid)) {
+  // The table may start above them (CommandTree.lowestPid): then they are read one by one.
+  const entryOf = (pid: number) => table.get(pid) ?? readEntry(pid);
+  for (let entry = entryOf(self); entry && !pids.has(entry.pid); entry = entryOf(entry.ppid)) {
     pids.add(entry.pid);
     groups.add(entry.pgid);
   }

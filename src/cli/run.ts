@@ -39,7 +39,10 @@ export function declareRun(program: Command, cli: CommandLine): void {
   const run = program
     .command('run')
     .summary('run a command while holding <key>')
-    .description("acquire <key>, run the command while renewing the lock, release it; exit with the command's status")
+    .description(
+      'acquire <key>, run the command while renewing the lock, release it once every process of the command ' +
+        "(background ones too) is gone; exit with the command's status",
+    )
     .usage('[options] <key> -- <command> [args...]')
     .argument('<key>', 'lock name')
     .argument('[command...]', 'the command and its arguments: everything after the key (the -- is optional)')

@@ -73,6 +73,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
         killAfterMs: config.killAfterMs,
         ttlMs: hold.ttlMs,
         bounds,
+        token: lock.token,
       });
       bounds?.stop();
       exitStatus = hold.lost.aborted ? 'lost' : String(status);

@@ -2,9 +2,16 @@
 // ppid links, and /proc/<pid>/stat read as it is written (a command name may hold ") " and spaces).
 
 import { expect, test } from 'vitest';
-import { descendants, readEntry, type ProcessEntry } from '../../src/child/tree.js';
+import { descendants, hasEntry, readEntry, type ProcessEntry } from '../../src/child/tree.js';
 
-const entry = (pid: number, ppid: number, pgid = 1): ProcessEntry => ({ pid, ppid, pgid, start: '1', zombie: false });
+const entry = (pid: number, ppid: number, pgid = 1): ProcessEntry => ({
+  pid,
+  ppid,
+  pgid,
+  session: 1,
+  start: '1',
+  zombie: false,
+});
 const table = (...entries: ProcessEntry[]) => new Map(entries.map((e) => [e.pid, e]));
 
 test('children, grandchildren and deeper, breadth first; nothing above or beside', () => {
@@ -29,4 +36,13 @@ test('this process as /proc tells it: its parent, group and start time', () => {
   expect(self).toMatchObject({ pid: process.pid, ppid: process.ppid, zombie: false });
   expect(self!.start).toMatch(/^\d+$/);
   expect(readEntry(2 ** 30)).toBeUndefined();
+});
+
+test('an environment holds the mark only as a whole entry: not inside another name, nor as a prefix of a value', () => {
+  const environ = (...entries: string[]) => Buffer.from(entries.map((entry) => `${entry}\0`).join(''));
+  expect(hasEntry(environ('DLOCK_TOKEN=t1', 'A=b'), 'DLOCK_TOKEN=t1')).toBe(true);
+  expect(hasEntry(environ('A=b', 'DLOCK_TOKEN=t1'), 'DLOCK_TOKEN=t1')).toBe(true);
+  expect(hasEntry(environ('XDLOCK_TOKEN=t1', 'DLOCK_TOKEN=t12'), 'DLOCK_TOKEN=t1')).toBe(false);
+  expect(hasEntry(environ('XDLOCK_TOKEN=t1', 'DLOCK_TOKEN=t1'), 'DLOCK_TOKEN=t1')).toBe(true);
+  expect(hasEntry(Buffer.alloc(0), 'DLOCK_TOKEN=t1')).toBe(false);
 });
