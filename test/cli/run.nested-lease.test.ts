@@ -122,7 +122,7 @@ test('the CI job after a --no-keeper lease ran out: a nested run or acquire exit
 
 test('a section its owner released: the same shell takes the key afresh, and a second release is 0', async () => {
   const runtime = tempDir();
-  const section = { ...(await noKeeperSection('nest-again', '30s')), XDG_RUNTIME_DIR: runtime };
+  const section: NodeJS.ProcessEnv = { ...(await noKeeperSection('nest-again', '30s')), XDG_RUNTIME_DIR: runtime };
   expect((await dlock(['release', '--redis', redis.url, 'nest-again'], { env: section })).code).toBe(0);
   const again = await dlock(['release', '--redis', redis.url, 'nest-again'], { env: section });
   expect(again.code, again.stderr).toBe(0);
