@@ -1,4 +1,4 @@
-// npm run bench [-- --smoke] [-- --strict] [-- --only overhead]: dlock's overhead, handoff, serialisation, Redlock
+// npm run bench [-- --smoke] [-- --strict] [-- --only overhead] [-- --baseline DIR]: dlock's overhead, handoff, serialisation, Redlock
 // fan-out, Redis load and memory, against redis-server processes it starts on loopback ports.
 // Prints a table (medians, p99, ratios measured side by side in this run) and writes
 // bench/results.json. Needs `npm run build` first (the npm script does it). A missed target is
@@ -77,6 +77,21 @@ function which(command) {
 /** A hung step must not hang CI: give up (and clean up) after this long. */
 const WATCHDOG_MS = { full: 12 * 60_000, smoke: 3 * 60_000 };
 
+/**
+ * --baseline DIR: another checkout, built (`npm run build`, and `npm run build:binary` for its
+ * binary row), whose `dlock run` the overhead section times in the same rounds as this one's:
+ * a start-up regression is read as the difference of the two ratios to `node -e 0`, in one run.
+ */
+function baselineBuilds(args) {
+  const at = args.indexOf('--baseline');
+  if (at < 0) return undefined;
+  const dir = args[at + 1];
+  if (!dir || !existsSync(join(dir, 'dist/dlock.cjs')))
+    throw new Error(`--baseline ${dir ?? ''}: no built checkout there (run npm run build in it)`);
+  const binary = join(dir, 'dist/dlock-linux-x64');
+  return { dir, dlock: join(dir, 'bin/dlock'), binary: existsSync(binary) ? binary : undefined };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const mode = args.includes('--smoke') ? 'smoke' : 'full';
@@ -95,7 +110,8 @@ async function main() {
   const [redis] = servers;
   const machine = machineInfo(await redis.version());
   const binary = existsSync(BINARY) ? BINARY : undefined;
-  const ctx = { plan, redis, servers, dlock: DLOCK, binary, which };
+  const baseline = baselineBuilds(args);
+  const ctx = { plan, redis, servers, dlock: DLOCK, binary, which, baseline };
   console.log(
     `dlock bench (${mode}): ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, redis ${machine.redis}, load ${machine.loadavg_start.join(' ')}`,
   );

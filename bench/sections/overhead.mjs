@@ -18,7 +18,7 @@ import { cleanEnv, timed } from '../lib/proc.mjs';
 import { atMost, pick } from '../lib/report.mjs';
 import { ratio, summarize } from '../lib/stats.mjs';
 
-export async function overhead({ plan, redis, dlock, binary, which }) {
+export async function overhead({ plan, redis, dlock, binary, which, baseline }) {
   const lockDir = mkdtempSync(join(tmpdir(), 'dlock-bench-flock-'));
   const etcdSkip = which('etcdctl') && which('etcd') ? undefined : 'etcd/etcdctl not installed';
   const started = etcdSkip ? undefined : await startEtcd();
@@ -50,6 +50,16 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
     binary && { id: 'binaryHeartbeat', label: 'dlock-linux-x64 heartbeat', run: () => beat(binary) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
     binary && { id: 'binaryPing', label: 'dlock-linux-x64 run --ping <local> k -- true', run: () => runPinged(binary) },
+    baseline && {
+      id: 'baseDlock',
+      label: `baseline: dlock run k -- true (npm, ${baseline.dir})`,
+      run: () => run(baseline.dlock),
+    },
+    baseline?.binary && {
+      id: 'baseBinary',
+      label: 'baseline: dlock-linux-x64 run k -- true',
+      run: () => run(baseline.binary),
+    },
     which('flock') && {
       id: 'flock',
       label: 'flock /tmp/k true',
@@ -144,6 +154,21 @@ export async function overhead({ plan, redis, dlock, binary, which }) {
       unit: '×',
       ratio: ratio(stats.binaryHeartbeat.median, stats.bunFloor.median),
       ratioOf: 'medians',
+    });
+  }
+  // --baseline: this build's ratio to node -e 0 beside the baseline's, measured in the same rounds.
+  for (const [id, base, label] of [
+    ['dlock', 'baseDlock', 'dlock run (npm)'],
+    ['binary', 'baseBinary', 'dlock-linux-x64 run'],
+  ]) {
+    if (!stats[id] || !stats[base]) continue;
+    const delta = Math.round((ratio(stats[id].median, node) - ratio(stats[base].median, node)) * 1000) / 1000;
+    rows.push({
+      section: '1 overhead',
+      measure: `${label} ÷ node -e 0, this build − the baseline's: ${delta >= 0 ? '+' : ''}${delta}`,
+      unit: '×',
+      ratio: delta,
+      ratioOf: 'difference of ratios',
     });
   }
   const builds = [
