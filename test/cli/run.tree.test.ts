@@ -4,47 +4,20 @@
 // lost. Each command runs `sleep` with an argument of its own, found in /proc afterwards.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+
 import { join } from 'node:path';
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
 import { cleanEnv, DLOCK, type Result } from '../helpers/cli.js';
-import { events, isAlive, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
+import { events, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
+import { sleepArg, sleeps } from '../helpers/sleeps.js';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
 
-let count = 0;
-const used: string[] = [];
-/** A `sleep` argument no other process has: 600 s and a tail unique to this test. */
-function sleepArg(): string {
-  const arg = `600.${process.pid}${++count}`;
-  used.push(arg);
-  return arg;
-}
-
-/** Live (not zombie) `sleep <arg>` processes. */
-function sleeps(arg: string): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'latin1') === `sleep\0${arg}\0` && isAlive(pid);
-      } catch {
-        return false;
-      }
-    });
-}
-
 const started = (arg: string, n: number) => waitUntil(`${n} sleep ${arg}`, () => sleeps(arg).length === n);
-
-afterEach(() => {
-  // A failing test must not leave its sleeps behind for the next ones.
-  for (const pid of used.splice(0).flatMap(sleeps)) process.kill(pid, 'SIGKILL');
-});
 
 /** `dlock run ... key -- sh -c script`, the script's output away from dlock's (a sleep left must not hold the pipe). */
 function run(key: string, flags: string[], script: string) {
