@@ -4,7 +4,6 @@
 // lost. Each command runs `sleep` with an argument of its own, found in /proc afterwards.
 
 import { spawn } from 'node:child_process';
-
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { RedisServer } from '../../support/redis-server.mjs';
