@@ -11,7 +11,6 @@ import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
-import { refuseIfTakenAway } from '../keeper/ended.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
 import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
@@ -62,7 +61,7 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   const set = await openLockSet(config, config.key, config.ttlMs, token, config.mode);
   try {
     if (!(await isHeldBy(set, token, { key: config.key, command: 'acquire', slot }))) {
-      refuseIfTakenAway(config.key, token, 'acquire');
+      (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, token, 'acquire');
       return false;
     }
   } finally {

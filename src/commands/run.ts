@@ -17,7 +17,6 @@ import { Hold } from '../hold/hold.js';
 import type { Lease, LossReason } from '../hold/lease.js';
 import { keepEnclosingLease } from '../hold/nested-lease.js';
 import { enclosedEnv, holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
-import { refuseIfTakenAway } from '../keeper/ended.js';
 import { Logger } from '../log.js';
 import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
 
@@ -39,7 +38,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent?.slot || undefined;
     const held = parent && (await isHeldBy(set, parent.token, { key: config.key, command: 'run', slot }));
     if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held);
-    if (parent) refuseIfTakenAway(config.key, parent.token, 'run');
+    // Its enclosing lock is gone: 76 unless its owner ended that section here (loaded only then: crypto).
+    if (parent) (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, parent.token, 'run');
 
     // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
     heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();

@@ -163,8 +163,11 @@ describe('only the owner releases', () => {
     const owner = await admin.hget('dlock:{owned2}', 'owner');
 
     const forged = cleanEnv({ DLOCK_KEY: 'owned2', DLOCK_TOKEN: 'f'.repeat(32), DLOCK_FENCING_TOKEN: '1' });
+    // The forged token holds nothing: the lock it names is taken as gone (76), never taken anew.
     const second = await dlock(['run', '--redis', url, '-n', 'owned2', '--', 'true'], { env: forged });
-    expectOneError(second, 75, /^dlock: owned2 is busy/);
+    expectOneError(second, 76, /^dlock: owned2: the lock an enclosing dlock held .* is no longer held/);
+    const plain = await dlock(['run', '--redis', url, '-n', 'owned2', '--', 'true'], { env: cleanEnv() });
+    expectOneError(plain, 75, /^dlock: owned2 is busy/);
     expect(await admin.hget('dlock:{owned2}', 'owner')).toBe(owner);
     // status shows the holder but never its token (the token is what a release needs).
     const status = await dlock(['status', '--json', '--redis', url, 'owned2']);
