@@ -103,7 +103,7 @@ function indent(text: string): string {
   return text.replace(/^(?=.)/gm, '  ');
 }
 
-/** " (pid N is not running on this host: ...)" for a dead holder on this host, " (held across steps ...)" for --no-keeper. */
+/** " (pid N is not running on this host: ...)" for a dead holder here, " (held across steps ...)" for --no-keeper. */
 function pidNote(holder: Holder, pttlMs: number): string {
   const note = processText(holder, pttlMs);
   return note ? ` (${note})` : '';
