@@ -4,6 +4,12 @@
 import { maskSecrets } from './secrets.js';
 import { printable } from './untrusted.js';
 
+/**
+ * The `cmd` of a hold taken by `dlock acquire --no-keeper` (every dlock version writes it): the
+ * lock is held across steps and no process holds it, so status never calls its pid dead.
+ */
+export const NO_KEEPER_CMD = 'dlock acquire --no-keeper';
+
 /** Longest command line stored in the holder metadata. */
 const MAX_CMD_METADATA = 256;
 

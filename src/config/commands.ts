@@ -1,6 +1,6 @@
 // Each command's config: the options it takes, validated, with the rules between them.
 
-import { holderCmd } from '../holder-cmd.js';
+import { holderCmd, NO_KEEPER_CMD } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
 import { HISTORY_MAX } from '../lock/limits.js';
 import { ONE_REDIS } from '../lockset/capabilities.js';
@@ -85,7 +85,7 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     format,
     monitor,
     // status shows it as the holder's command (the keeper names the pid it watches).
-    holderCmd: keeper ? 'dlock acquire' : 'dlock acquire --no-keeper',
+    holderCmd: keeper ? 'dlock acquire' : NO_KEEPER_CMD,
   };
 }
 

@@ -4,7 +4,7 @@
 // while its command runs; any other command that holds one uses this too.
 
 import { hostname } from 'node:os';
-import type { RunConfig } from '../config/index.js';
+import type { AcquireConfig, RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { UnavailableError, UsageError } from '../errors.js';
 import {
@@ -54,7 +54,8 @@ export type HoldConfig = Pick<
   | 'verbosity'
   | 'logFormat'
 > &
-  Partial<Pick<RunConfig, 'oncePerMs'>>;
+  Partial<Pick<RunConfig, 'oncePerMs'>> &
+  Partial<Pick<AcquireConfig, 'keeper'>>;
 
 export class Hold {
   private lease: Lease | undefined;
@@ -85,7 +86,12 @@ export class Hold {
     interrupted: AbortSignal,
     whileWaiting?: () => void,
   ): Promise<Hold | undefined> {
-    const meta: HolderMeta = { host: hostname(), pid: process.pid, cmd: config.holderCmd };
+    // --no-keeper: this process exits once the lock is held, and nothing else holds it: no pid.
+    const meta: HolderMeta = {
+      host: hostname(),
+      pid: config.keeper === false ? '' : process.pid,
+      cmd: config.holderCmd,
+    };
     warnTwoInstances(log, config.key, set.total);
     const display = new WaitDisplay(config, set, log);
     const result = await obtain(set, meta, {

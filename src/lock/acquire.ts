@@ -10,7 +10,8 @@ export type { AcquireReply } from './replies.js';
 
 export interface HolderMeta {
   host: string;
-  pid: number;
+  /** "" for a hold no process keeps (`dlock acquire --no-keeper`: its process exits at once). */
+  pid: number | '';
   cmd: string;
 }
 

@@ -35,7 +35,8 @@ export interface EnterOptions {
 /** What `dlock run` tells a loss renewal about the holder, so the history names it. */
 export interface LossRecord {
   host: string;
-  pid: number;
+  /** As HolderMeta's: "" for a --no-keeper hold. */
+  pid: number | '';
   cmd: string;
   fence: string;
 }

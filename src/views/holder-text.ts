@@ -5,7 +5,7 @@ import { formatDuration } from '../duration.js';
 import { now } from '../clock.js';
 import { type Holder, type HolderSnapshot, MODES, serverNow, slotsOf } from '../lockset/index.js';
 import { printable } from '../untrusted.js';
-import { deadPidText } from './dead-pid.js';
+import { isNoKeeper, processText } from './dead-pid.js';
 
 /**
  * Who holds a lock, for how long, its fence and when it expires, on one line. `nowMs`: the
@@ -13,13 +13,16 @@ import { deadPidText } from './dead-pid.js';
  */
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
   const how = MODES[holder.kind].holderSuffix(holder.slot);
-  const who = `${printable(holder.host) || 'unknown host'} pid ${printable(holder.pid) || '?'}${how}`;
+  // A --no-keeper hold stores no pid (processText says why): none is named.
+  const pid = printable(holder.pid) || (isNoKeeper(holder) ? '' : '?');
+  const who = `${printable(holder.host) || 'unknown host'}${pid && ` pid ${pid}`}${how}`;
   const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
   if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);
-  const dead = deadPidText(holder, pttlMs);
-  if (pttlMs !== undefined && pttlMs >= 0 && !dead) parts.push(`expires in ${formatDuration(pttlMs)}`);
-  return dead ? `${parts.join(', ')}; ${dead}` : parts.join(', ');
+  // Dead, or --no-keeper: the note says when it expires.
+  const note = processText(holder, pttlMs);
+  if (pttlMs !== undefined && pttlMs >= 0 && !note) parts.push(`expires in ${formatDuration(pttlMs)}`);
+  return note ? `${parts.join(', ')}; ${note}` : parts.join(', ');
 }
 
 /** A snapshot as one line, aged to `at` (monotonic ms, clock.ts `now()`) on the server's clock. */

@@ -1,7 +1,7 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
 import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../lockset/index.js';
-import { pidAliveField } from './dead-pid.js';
+import { processFields } from './dead-pid.js';
 
 /**
  * What status shows of a holder: everything but the owner token (a capability to release).
@@ -14,7 +14,7 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     ...MODES[holder.kind].holderFields(holder.slot),
     host: holder.host,
     pid: pidNumber(holder) ?? null,
-    ...pidAliveField(holder),
+    ...processFields(holder),
     cmd: holder.cmd,
     since: since === null ? null : new Date(since).toISOString(),
     since_ms: since,

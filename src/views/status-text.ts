@@ -17,7 +17,7 @@ import {
   type Verdict,
 } from '../lockset/index.js';
 import { cut, printable, toJson } from '../untrusted.js';
-import { deadPidText } from './dead-pid.js';
+import { pidCell, pidShown, processText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
 
 /**
@@ -32,7 +32,7 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
   const lines = [
     `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${printable(holder.host)}`,
-    `  pid      ${printable(holder.pid)}${pidNote(holder, pttlMs)}`,
+    `  pid      ${pidShown(holder)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
     `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
@@ -71,7 +71,7 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
       // A holder of --slots whose forged details hold no slot reads "shared".
       MODES[holder.kind].holderCell(holder.slot) ?? 'shared',
       printable(holder.host),
-      `${printable(holder.pid)}${deadPidText(holder, holder.ttlLeftMs ?? -1) ? ' (not running)' : ''}`,
+      pidCell(holder),
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
       holder.ttlLeftMs === undefined
         ? 'unknown'
@@ -103,10 +103,10 @@ function indent(text: string): string {
   return text.replace(/^(?=.)/gm, '  ');
 }
 
-/** " (pid N is not running on this host: ...)" for a dead holder on this host, else "". */
+/** " (pid N is not running on this host: ...)" for a dead holder here, " (held across steps ...)" for --no-keeper. */
 function pidNote(holder: Holder, pttlMs: number): string {
-  const dead = deadPidText(holder, pttlMs);
-  return dead ? ` (${dead})` : '';
+  const note = processText(holder, pttlMs);
+  return note ? ` (${note})` : '';
 }
 
 /** What each instance says (a Redlock quorum), and whether a majority agrees. */
@@ -114,7 +114,7 @@ export function describeInstances(views: InstanceView[], total: number, verdict:
   const state = (v: InstanceView): string => {
     if (v.error) return `error: ${printable(v.error)}`;
     if (!v.holder) return 'free';
-    return `held by ${printable(v.holder.host)} pid ${printable(v.holder.pid)} (fence ${printable(v.holder.fence)})`;
+    return `held by ${printable(v.holder.host)} pid ${pidShown(v.holder)} (fence ${printable(v.holder.fence)})`;
   };
   const lines = views.map((v) => `  ${v.redis}  ${state(v)}`);
   const summary =
@@ -200,7 +200,7 @@ export function table(
     rows.map(({ key, holder, ttlMs, tag, clock }) => [
       `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
       printable(holder.host),
-      `${printable(holder.pid)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`,
+      pidCell(holder),
       holder.sinceMs === undefined ? 'unknown' : formatDuration(serverNow(clock, at) - holder.sinceMs),
       ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
       printable(holder.fence),

@@ -91,7 +91,8 @@ const forgedHash = fc.record(
     fence: field,
     host: field,
     pid: numberField,
-    cmd: field,
+    // The command a --no-keeper hold stores: status says why it has no process, whatever else is forged.
+    cmd: fc.oneof(field, fc.constant('dlock acquire --no-keeper')),
     since_ms: numberField,
     ttl_ms: numberField,
   },
@@ -179,7 +180,13 @@ describe('the formatting functions (in process)', () => {
           const json = toJson(publicHolder(holder, pttl));
           expect(unsafeIn(json)).toBeUndefined();
           const parsed = JSON.parse(json);
-          expect(Object.keys(parsed).sort()).toEqual((hash.owner === '' ? [...shape, 'closed'] : shape).sort());
+          const extra = [
+            ...(hash.owner === '' ? ['closed'] : []),
+            ...(hash.cmd === 'dlock acquire --no-keeper' ? ['no_keeper'] : []),
+          ];
+          expect(Object.keys(parsed).sort()).toEqual([...shape, ...extra].sort());
+          if (hash.cmd === 'dlock acquire --no-keeper')
+            for (const text of texts) expect(text).not.toContain('not running');
           expect(parsed.since === null || !Number.isNaN(Date.parse(parsed.since))).toBe(true);
           for (const name of ['pid', 'since_ms', 'ttl_ms'])
             expect(parsed[name] === null || Number.isSafeInteger(parsed[name])).toBe(true);
