@@ -189,3 +189,39 @@ test('an explicit dlock release releases at once, background steps or not (from 
   expect(isAlive(await started(step))).toBe(true);
   expect((await contend('sec-release2')).code).toBe(0);
 });
+
+test('--max-hold running out while only background steps run stops them (SIGTERM), then releases: history 124', async () => {
+  const arg = sleepArg();
+  const script = sh(`${acquire('sec-max-hold', '--max-hold 2s')}; sleep ${arg} >/dev/null 2>&1 & exit 0`);
+  await script.exited;
+  const pid = await started(arg);
+  const { stderr } = await script.result;
+  expect(isAlive(pid)).toBe(false);
+  const maxHold = onlyEvent(stderr, 'max-hold');
+  expect(maxHold.ts_ms - onlyEvent(stderr, 'acquired').ts_ms).toBeGreaterThanOrEqual(1900);
+  expect(onlyEvent(stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'max-hold', other_pids: [pid] });
+  expect(onlyEvent(stderr, 'released')).toMatchObject({ exit: '124' });
+  expect(onlyEvent(stderr, 'released').ts_ms).toBeGreaterThanOrEqual(maxHold.ts_ms);
+  const history = await dlock(['history', '--redis', server.url, '--json', 'sec-max-hold'], { env: cleanEnv() });
+  expect(JSON.parse(history.stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+});
+
+test('SIGTERM to the keeper while only background steps run: they get SIGTERM, SIGKILL after the grace, then it releases', async () => {
+  const arg = sleepArg();
+  // The step ignores SIGTERM (inherited): only the SIGKILL ends it, after the grace (ttl/3: 1 s).
+  const script = sh(`${acquire('sec-term')}; trap "" TERM; sleep ${arg} >/dev/null 2>&1 & exit 0`);
+  await script.exited;
+  const pid = await started(arg);
+  await keeperDecided(script);
+  // Still held, by the keeper: its pid is in the lock (never 0: that would signal this process group).
+  const keeper = Number(await server.client().hget('dlock:{sec-term}', 'pid'));
+  expect(keeper).toBeGreaterThan(1);
+  process.kill(keeper, 'SIGTERM');
+  const { stderr } = await script.result;
+  expect(isAlive(pid)).toBe(false);
+  const [term, kill] = events(stderr, 'signal');
+  expect(term).toMatchObject({ signal: 'SIGTERM', reason: 'forwarded', other_pids: [pid] });
+  expect(kill).toMatchObject({ signal: 'SIGKILL', reason: 'kill-after', other_pids: [pid] });
+  expect(kill.ts_ms - term.ts_ms).toBeGreaterThanOrEqual(1000 - 50);
+  expect(onlyEvent(stderr, 'released').ts_ms).toBeGreaterThanOrEqual(kill.ts_ms);
+});
