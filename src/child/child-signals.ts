@@ -11,7 +11,7 @@
 import type { Logger } from '../log.js';
 import { now, sleep } from '../clock.js';
 import { isRunning } from '../pid.js';
-import { CommandTree, kill } from './tree.js';
+import { CommandTree, kill, type SectionScope } from './tree.js';
 
 export type SignalReason = 'lost' | 'forwarded' | 'kill-after' | 'left-behind' | 'max-hold' | 'heartbeat-missed';
 
@@ -72,10 +72,12 @@ export class ChildSignals {
     /**
      * `dlock run`'s lock, as its command's environment has it (`DLOCK_TOKEN=<token>`): the command
      * is over once every process of it is gone (finish()), found by this mark too (./tree.ts).
+     * A keeper's: the section's lock, and where its processes are found (`section`).
      */
     private readonly mark?: string,
+    section?: SectionScope,
   ) {
-    this.tree = child.pid === undefined ? undefined : new CommandTree(child.pid, mark);
+    this.tree = child.pid === undefined ? undefined : new CommandTree(child.pid, mark, section);
   }
 
   /** Signal the child (all of it, for a stop: see above) first, then log it: a slow stderr never delays a kill. */
@@ -151,10 +153,15 @@ export class ChildSignals {
   /**
    * The first process has exited (with `status`): while a SIGKILL is due, wait for what it started
    * (and was stopped with it) to be gone too, or SIGKILL it when its grace ends; then no SIGKILL is
-   * due. With a mark, wait for every process of the command to be gone, whatever stops them.
+   * due. With a mark, wait for every process of the command to be gone, whatever stops them, or
+   * until `abandon` aborts (a section released by its owner: they run on, no longer waited for).
    */
-  async finish(status?: number): Promise<void> {
-    if (this.mark !== undefined && this.tree) await this.outlive(this.tree, status);
+  async finish(status?: number, abandon?: AbortSignal): Promise<void> {
+    if (this.mark !== undefined && this.tree) await this.outlive(this.tree, status, abandon);
+    if (abandon?.aborted) {
+      this.cancel();
+      return;
+    }
     const survivors = this.settle ? (this.tree?.survivors() ?? []) : [];
     // Interrupted (SIGINT, SIGQUIT: to the first process alone), it exited and left them running.
     if (survivors.length > 0 && !this.stoppedAll) this.sendLeftBehind(survivors);
@@ -169,23 +176,30 @@ export class ChildSignals {
    * descriptor): one walk of /proc when none is left, a walk every BACKGROUND_POLL_MS while some
    * are. Meanwhile a lost lock, a bound or a signal stops them as it stops the command.
    */
-  private async outlive(tree: CommandTree, status: number | undefined): Promise<void> {
+  private async outlive(tree: CommandTree, status: number | undefined, abandon?: AbortSignal): Promise<void> {
+    const abandoned = new Promise<void>((resolve) =>
+      abandon?.addEventListener('abort', () => resolve(), { once: true }),
+    );
     let left = tree.remaining();
     if (left.length > 0 && !this.settle) {
       // One more look first: a process on its way out (exiting, or `setsid -f`'s child before it
       // leaves the session) is not reported as one the lock is held for.
       await sleep(SURVIVOR_POLL_MS);
       left = tree.remaining();
-      if (left.length > 0 && !this.settle) this.logBackground(left, status);
+      // Not once they were all stopped (a SIGKILL: nothing is due after it): they are on their way out.
+      if (left.length > 0 && !this.settle && !this.stoppedAll) this.logBackground(left, status);
     }
-    while (left.length > 0) {
+    while (left.length > 0 && !abandon?.aborted) {
       // An interrupt (to the first process alone) came while they ran: they are stopped as left behind.
       if (this.settle && !this.stoppedAll) this.sendLeftBehind(left);
       // Forked after the SIGKILL's walk: killed too.
       if (this.killedAll) tree.signal('SIGKILL', () => {});
       // A stop that comes meanwhile signals them at once (its listener): the next look is at most this late.
-      await sleep(this.settle !== undefined || this.killedAll ? SURVIVOR_POLL_MS : BACKGROUND_POLL_MS);
-      left = tree.remaining();
+      await Promise.race([
+        sleep(this.settle !== undefined || this.killedAll ? SURVIVOR_POLL_MS : BACKGROUND_POLL_MS),
+        abandoned,
+      ]);
+      if (!abandon?.aborted) left = tree.remaining();
     }
   }
 

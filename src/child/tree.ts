@@ -2,10 +2,14 @@
 // /proc's pid → ppid links), the process groups it made for itself, and for `dlock run` the
 // processes in dlock's session that carry its lock's token in their environment (a background
 // child reparented away from the tree). A signal meant to stop the command reaches all of them, and
-// `dlock run` holds the lock while one runs in dlock's session. Out of reach: a process that left
+// `dlock run` holds the lock while one runs in dlock's session. A `dlock acquire` section's keeper
+// (../keeper/keeper.ts) walks its section the same way once the shell that ran it is gone: the
+// processes that carry the section's token in the shell's session, started since the keeper (a
+// SectionScope in place of dlock's own session and start). Out of reach: a process that left
 // the session (`setsid -f`: the way to leave a daemon behind) and is no longer below a process of
-// the command, or that never carried the token and was reparented before a walk found it; see
-// docs/guarantees.md. Where there is no /proc (not Linux) the command is its first process alone.
+// the command, or that never carried the token, nor started one that does, and was reparented
+// before a walk found it; see docs/guarantees.md. Where there is no /proc (not Linux) the command
+// is its first process alone.
 
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { now } from '../clock.js';
@@ -78,6 +82,23 @@ export function readEntry(pid: number): ProcessEntry | undefined {
   };
 }
 
+/**
+ * Where a section's processes are found when its tree is not dlock's own command: the shell that
+ * runs it as the keeper first saw it (it may have exited, and its pid been reused, by a walk), and
+ * the keeper's start (a marked process started before it is not the section's).
+ */
+export interface SectionScope {
+  shell: ProcessEntry;
+  since: string;
+}
+
+/** The session a marked process is looked for in, since when, and who is looking (never one of them). */
+interface Scope {
+  pid: number;
+  session: number;
+  start: string;
+}
+
 /** How many pids a walk may assume were handed out per millisecond at most (see lowestPid). */
 const PIDS_PER_MS = 1000;
 let pidMax: number | undefined;
@@ -126,17 +147,19 @@ export function descendants(roots: Iterable<number>, table = processTable()): Pr
  *
  * With a `mark` (the environment entry `DLOCK_TOKEN=<token>` of the lock `dlock run` holds for
  * it) a walk also finds the command's processes that were reparented before any walk saw them (a
- * background child of a shell that has exited): those in dlock's session that carry the mark. And
- * a process seen before stays the command's only while it is in that session (or below a process
- * that is): one that left it (`setsid -f`) has opted out.
+ * background child of a shell that has exited): those in dlock's session that carry the mark, and
+ * their parents there started since dlock (a subshell forked by a shell that was not exec'd with
+ * the mark: a section's). And a process seen before stays the command's only while it is in that
+ * session (or below a process that is): one that left it (`setsid -f`) has opted out. With a
+ * `section` (a keeper's), the session is the section shell's and "since" is the keeper's start.
  */
 export class CommandTree {
   /** Every process seen in the command, with its start time (a reused pid is not the command's). */
   private readonly members = new Map<number, string>();
   /** Process groups (and sessions) a process of the command led. */
   private readonly groups = new Set<number>();
-  /** dlock's own session and start time: where, and since when, a marked process may be found. */
-  private readonly self: ProcessEntry | undefined;
+  /** dlock's own session and start time (or the section's): where, and since when, a marked process may be found. */
+  private readonly self: Scope | undefined;
   /** When the tree was made, and the pid last handed out then: see lowestPid. */
   private readonly startedAt = now();
   private readonly lastPidAtStart = lastPid();
@@ -144,10 +167,14 @@ export class CommandTree {
   constructor(
     private readonly root: number,
     private readonly mark?: string,
+    private readonly section?: SectionScope,
   ) {
-    const entry = readEntry(root);
+    const entry = section?.shell.pid === root ? section.shell : readEntry(root);
     if (entry) this.members.set(root, entry.start);
-    if (mark !== undefined) this.self = readEntry(process.pid);
+    if (mark === undefined) return;
+    this.self = section
+      ? { pid: process.pid, session: section.shell.session, start: section.since }
+      : readEntry(process.pid);
   }
 
   /**
@@ -202,16 +229,12 @@ export class CommandTree {
   /** Walk /proc from the first process, every member seen before and the marked; note members and groups. */
   private walk(): { spared: Spared; others: ProcessEntry[] } {
     const table = processTable(this.lowestPid());
-    const roots = [...this.stillMembers(table), ...this.marked(table)];
+    // A marked process's parent may be found twice (or be a member): each process once.
+    const roots = new Map<number, ProcessEntry>();
+    for (const entry of [...this.stillMembers(table), ...this.marked(table)]) roots.set(entry.pid, entry);
     // Nothing of the command is left (the usual end): dlock's ancestors need not be read.
-    const spared = roots.length > 0 || this.groups.size > 0 ? sparedBy(process.pid, table) : NONE_SPARED;
-    const found = [
-      ...roots,
-      ...descendants(
-        roots.map((root) => root.pid),
-        table,
-      ),
-    ];
+    const spared = roots.size > 0 || this.groups.size > 0 ? sparedBy(process.pid, table) : NONE_SPARED;
+    const found = [...roots.values(), ...descendants(roots.keys(), table)];
     const others: ProcessEntry[] = [];
     for (const entry of found) {
       if (spared.pids.has(entry.pid)) continue;
@@ -232,10 +255,10 @@ export class CommandTree {
    * that leaves nothing behind costs a walk of the few processes started since it, not of the host.
    */
   private lowestPid(): number {
-    // Only `dlock run` (a mark) makes the tree as its command starts: a keeper's watched shell may
-    // have run, and forked, since long before.
+    // Only `dlock run` (a mark, no section) makes the tree as its command starts: a keeper's watched
+    // shell may have run, and forked, since long before.
     const atStart = this.lastPidAtStart;
-    if (this.mark === undefined || atStart === undefined || atStart < this.root) return 0;
+    if (this.mark === undefined || this.section || atStart === undefined || atStart < this.root) return 0;
     if (now() - this.startedAt >= pidSpace() / PIDS_PER_MS) return 0;
     const last = lastPid();
     return last !== undefined && last >= atStart ? this.root : 0;
@@ -260,17 +283,28 @@ export class CommandTree {
 
   /**
    * Processes not seen before that carry the mark, in dlock's session (or the one its first process
-   * leads), started since dlock: only their environment is read, and only theirs.
+   * leads), started since dlock: only their environment is read, and only theirs. And the parents
+   * of those there, started since dlock, that do not carry it: a subshell (`( … ) &`) of a shell
+   * that was not exec'd with the mark (a section's) is found through the commands it runs.
    */
   private *marked(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
-    const { self, mark } = this;
-    if (!self || mark === undefined) return;
+    const { mark } = this;
+    if (!this.self || mark === undefined) return;
     for (const entry of table.values()) {
-      // dlock's ancestors started before it, so only dlock itself needs leaving out here.
-      if (entry.zombie || entry.pid === self.pid || this.members.get(entry.pid) === entry.start) continue;
-      if (!this.stays(entry) || Number(entry.start) < Number(self.start)) continue;
-      if (carriesMark(entry.pid, mark)) yield entry;
+      if (!this.unseen(entry) || !carriesMark(entry.pid, mark)) continue;
+      yield entry;
+      for (let parent = table.get(entry.ppid); parent && this.unseen(parent); parent = table.get(parent.ppid)) {
+        yield parent;
+      }
     }
+  }
+
+  /** A running process in the session, started since dlock (or the keeper), not dlock, not seen before. */
+  private unseen(entry: ProcessEntry): boolean {
+    const self = this.self!;
+    // dlock's ancestors started before it, so only dlock itself needs leaving out here.
+    if (entry.zombie || entry.pid === self.pid || this.members.get(entry.pid) === entry.start) return false;
+    return this.stays(entry) && Number(entry.start) >= Number(self.start);
   }
 }
 

@@ -35,7 +35,8 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     .summary('take <key> for the next steps of a shell script or CI job')
     .description(
       'take <key> without a command: print shell export lines (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, ' +
-        'DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release` or until the calling process exits',
+        'DLOCK_TTL_MS) and leave a keeper that renews it until `dlock release`, or until the calling process exits ' +
+        'and the steps it left in the background are gone',
     )
     .usage('[options] <key>')
     .argument('<key>', 'lock name');
@@ -43,7 +44,8 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     .optionsGroup(GROUP.keeper)
     .option(
       '--pid <pid>',
-      'the process whose exit releases the lock (default: the shell that reads the output, else the caller)',
+      'the process whose exit (once its background steps are gone) releases the lock (default: the shell that ' +
+        'reads the output, else the caller)',
     )
     .option(
       '--no-keeper',

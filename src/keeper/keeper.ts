@@ -1,13 +1,14 @@
 // The keeper: the detached process `dlock acquire` leaves behind. It takes the lock itself, so
 // the lock never passes between processes (no gap, nothing left behind if either dies), tells
-// the foreground, and renews it until the watched process exits or a signal says stop; on a
-// lost lock it stops the watched process as --on-lost says, as `dlock run` stops its command
-// (../child/loss.ts: SIGTERM, then SIGKILL when the grace ends).
+// the foreground, and renews it until the watched process exits (and the background steps it
+// left are gone: ./section.ts) or a signal says stop; on a lost lock it stops the watched process
+// (or those steps) as --on-lost says, as `dlock run` stops its command (../child/loss.ts:
+// SIGTERM, then SIGKILL when the grace ends).
 
 import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
 import type { HeartbeatFile } from '../bounds/heartbeat-file.js';
 import { heartbeatFile } from '../bounds/make.js';
-import { ChildSignals, processTarget } from '../child/child-signals.js';
+import type { ChildSignals } from '../child/child-signals.js';
 import { lossResponse, respondToLoss } from '../child/loss.js';
 import type { AcquireConfig } from '../config/index.js';
 import { DlockError, EXIT } from '../errors.js';
@@ -19,12 +20,13 @@ import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, takeSectionStatus, writeKeeperFile } from './runtime.js';
 import { stopForBound } from './bound-stop.js';
+import { sectionScope, sectionSignals } from './section.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
 import { watchProcess } from './watch.js';
 
 type Ending =
   | { why: 'watched-exited' }
-  /** TERM, INT, HUP: release and exit. */
+  /** TERM, INT, HUP: release and exit (once the watched process is gone: stop its background steps first). */
   | { why: 'signal'; signal: NodeJS.Signals }
   /**
    * USR2 (not USR1: Node's debugger), from `dlock release`: stop renewing and exit; the releaser releases
@@ -41,8 +43,12 @@ const RELEASING: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 export async function keep(config: AcquireConfig, request: KeeperRequest): Promise<number> {
   const log = KeeperLogger.create(config.verbosity, config.logFormat, request.stderr);
   if (config.monitor) (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, 'keeper');
+  // Read before the shell can exit: where its background steps are found once it has (./section.ts).
+  const scope = sectionScope(request.watchPid);
   const ending = new AbortController();
-  const end = (reason: Ending) => ending.abort(reason);
+  // The watched process has exited and its background steps hold the lock: what ends that.
+  const afterShell = new AbortController();
+  const end = (reason: Ending) => (ending.signal.aborted ? afterShell : ending).abort(reason);
   const watch = watchProcess(request.watchPid);
   watch.gone.addEventListener('abort', () => end({ why: 'watched-exited' }));
   const handlers = new Map<NodeJS.Signals, () => void>([
@@ -88,11 +94,35 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       hold.reportProgress(bounds.progress.bind(bounds));
       bounds.exceeded.addEventListener('abort', () => end({ why: 'bound' }), { once: true });
     }
+    const watched = sectionSignals(config, request.watchPid, { token: hold.owner, fence: hold.fence }, scope, log);
     await aborted(ending.signal);
+    let reason = ending.signal.reason as Ending;
+    // Set once the watched process has exited: resolves when its background steps are gone (or abandoned).
+    let background: Promise<void> | undefined;
+    const abandon = new AbortController();
+    if (reason.why === 'watched-exited') {
+      // Nobody is left for the sentinel to tell if this keeper dies (and the pid may be reused).
+      sentinel?.dismiss();
+      sentinel = undefined;
+      background = watched.finish(undefined, abandon.signal);
+      const next = await Promise.race([background, aborted(afterShell.signal)]).then(
+        () => afterShell.signal.reason as Ending | undefined,
+      );
+      if (next) reason = next;
+    }
     bounds?.stop();
-    const reason = ending.signal.reason as Ending;
+    // The processes stopped (SIGTERM; SIGKILL when the grace ends) are gone: what the watched process
+    // started too, as `dlock run` waits for its command's.
+    const stopped = async () => {
+      if (background) return background;
+      await Promise.race([watched.settled(), aborted(watch.gone)]);
+      await watched.finish();
+    };
     if (reason.why === 'stop') {
       // `dlock release` releases (and records) it; the section's status is what it left here, if anything.
+      // Background steps still running run on unprotected: the section's owner ended it.
+      abandon.abort();
+      await background;
       const status = takeSectionStatus(hold.owner);
       await hold.detach();
       handedOver(config.key, hold.fence, status === undefined ? UNKNOWN : String(status), log);
@@ -101,18 +131,24 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     if (reason.why === 'bound') {
       // Stopped first (SIGTERM; SIGKILL when the grace ends), then released: the next holder never overlaps it.
       const exceeded = bounds!.reason!;
-      const watched = stopForBound(config, request.watchPid, hold.fence, exceeded, log);
-      await Promise.race([watched.settled(), aborted(watch.gone)]);
-      watched.cancel();
+      stopForBound(watched, config, request.watchPid, hold.fence, exceeded, log);
+      await stopped();
       await hold.release(String(BOUND_EXIT), exceeded.kind);
       return 0;
     }
-    const watched = reason.why === 'lost' ? stopWatched(config, request.watchPid, hold, log) : undefined;
+    if (reason.why === 'signal' && background) {
+      // Only background steps are left: stopped as `dlock run` stops its command's, then released.
+      watched.send('SIGTERM', 'forwarded');
+      watched.killLater(config.killAfterMs);
+      await stopped();
+    }
+    const signalled = reason.why === 'lost' && stopWatched(config, request.watchPid, hold, watched, !!background, log);
     // The keeper is not the shell's parent: how the section ended cannot be known (never a success).
     await hold.release(reason.why === 'lost' ? 'lost' : UNKNOWN);
-    // After SIGTERM, its grace: SIGKILL follows unless the watched process exits first.
-    await Promise.race([watched?.settled(), aborted(watch.gone)]);
-    await watched?.finish();
+    // After SIGTERM, its grace: SIGKILL follows unless they exit first. With --on-lost ignore, nothing is waited for.
+    if (signalled) await stopped();
+    abandon.abort();
+    await background;
     return 0;
   } catch (error) {
     crashed = reported;
@@ -152,21 +188,30 @@ function handedOver(key: string, fence: string, exit: string, log: KeeperLogger)
   log.event('released', { key, fence, released: true, by: 'release', exit }, text);
 }
 
-/** The lock is lost: say why, and stop the watched process as --on-lost says (../child/loss.ts). */
-function stopWatched(config: AcquireConfig, pid: number, hold: Hold, log: KeeperLogger): ChildSignals {
+/**
+ * The lock is lost: say why, and stop the watched process (its background steps, once it is `gone`)
+ * as --on-lost says (../child/loss.ts). Whether a signal was sent.
+ */
+function stopWatched(
+  config: AcquireConfig,
+  pid: number,
+  hold: Hold,
+  watched: ChildSignals,
+  gone: boolean,
+  log: KeeperLogger,
+): boolean {
   const reason = hold.lossReason as LossReason;
   const response = lossResponse(config.onLost, reason);
   const { signal } = response;
-  const what = signal ? `sending ${signal} to pid ${pid}` : `pid ${pid} keeps running unprotected (--on-lost ignore)`;
+  const whom = gone ? `what pid ${pid} left running` : `pid ${pid}`;
+  const what = signal ? `sending ${signal} to ${whom}` : `${whom} keeps running unprotected (--on-lost ignore)`;
   log.event(
     'lost',
     { key: config.key, fence: hold.fence, reason: reason.kind, pid, ...(signal ? { signal } : {}) },
     `lost ${config.key} (fence ${hold.fence}): ${reason.message}; ${what}`,
   );
-  const lock = { key: config.key, fence: hold.fence };
-  const watched = new ChildSignals(processTarget(pid), log, lock, config.killAfterMs, 'the watched process');
   respondToLoss(watched, response, reason, hold.ttlMs);
-  return watched;
+  return signal !== undefined;
 }
 
 /** Resolves true once the foreground wrote "ok" on stdin, false when stdin ended without it. */
