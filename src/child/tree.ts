@@ -213,6 +213,9 @@ export class CommandTree {
 
   /** Walk /proc now: the processes of the command other than its first one that still run in its session. */
   remaining(): number[] {
+    // No pid handed out since the first process, and nothing of it seen or grouped: it started nothing.
+    if (this.members.size === 1 && this.groups.size === 0 && this.lowestPid() === this.root && lastPid() === this.root)
+      return [];
     return this.walk()
       .others.filter((entry) => this.stays(entry))
       .map((entry) => entry.pid);
