@@ -102,12 +102,12 @@ export const HELP_AFTER: Record<string, string> = {
     exitStatus([
       ['0', 'delivered (or the calling dlock has no --heartbeat: nothing to tell)'],
       ['64', 'not under a dlock (no DLOCK_KEY and DLOCK_TOKEN)'],
-      ['76', 'the calling dlock has ended (its heartbeat file is gone), or [key] is not the key it holds'],
+      ['76', 'its dlock has ended (its heartbeat file is gone), or [key] is not its key'],
     ]) +
     examples([
       [
         'a job that proves progress each loop',
-        'dlock run --heartbeat 5m sync -- sh -c \'for f in *; do ./sync "$f" && dlock heartbeat; done\'',
+        "dlock run --heartbeat 5m k -- sh -c 'while ./step; do dlock heartbeat; done'",
       ],
     ]),
   status:
