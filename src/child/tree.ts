@@ -311,13 +311,31 @@ export class CommandTree {
   }
 }
 
-/** Does `pid`'s environment (as it was exec'd with) hold the entry `mark` ("NAME=value")? */
+/** Does `pid`'s environment (as it was exec'd with) carry the lock `mark` names (carriesLock)? */
 export function carriesMark(pid: number, mark: string): boolean {
   try {
-    return hasEntry(readFileSync(`/proc/${pid}/environ`), mark);
+    return carriesLock(readFileSync(`/proc/${pid}/environ`), mark);
   } catch {
     return false; // gone, or not ours to read
   }
+}
+
+/**
+ * Does `environ` carry the lock `mark` (`DLOCK_TOKEN=<token>`) names: as that entry, or among the
+ * enclosing locks of its DLOCK_HELD (`… key=<token>,…`), as the command of a nested dlock of
+ * another key does (an orphan of `dlock run b` under `dlock run a` is still a's)? Linear.
+ */
+export function carriesLock(environ: Buffer, mark: string): boolean {
+  if (hasEntry(environ, mark)) return true;
+  const token = `=${mark.slice(mark.indexOf('=') + 1)},`;
+  const held = Buffer.from('DLOCK_HELD=');
+  for (let at = environ.indexOf(held); at >= 0; at = environ.indexOf(held, at + 1)) {
+    if (at !== 0 && environ[at - 1] !== 0) continue;
+    const end = environ.indexOf(0, at);
+    const value = environ.subarray(at + held.length, end < 0 ? environ.length : end);
+    if (value.includes(token)) return true;
+  }
+  return false;
 }
 
 /** Does `environ` (NUL-separated "NAME=value" entries) hold the entry `mark`? */

@@ -13,7 +13,7 @@ import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet } from '../lockset/index.js';
+import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
 
 /** Print the variables of a lock taken here or by a keeper; or those of the caller's, already held. */
 export async function acquire(config: AcquireConfig, argv: string[], env: Env): Promise<number> {
@@ -55,25 +55,29 @@ async function acquireWithoutKeeper(config: AcquireConfig, env: Env): Promise<nu
  */
 async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   const parent = enclosingLock(env, config.key);
-  if (!parent || !parent.fence) return false;
-  const { token, fence } = parent;
-  const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent.slot || undefined;
+  if (!parent) return false;
+  const { token } = parent;
+  const slot = parent.slot || undefined;
   const set = await openLockSet(config, config.key, config.ttlMs, token, config.mode);
+  let held: ParentLease | undefined;
   try {
-    if (!(await isHeldBy(set, token, { key: config.key, command: 'acquire', slot }))) {
+    held = await isHeldBy(set, token, { key: config.key, command: 'acquire', slot });
+    if (!held) {
       (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, token, 'acquire');
       return false;
     }
   } finally {
     close(set);
   }
+  // What the server records for the enclosing hold comes first; the environment only fills in.
+  const fence = held.fence || parent.fence;
   const log = new Logger(config.verbosity, config.logFormat);
   log.event(
     'acquired',
     { key: config.key, fence, reentrant: true },
     `${config.key} is already held by the caller; printing its variables`,
   );
-  const lock = { key: config.key, token, ttlMs: parent.ttlMs || String(config.ttlMs) };
+  const lock = { key: config.key, token, ttlMs: held.ttlMs ?? (parent.ttlMs || String(config.ttlMs)) };
   // DLOCK_NESTED: this section's `dlock release` leaves the lock to the holder that took it.
   const nested = [...new Set([...nestedTokens(env), token])].join(' ');
   const variables = withHeld({ ...holdVariables(lock, { fence, slot: slot || undefined }), DLOCK_NESTED: nested }, env);

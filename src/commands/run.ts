@@ -35,7 +35,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     // An enclosing dlock's lock on this key (DLOCK_KEY, else DLOCK_HELD): a hint the server confirms.
     const parent = enclosingLock(env, config.key);
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    const slot = env.DLOCK_KEY === config.key ? env.DLOCK_SLOT : parent?.slot || undefined;
+    const slot = parent?.slot || undefined;
     const held = parent && (await isHeldBy(set, parent.token, { key: config.key, command: 'run', slot }));
     if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held);
     // Its enclosing lock is gone: 76 unless its owner ended that section here (loaded only then: crypto).
@@ -143,9 +143,10 @@ async function runUnderParent(
   let bounds: JobBounds | undefined;
   let lease: Lease | undefined;
   try {
-    const fence = parent.fence || held.fence;
+    // What the server records for the enclosing hold comes first; the environment only fills in.
+    const fence = held.fence || parent.fence;
     const { key } = config;
-    const fallbackTtlMs = Number(parent.ttlMs) || config.ttlMs;
+    const fallbackTtlMs = validTtl(Number(parent.ttlMs)) ?? config.ttlMs;
     lease = await keepEnclosingLease(
       set,
       { key, token: parent.token, fence, lease: held, fallbackTtlMs },
@@ -157,8 +158,8 @@ async function runUnderParent(
       { key, fence, reentrant: true },
       `${key} is already held by the calling dlock; running under it`,
     );
-    const slot = env.DLOCK_KEY === key ? env.DLOCK_SLOT : parent.slot || undefined;
-    const ttl = parent.ttlMs || String(lease.ttlMs);
+    const slot = parent.slot || undefined;
+    const ttl = String(lease.ttlMs);
     const variables = { DLOCK_KEY: key, DLOCK_TOKEN: parent.token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl };
     const childEnv = enclosedEnv(env, { ...variables, DLOCK_SLOT: slot });
     if (heartbeat?.own) childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
@@ -175,6 +176,9 @@ async function runUnderParent(
       ttlMs: lease.ttlMs,
       bounds,
       reentrant: true,
+      // Its background processes carry the enclosing token: the lease is kept until they are gone
+      // (under a --no-keeper lock nothing else would keep it).
+      token: parent.token,
     });
     if (lease.lost.aborted) {
       const { message } = lease.lost.reason as LossReason;
@@ -186,6 +190,11 @@ async function runUnderParent(
     bounds?.stop();
     if (heartbeat?.own) heartbeat.file.remove();
   }
+}
+
+/** A lease length from the environment, when it is one --ttl would take (100 ms up to setTimeout's 2^31−1). */
+function validTtl(ms: number): number | undefined {
+  return Number.isInteger(ms) && ms >= 100 && ms <= 2 ** 31 - 1 ? ms : undefined;
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {

@@ -4,7 +4,7 @@
 // hold's own lease length) every ttl/3, and when the lease is taken away it stops its command
 // (--on-lost) and exits 76. It never releases the lock. Real redis-server; time from ts_ms.
 
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import type { RedisServer } from '../../support/redis-server.mjs';
@@ -134,4 +134,41 @@ test('a section its owner released: the same shell takes the key afresh, and a s
   );
   expect(run.code, run.stderr).toBe(0);
   expect(Number(run.stdout)).toBeGreaterThan(Number(section.DLOCK_FENCING_TOKEN));
+});
+
+test('a nested run under a --no-keeper lock keeps it for what its command left in the background', async () => {
+  const section = await noKeeperSection('nest-bg', '2s');
+  const dir = tempDir();
+  const nested = spawnDlock(
+    [
+      'run',
+      '--redis',
+      redis.url,
+      '--log-format',
+      'json',
+      '-v',
+      'nest-bg',
+      '--',
+      'sh',
+      '-c',
+      `(exec >/dev/null 2>&1; while [ ! -e ${dir}/stop ]; do sleep 0.05; done) & exit 0`,
+    ],
+    { env: section },
+  );
+  await nested.waitFor('"event":"background"');
+  // Past its 2 s lease, renewed for the background step alone: a contender is still turned away.
+  const background = onlyEvent(nested.stderr(), 'background');
+  await expect
+    .poll(() => events(nested.stderr(), 'renewed').filter((e) => e.ts_ms > background.ts_ms + 2000).length, {
+      timeout: 10_000,
+    })
+    .toBeGreaterThan(0);
+  const contender = await dlock(['run', '--redis', redis.url, '-n', 'nest-bg', '--', 'echo', 'RAN'], {
+    env: cleanEnv(),
+  });
+  expect(contender.code, contender.stderr).toBe(75);
+  writeFileSync(join(dir, 'stop'), '');
+  const result = await nested.result;
+  expect(result.code, result.stderr).toBe(0);
+  expect(events(result.stderr, 'lost')).toEqual([]);
 });

@@ -2,7 +2,7 @@
 // ppid links, and /proc/<pid>/stat read as it is written (a command name may hold ") " and spaces).
 
 import { expect, test } from 'vitest';
-import { descendants, hasEntry, readEntry, type ProcessEntry } from '../../src/child/tree.js';
+import { carriesLock, descendants, hasEntry, readEntry, type ProcessEntry } from '../../src/child/tree.js';
 
 const entry = (pid: number, ppid: number, pgid = 1): ProcessEntry => ({
   pid,
@@ -38,11 +38,25 @@ test('this process as /proc tells it: its parent, group and start time', () => {
   expect(readEntry(2 ** 30)).toBeUndefined();
 });
 
+/** /proc/<pid>/environ's form: NUL-terminated entries. */
+const environ = (...entries: string[]) => Buffer.from(entries.map((entry) => `${entry}\0`).join(''));
+
 test('an environment holds the mark only as a whole entry: not inside another name, nor as a prefix of a value', () => {
-  const environ = (...entries: string[]) => Buffer.from(entries.map((entry) => `${entry}\0`).join(''));
   expect(hasEntry(environ('DLOCK_TOKEN=t1', 'A=b'), 'DLOCK_TOKEN=t1')).toBe(true);
   expect(hasEntry(environ('A=b', 'DLOCK_TOKEN=t1'), 'DLOCK_TOKEN=t1')).toBe(true);
   expect(hasEntry(environ('XDLOCK_TOKEN=t1', 'DLOCK_TOKEN=t12'), 'DLOCK_TOKEN=t1')).toBe(false);
   expect(hasEntry(environ('XDLOCK_TOKEN=t1', 'DLOCK_TOKEN=t1'), 'DLOCK_TOKEN=t1')).toBe(true);
   expect(hasEntry(Buffer.alloc(0), 'DLOCK_TOKEN=t1')).toBe(false);
+});
+
+test('carriesLock: the token as DLOCK_TOKEN, or as an enclosing lock in DLOCK_HELD, never elsewhere', () => {
+  const t = 'ab'.repeat(16);
+  const mark = `DLOCK_TOKEN=${t}`;
+  expect(carriesLock(environ(`DLOCK_TOKEN=${t}`), mark)).toBe(true);
+  expect(carriesLock(environ('DLOCK_TOKEN=other', `DLOCK_HELD=a=${t},3,30000,`), mark)).toBe(true);
+  expect(carriesLock(environ(`DLOCK_HELD=x=${'cd'.repeat(16)},1,1, k=v=${t},2,3000,1`), mark)).toBe(true);
+  expect(carriesLock(environ(`XDLOCK_HELD=a=${t},3,30000,`), mark)).toBe(false);
+  expect(carriesLock(environ(`DLOCK_HELD=a=${t}0,3,30000,`), mark)).toBe(false);
+  expect(carriesLock(environ(`OTHER=a=${t},3`, 'DLOCK_HELD='), mark)).toBe(false);
+  expect(carriesLock(Buffer.alloc(0), mark)).toBe(false);
 });
