@@ -19,7 +19,8 @@ import { logUnannounced } from './release-report.js';
 
 /**
  * Release the lock `token` holds on `key`. `stopRenewing`, once the instances are reached and
- * before the release: whatever renews this token stops (its keeper on this host). `exitStatus`:
+ * before the release: whatever renews this token stops (its keeper on this host), unless it is
+ * ending the section itself: then nothing is released here (0). `exitStatus`:
  * the section's ("0" … "255", or "unknown"), recorded in the history.
  */
 export async function releaseAsOwner(
@@ -27,12 +28,21 @@ export async function releaseAsOwner(
   key: string,
   token: string,
   log: Logger,
-  stopRenewing: () => Promise<void> = async () => {},
+  stopRenewing: () => Promise<{ stopped: true } | { stopped: false; ending: string }> = async () => ({
+    stopped: true,
+  }),
   exitStatus = 'unknown',
 ): Promise<number> {
   const set = await openLockSet(config, key, undefined, token);
   try {
-    await stopRenewing();
+    const stop = await stopRenewing();
+    if (!stop.stopped) {
+      // Its keeper is ending the section itself (a bound, a lost lock, a signal: a trap on EXIT runs
+      // then): it releases the lock and records how the section ended; this release adds nothing.
+      const text = `${key} is being ended by its keeper (${stop.ending}): it releases the lock`;
+      log.event('released', { key, released: false, ending: stop.ending }, text);
+      return 0;
+    }
     const { verdict, releases, failures } = await releaseByToken(set, exitStatus);
     for (const failure of failures)
       log.warn(`${key} not released on ${failureText(failure)}`, {

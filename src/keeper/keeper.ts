@@ -18,7 +18,7 @@ import { heldVariables } from '../hold/variables.js';
 import { close, type LockSet, openLockSet } from '../lockset/index.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
-import { removeFile, takeSectionStatus, writeKeeperFile } from './runtime.js';
+import { removeFile, removeKeeperNotes, takeSectionStatus, writeKeeperFile, writeKeeperEnding } from './runtime.js';
 import { stopForBound } from './bound-stop.js';
 import { sectionScope, sectionSignals } from './section.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
@@ -48,7 +48,15 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   const ending = new AbortController();
   // The watched process has exited and its background steps hold the lock: what ends that.
   const afterShell = new AbortController();
-  const end = (reason: Ending) => (ending.signal.aborted ? afterShell : ending).abort(reason);
+  // The owner token once held: a keeper that ends the section itself says so beside its pid file.
+  let owner: string | undefined;
+  const end = (reason: Ending) => {
+    const next = ending.signal.aborted ? afterShell : ending;
+    if (next.signal.aborted) return;
+    // A `dlock release` meanwhile (a trap on EXIT) leaves the release and the status to this keeper.
+    if (owner !== undefined && SELF_ENDINGS.has(reason.why)) writeKeeperEnding(owner, reason.why);
+    next.abort(reason);
+  };
   const watch = watchProcess(request.watchPid);
   watch.gone.addEventListener('abort', () => end({ why: 'watched-exited' }));
   const handlers = new Map<NodeJS.Signals, () => void>([
@@ -78,6 +86,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
       return 0;
     }
     pidFile = writeKeeperFile(hold.owner);
+    owner = hold.owner;
     sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
     reported = true;
     const delivered = sendReport({ kind: 'held', variables: heldVariables(config, hold, heartbeat?.path) });
@@ -97,6 +106,9 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     const watched = sectionSignals(config, request.watchPid, { token: hold.owner, fence: hold.fence }, scope, log);
     await aborted(ending.signal);
     let reason = ending.signal.reason as Ending;
+    // Told to stop just as it began to end the section itself: it ends it (the release saw its note).
+    const own = afterShell.signal.reason as Ending | undefined;
+    if (reason.why === 'stop' && own && SELF_ENDINGS.has(own.why)) reason = own;
     // Set once the watched process has exited: resolves when its background steps are gone (or abandoned).
     let background: Promise<void> | undefined;
     const abandon = new AbortController();
@@ -166,7 +178,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   } finally {
     if (!crashed) sentinel?.dismiss();
     removeFile(pidFile);
-    if (set) takeSectionStatus(set.owner);
+    if (set) removeKeeperNotes(set.owner);
     bounds?.stop();
     heartbeat?.remove();
     watch.stop();
@@ -175,6 +187,9 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     if (set) close(set);
   }
 }
+
+/** Endings this keeper brings about itself: a `dlock release` that comes meanwhile leaves the section to it. */
+const SELF_ENDINGS = new Set<Ending['why']>(['bound', 'lost', 'signal']);
 
 /** The exit status of a section that ended without `dlock release --exit-status`. */
 const UNKNOWN = 'unknown';

@@ -50,6 +50,45 @@ function statusFile(dir: string, token: string): string {
   return pidFile(dir, token).replace(/\.pid$/, '.exit');
 }
 
+function endingFile(dir: string, token: string): string {
+  return pidFile(dir, token).replace(/\.pid$/, '.ending');
+}
+
+/**
+ * Say that `token`'s keeper is ending the section itself (`why`: a bound, a lost lock, a signal), so
+ * that a `dlock release` that comes meanwhile (a trap on EXIT) leaves the release, and the
+ * section's status, to it (./stop.ts). Removed with the pid file.
+ */
+export function writeKeeperEnding(token: string, why: string, env: Env = process.env): void {
+  const dir = runtimeDir(env);
+  if (!dir) return;
+  try {
+    writeFileSync(endingFile(dir, token), `${why}\n`, { mode: 0o600 });
+  } catch {
+    // Then a release meanwhile releases as the owner, as before.
+  }
+}
+
+/** Why `token`'s keeper is ending the section itself, when it is (a word, at most 32 characters). */
+export function keeperEnding(token: string, env: Env = process.env): string | undefined {
+  const dir = runtimeDir(env);
+  if (!dir) return undefined;
+  try {
+    const why = readFileSync(endingFile(dir, token), 'utf8').trim();
+    return /^[a-z-]{1,32}$/.test(why) ? why : 'ending';
+  } catch {
+    return undefined;
+  }
+}
+
+/** Remove what a keeper of `token` left beside its pid file: the ending note and an unread exit status. */
+export function removeKeeperNotes(token: string, env: Env = process.env): void {
+  const dir = runtimeDir(env);
+  if (!dir) return;
+  rmSync(endingFile(dir, token), { force: true });
+  rmSync(statusFile(dir, token), { force: true });
+}
+
 /** Leave the section's exit status (0–255) for `token`'s keeper; false when it could not be written. */
 export function writeSectionStatus(token: string, status: string, env: Env = process.env): boolean {
   const dir = runtimeDir(env);

@@ -75,3 +75,36 @@ test('acquire --heartbeat 1s: a section that heartbeats runs on; once it stops, 
   expect(missed.ts_ms - acquired.ts_ms).toBeGreaterThan(2500);
   expect(await admin.exists('dlock:{beat}')).toBe(0);
 });
+
+// bash runs an EXIT trap when the keeper's SIGTERM ends it, with $? of the step before: the trap's
+// release must not record that as the section's status, nor wait on a keeper that is busy stopping
+// the shell, nor release before it (the keeper's own release then found the lock gone). A 30 s
+// lease: its 10 s grace outlasts the release's wait for the keeper (the 6 s it hung, then 'exit 0').
+test.each(['bash', 'dash'])(
+  '%s: --max-hold with the EXIT-trap release: history says 124, the trap returns at once, no warning',
+  async (shell) => {
+    const key = `trapped-${shell}`;
+    const script = `eval "$("$D" acquire --redis "$R" --log-format json --ttl 30s --max-hold 1s ${key})" || exit 9
+      trap '"$D" release --redis "$R" --log-format json -v --exit-status $? ${key}' EXIT
+      sleep 5`;
+    const child = spawn(shell, ['-c', script], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    scripts.add(child);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    await new Promise((resolve) => child.on('close', resolve));
+    const maxHold = onlyEvent(stderr, 'max-hold');
+    const released = stderr
+      .split('\n')
+      .filter((line) => line.includes('"event":"released"'))
+      .map((line) => JSON.parse(line));
+    // The keeper's release, after the shell is gone; the trap's (if bash ran it) released nothing.
+    expect(
+      released.filter((event) => event.released === true),
+      stderr,
+    ).toHaveLength(1);
+    expect(released.filter((event) => event.released === true)[0].ts_ms - maxHold.ts_ms).toBeLessThan(3000);
+    expect(stderr).not.toMatch(/no longer ours|no longer this owner's/);
+    const { stdout } = await dlock(['history', '--redis', server.url, '--json', key], { env: env() });
+    expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+  },
+);
