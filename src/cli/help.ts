@@ -77,7 +77,7 @@ export const HELP_AFTER: Record<string, string> = {
       [
         'a section: the eval ends the script if not acquired; the trap tells --ping',
         'eval "$(dlock acquire --wait 10m deploy)" || exit',
-        "trap 'dlock release --exit-status $? deploy' EXIT",
+        "trap 's=$?; wait; dlock release --exit-status $s deploy' EXIT",
         './step1 && ./step2',
       ],
       [
