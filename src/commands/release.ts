@@ -95,10 +95,10 @@ async function releaseAndMark(
   releaseIt: () => Promise<number>,
   { key, token, log }: { key: string; token: string; log: Logger },
 ): Promise<number> {
-  const before = endedMark(token);
+  const before = endedMark(key, token);
   try {
     const code = await releaseIt();
-    markEnded(token, 'released');
+    markEnded(key, token, 'released');
     return code;
   } catch (error) {
     if (!(error instanceof LockLostError)) throw error;
@@ -106,7 +106,7 @@ async function releaseAndMark(
       log.event('released', { key, released: false, already: true }, `${key} was released already by this owner`);
       return 0;
     }
-    markEnded(token, 'not-held');
+    markEnded(key, token, 'not-held');
     throw error;
   }
 }
