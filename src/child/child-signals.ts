@@ -181,6 +181,11 @@ export class ChildSignals {
       abandon?.addEventListener('abort', () => resolve(), { once: true }),
     );
     let left = tree.remaining();
+    // A process whose environment could not be read is looked at once more before the release.
+    if (left.length === 0 && tree.unread) {
+      await sleep(SURVIVOR_POLL_MS);
+      left = tree.remaining();
+    }
     if (left.length > 0 && !this.settle) {
       // One more look first: a process on its way out (exiting, or `setsid -f`'s child before it
       // leaves the session) is not reported as one the lock is held for.

@@ -212,6 +212,12 @@ export class CommandTree {
   }
 
   /** Walk /proc now: the processes of the command other than its first one that still run in its session. */
+  /**
+   * The last walk could not read the environment of a process in the session started since dlock
+   * (gone meanwhile, or caught in an exec): one more look tells whether it carries the mark.
+   */
+  unread = false;
+
   remaining(): number[] {
     // No pid handed out since the first process, and nothing of it seen or grouped: it started nothing.
     if (this.members.size === 1 && this.groups.size === 0 && this.lowestPid() === this.root && lastPid() === this.root)
@@ -293,8 +299,12 @@ export class CommandTree {
   private *marked(table: Map<number, ProcessEntry>): Iterable<ProcessEntry> {
     const { mark } = this;
     if (!this.self || mark === undefined) return;
+    this.unread = false;
     for (const entry of table.values()) {
-      if (!this.unseen(entry) || !carriesMark(entry.pid, mark)) continue;
+      if (!this.unseen(entry)) continue;
+      const carries = carriesMark(entry.pid, mark);
+      if (carries === undefined) this.unread = true;
+      if (!carries) continue;
       yield entry;
       for (let parent = table.get(entry.ppid); parent && this.unseen(parent); parent = table.get(parent.ppid)) {
         yield parent;
@@ -311,12 +321,16 @@ export class CommandTree {
   }
 }
 
-/** Does `pid`'s environment (as it was exec'd with) carry the lock `mark` names (carriesLock)? */
-export function carriesMark(pid: number, mark: string): boolean {
+/**
+ * Does `pid`'s environment (as it was exec'd with) carry the lock `mark` names (carriesLock)?
+ * Undefined when it could not be read, or read empty (gone, not ours, or caught in an exec).
+ */
+export function carriesMark(pid: number, mark: string): boolean | undefined {
   try {
-    return carriesLock(readFileSync(`/proc/${pid}/environ`), mark);
+    const environ = readFileSync(`/proc/${pid}/environ`);
+    return environ.length === 0 ? undefined : carriesLock(environ, mark);
   } catch {
-    return false; // gone, or not ours to read
+    return undefined;
   }
 }
 
