@@ -5,13 +5,14 @@
 // `dlock release` releases at once. Each step runs `sleep` with an argument of its own, found in /proc.
 
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
 import { events, isAlive, onlyEvent, removeTempDirs, tempDir, waitForFile } from '../fixtures/observe.js';
+import { sleepArg, sleeps } from '../helpers/sleeps.js';
 
 let server: RedisServer;
 let runtime: string;
@@ -21,11 +22,7 @@ beforeAll(async () => {
   runtime = tempDir();
 });
 const scripts = new Set<ReturnType<typeof spawn>>();
-let count = 0;
-const used: string[] = [];
 afterEach(() => {
-  // A failing test must not leave its steps behind for the next ones.
-  for (const pid of used.splice(0).flatMap(sleeps)) process.kill(pid, 'SIGKILL');
   for (const script of scripts) script.kill('SIGKILL');
   scripts.clear();
 });
@@ -33,27 +30,6 @@ afterAll(async () => {
   await server.close();
   removeTempDirs();
 });
-
-/** A `sleep` argument no other process has: 600 s and a tail unique to this test. */
-function sleepArg(): string {
-  const arg = `600.${process.pid}${++count}`;
-  used.push(arg);
-  return arg;
-}
-
-/** Live (not zombie) `sleep <arg>` processes. */
-function sleeps(arg: string): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'latin1') === `sleep\0${arg}\0` && isAlive(pid);
-      } catch {
-        return false;
-      }
-    });
-}
 
 /** The one live `sleep <arg>`, once it runs. */
 const started = (arg: string) => waitUntil(`sleep ${arg}`, () => sleeps(arg)[0]);
