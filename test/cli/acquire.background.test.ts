@@ -201,3 +201,25 @@ test('SIGTERM to the keeper while only background steps run: they get SIGTERM, S
   expect(kill.ts_ms - term.ts_ms).toBeGreaterThanOrEqual(1000 - 50);
   expect(onlyEvent(stderr, 'released').ts_ms).toBeGreaterThanOrEqual(kill.ts_ms);
 });
+
+test('two sections in one script: a step started after both holds both (the first token is in its DLOCK_HELD)', async () => {
+  const arg = sleepArg();
+  const script = sh(`${acquire('sec-two-a')}
+    ${acquire('sec-two-b')}
+    sleep ${arg} >/dev/null 2>&1 &
+    exit 0`);
+  await script.exited;
+  const pid = await started(arg);
+  await waitUntil('both keepers hold on', () => events(script.stderr(), 'background').length === 2);
+  expect(events(script.stderr(), 'released')).toEqual([]);
+  expect((await contend('sec-two-a')).code).toBe(75);
+  expect((await contend('sec-two-b')).code).toBe(75);
+  process.kill(pid, 'SIGTERM');
+  const { stderr } = await script.result;
+  expect(
+    events(stderr, 'released')
+      .map((event) => event.key)
+      .sort(),
+  ).toEqual(['sec-two-a', 'sec-two-b']);
+  expect((await contend('sec-two-a')).code).toBe(0);
+});
