@@ -17,6 +17,12 @@ if (process.argv[2] === 'heartbeat') {
   }
 }
 
+// A caller that ignores SIGCHLD (`trap '' CHLD`, inherited across exec) makes the kernel reap
+// dlock's children itself, and Bun's wait for the command then fails (ECHILD: exit 70 whatever the
+// command returned). A handler of our own puts the default reaping back, as Node's libuv does
+// (coreutils' timeout tests the same: "immune to parent's SIGCHLD handler").
+process.on('SIGCHLD', () => {});
+
 const { readdirSync, readlinkSync } = require('node:fs');
 
 let fds = '';

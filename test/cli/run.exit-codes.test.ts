@@ -3,10 +3,11 @@
 // cannot be reached, 75 / -E when busy, 126 / 127 when the command cannot run.
 // (76, the lock lost while the child ran, is in run.lease.test.ts.)
 
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cleanEnv, dlock, start, type Running } from '../helpers/cli.js';
+import { cleanEnv, DLOCK, dlock, start, type Running } from '../helpers/cli.js';
 import { freePort, RedisServer } from '../../support/redis-server.mjs';
 import { childPid, HOLD, onlyEvent, tempDir } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
@@ -403,4 +404,21 @@ describe('126 / 127: the command cannot run; no lock is left behind', () => {
     const result = await dlock(['run', '--redis', redis.url, '-n', 'nf3', '--', 'true']);
     expect(result.code).toBe(0);
   });
+});
+
+// A caller that ignores SIGCHLD (bash's `trap '' CHLD`; dash keeps its own) passes that on across
+// exec, and the kernel then reaps dlock's children itself: the binary's wait failed (ECHILD, 70).
+// coreutils' timeout tests the same ("immune to parent's SIGCHLD handler").
+test("a caller that ignores SIGCHLD: the command's status and --max-hold's 124 still come through", () => {
+  const ignoring = (...args: string[]) =>
+    spawnSync('bash', ['-c', `trap '' CHLD; exec "$0" "$@"`, DLOCK, 'run', '--redis', redis.url, ...args], {
+      env: cleanEnv(),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  const status = ignoring('ignored-chld', '--', 'sh', '-c', 'exit 3');
+  expect(status.status, status.stderr).toBe(3);
+  expect(status.stderr).toBe('');
+  const bounded = ignoring('--max-hold', '1s', 'ignored-chld', '--', 'sleep', '30');
+  expect(bounded.status, bounded.stderr).toBe(124);
 });
