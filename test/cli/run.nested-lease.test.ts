@@ -155,19 +155,23 @@ test('a nested run under a --no-keeper lock keeps it for what its command left i
     ],
     { env: section },
   );
-  await nested.waitFor('"event":"background"');
-  // Past its 2 s lease, renewed for the background step alone: a contender is still turned away.
-  const background = onlyEvent(nested.stderr(), 'background');
-  await expect
-    .poll(() => events(nested.stderr(), 'renewed').filter((e) => e.ts_ms > background.ts_ms + 2000).length, {
-      timeout: 10_000,
-    })
-    .toBeGreaterThan(0);
-  const contender = await dlock(['run', '--redis', redis.url, '-n', 'nest-bg', '--', 'echo', 'RAN'], {
-    env: cleanEnv(),
-  });
-  expect(contender.code, contender.stderr).toBe(75);
-  writeFileSync(join(dir, 'stop'), '');
+  try {
+    await nested.waitFor('"event":"background"');
+    // Past its 2 s lease, renewed for the background step alone: a contender is still turned away.
+    const background = onlyEvent(nested.stderr(), 'background');
+    await expect
+      .poll(() => events(nested.stderr(), 'renewed').filter((e) => e.ts_ms > background.ts_ms + 2000).length, {
+        timeout: 10_000,
+      })
+      .toBeGreaterThan(0);
+    const contender = await dlock(['run', '--redis', redis.url, '-n', 'nest-bg', '--', 'echo', 'RAN'], {
+      env: cleanEnv(),
+    });
+    expect(contender.code, contender.stderr).toBe(75);
+  } finally {
+    // The background step's loop ends with the test, passed or failed.
+    writeFileSync(join(dir, 'stop'), '');
+  }
   const result = await nested.result;
   expect(result.code, result.stderr).toBe(0);
   expect(events(result.stderr, 'lost')).toEqual([]);
