@@ -4,11 +4,10 @@
 // releases and renews by name. DLOCK_HELD is a hint only: what it says wrongly is never obeyed.
 // Real redis-server, real dash, bash and zsh.
 
-import { spawn } from 'node:child_process';
 import { expect, test } from 'vitest';
 import type { RedisServer } from '../../support/redis-server.mjs';
 import { spawnDlock, tempDir } from '../fixtures/observe.js';
-import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
+import { cleanEnv, DLOCK, dlock, runShell, type Result } from '../helpers/cli.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let redis: RedisServer;
@@ -20,20 +19,11 @@ const env = (extra: Record<string, string> = {}) =>
   cleanEnv({ D: DLOCK, R: redis.url, XDG_RUNTIME_DIR: tempDir(), ...extra });
 
 /**
- * `<shell> -c script` with $D (dlock) and $R (the Redis URL); `d` is `dlock … --redis $R` (not for
- * `$(dlock acquire …)`: the keeper would watch the subshell that runs the function).
+ * `<shell> -c script` with $D (dlock) and $R (the Redis URL); `d` is `dlock … --redis $R`.
  */
 function shell(name: string, script: string, extra: Record<string, string> = {}): Promise<Result> {
   const helper = 'd() { cmd=$1; shift; "$D" "$cmd" --redis "$R" "$@"; }';
-  const child = spawn(name, [...(name === 'zsh' ? ['-f'] : []), '-c', `${helper}\n${script}`], {
-    env: env(extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return runShell(name, [...(name === 'zsh' ? ['-f'] : []), '-c', `${helper}\n${script}`], env(extra));
 }
 
 const status = async (key: string) => (await dlock(['status', '--redis', redis.url, key], { env: env() })).code;

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { cleanEnv, dlock, DLOCK, type Result } from '../helpers/cli.js';
+import { cleanEnv, dlock, DLOCK, runShell, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { spinnerWanted, underCi } from '../../src/spinner.js';
 import { childPid, events, HOLD, hold, isAlive, onlyEvent, spawnDlock, tempDir } from '../fixtures/observe.js';
@@ -18,15 +18,7 @@ const lockExists = async (key: string) => (await redis.client().exists(`dlock:{$
 
 /** Run a shell script with $DLOCK and $REDIS set, as a user's shell would run dlock. */
 function shell(script: string, env: Record<string, string> = {}): Promise<Result> {
-  const child = spawn('sh', ['-c', script], {
-    env: cleanEnv({ DLOCK, REDIS: redis.url, ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return runShell('sh', ['-c', script], cleanEnv({ DLOCK, REDIS: redis.url, ...env }));
 }
 
 /**

@@ -31,25 +31,16 @@ async function noKeeperSection(key: string, ttl: string): Promise<NodeJS.Process
   return cleanEnv(vars);
 }
 
+/** `dlock run -v --log-format json <key> -- sh -c <script>` in the section's environment: a nested run. */
+const nestedRun = (key: string, section: NodeJS.ProcessEnv, script: string) =>
+  spawnDlock(['run', '--redis', redis.url, '--log-format', 'json', '-v', key, '--', 'sh', '-c', script], {
+    env: section,
+  });
+
 test('a nested run under a --no-keeper lock renews it: a contender with -w gets in only after it, 0', async () => {
   const section = await noKeeperSection('nest-gl', '3s');
   const dir = tempDir();
-  const nested = spawnDlock(
-    [
-      'run',
-      '--redis',
-      redis.url,
-      '--log-format',
-      'json',
-      '-v',
-      'nest-gl',
-      '--',
-      'sh',
-      '-c',
-      `sleep 5; touch ${dir}/done`,
-    ],
-    { env: section },
-  );
+  const nested = nestedRun('nest-gl', section, `sleep 5; touch ${dir}/done`);
   await nested.waitFor('"event":"acquired"');
   const contender = await dlock(
     ['run', '--redis', redis.url, '--log-format', 'json', '-w', '20s', 'nest-gl', '--', 'sh', '-c', `ls ${dir}`],
@@ -75,21 +66,7 @@ test.each([
 ])('a nested run whose lease is taken away (%s) stops its command and exits 76', async (_, release) => {
   const section = await noKeeperSection('nest-taken', '3s');
   const dir = tempDir();
-  const nested = spawnDlock(
-    [
-      'run',
-      '--redis',
-      redis.url,
-      '--log-format',
-      'json',
-      'nest-taken',
-      '--',
-      'sh',
-      '-c',
-      `sleep 20; touch ${dir}/done`,
-    ],
-    { env: section },
-  );
+  const nested = nestedRun('nest-taken', section, `sleep 20; touch ${dir}/done`);
   await nested.waitFor('"event":"acquired"');
   const released = await dlock([...release, '--redis', redis.url, 'nest-taken'], { env: section });
   expect(released.code, released.stderr).toBe(0);
@@ -139,21 +116,10 @@ test('a section its owner released: the same shell takes the key afresh, and a s
 test('a nested run under a --no-keeper lock keeps it for what its command left in the background', async () => {
   const section = await noKeeperSection('nest-bg', '2s');
   const dir = tempDir();
-  const nested = spawnDlock(
-    [
-      'run',
-      '--redis',
-      redis.url,
-      '--log-format',
-      'json',
-      '-v',
-      'nest-bg',
-      '--',
-      'sh',
-      '-c',
-      `(exec >/dev/null 2>&1; while [ ! -e ${dir}/stop ]; do sleep 0.05; done) & exit 0`,
-    ],
-    { env: section },
+  const nested = nestedRun(
+    'nest-bg',
+    section,
+    `(exec >/dev/null 2>&1; while [ ! -e ${dir}/stop ]; do sleep 0.05; done) & exit 0`,
   );
   try {
     await nested.waitFor('"event":"background"');

@@ -84,3 +84,13 @@ export function start(args: string[], options: StartOptions = {}): Running {
 export function dlock(args: string[], options: StartOptions = {}): Promise<Result> {
   return start(args, options).result;
 }
+
+/** A shell (or any program) run with `args` and `env`; resolves once every holder of its pipes is gone. */
+export function runShell(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
+  const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
