@@ -13,10 +13,15 @@ export function declareMetrics(program: Command, cli: CommandLine): void {
     .summary('Prometheus metrics of the locks under the prefix')
     .description(
       'Prometheus metrics of every held lock under the prefix and of each <key> named: held, holders, waiters, ' +
-        'time since the last success, and counts and wait and hold times from their history',
+        'the last success, and counts and wait and hold times for the life of each key',
     )
     .argument('[key...]', 'lock names to report even when nobody holds them')
-    .option('--textfile <file>', "write the metrics atomically to <file> (node_exporter's textfile collector: *.prom)")
+    .option('--only', 'report the named keys only, not every held lock (one file per team: no series repeated)')
+    .option(
+      '--textfile <file>',
+      "write the metrics atomically to <file>, named *.prom (node_exporter's textfile collector); on failure " +
+        'it gets dlock_metrics_collect_success 0',
+    )
     .option('--push <url>', 'PUT the metrics to a Pushgateway (job dlock, grouped by prefix and host)')
     .option(
       '--listen <addr:port>',

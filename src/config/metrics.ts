@@ -18,6 +18,8 @@ export type MetricsOutput =
 export interface MetricsConfig {
   config: ConnectionConfig;
   keys: string[];
+  /** --only: the named keys alone, not every held lock under the prefix. */
+  only: boolean;
   output: MetricsOutput;
 }
 
@@ -26,12 +28,18 @@ export function metricsConfig(keys: string[], raw: RawOptions, env: Env): Metric
   const config = connectionConfig(raw, env);
   const given = (['textfile', 'push', 'listen'] as const).filter((name) => raw[name] !== undefined);
   if (given.length > 1) throw new UsageError(`${given.map((name) => `--${name}`).join(' and ')}: choose one`);
-  return { config, keys: [...new Set(keys.map(validateKey))], output: metricsOutput(raw) };
+  const named = [...new Set(keys.map(validateKey))];
+  if (raw.only && named.length === 0)
+    throw new UsageError('--only: name the keys to report (dlock metrics --only KEY...)');
+  return { config, keys: named, only: raw.only === true, output: metricsOutput(raw) };
 }
 
 function metricsOutput(raw: RawOptions): MetricsOutput {
   if (raw.textfile !== undefined) {
     if (raw.textfile === '' || raw.textfile.endsWith('/')) throw badOption('--textfile', raw.textfile, 'not a file');
+    // node_exporter's textfile collector reads *.prom only: any other name would never be read.
+    if (!/[^/]\.prom$/.test(raw.textfile))
+      throw badOption('--textfile', raw.textfile, 'the name must end in .prom (node_exporter reads only those)');
     return { kind: 'textfile', path: raw.textfile };
   }
   if (raw.push !== undefined) return { kind: 'push', url: pushUrl(raw.push) };

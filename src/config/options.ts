@@ -73,8 +73,9 @@ export interface RawOptions {
   pingBusy?: boolean;
   pingTimeout?: string;
   onEvent?: string;
-  /** metrics: --textfile, --push, --listen. */
+  /** metrics: --textfile, --push, --listen, --only. */
   textfile?: string;
+  only?: boolean;
   push?: string;
   listen?: string;
 }

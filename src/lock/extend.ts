@@ -20,8 +20,8 @@ export interface ExtendInput {
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET'],
-  keys: (k: LockKeys) => [k.lock, k.history],
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET', 'HINCRBY'],
+  keys: (k: LockKeys) => [k.lock, k.history, k.totals],
   args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,

@@ -25,6 +25,7 @@ const ROLES: Record<string, { type: string; what: string }> = {
   ':line:info': { type: 'hash', what: "dlock's details of the waiters in line (a hash)" },
   ':done': { type: 'string', what: "dlock's --once-per done mark (a string)" },
   ':history': { type: 'stream', what: "dlock's history of the lock (a stream)" },
+  ':totals': { type: 'hash', what: "dlock's counts of the lock for all time (a hash)" },
 };
 
 /** The role of one of a lock's keys: what follows the hash tag `{<key>}` in its name. */

@@ -53,8 +53,8 @@ export interface ForceReleaseInput {
 export const forceReleaseScript = defineScript({
   name: 'force-release',
   lua: FORCE_RELEASE,
-  commands: [...LINE_LIB_CALLS, 'HGETALL', 'HSET', 'ZADD'],
-  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
+  commands: [...LINE_LIB_CALLS, 'HGETALL', 'ZADD'],
+  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history, k.totals],
   args: (i: ForceReleaseInput, k) => [
     i.now ? 'now' : 'close',
     i.slot === undefined ? '' : String(i.slot),

@@ -26,6 +26,8 @@ export interface LockKeys {
   done: string;
   /** Stream: the key's history (scripts.ts HISTORY), capped. */
   history: string;
+  /** Hash: the key's counts for all time (lua/totals.lua): never expires, never deleted by dlock. */
+  totals: string;
 }
 
 export function lockKeys(prefix: string, key: string): LockKeys {
@@ -41,6 +43,7 @@ export function lockKeys(prefix: string, key: string): LockKeys {
     wakePrefix: `${lock}:wake:`,
     done: `${lock}:done`,
     history: `${lock}:history`,
+    totals: `${lock}:totals`,
   };
 }
 

@@ -17,3 +17,15 @@ export const PLACE_LEASE_LIMIT_MS = 60_000;
  * connection and fail every other read on it.
  */
 export const INSPECT_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The histogram buckets the scripts count waits and holds into (lua/totals.lua, in ms; dlock
+ * metrics' dlock_lock_wait_seconds and dlock_lock_hold_seconds, in seconds). Kept for the life of
+ * a key's totals: a bucket changed here would start its series anew.
+ */
+export const WAIT_BUCKETS_MS = [10, 100, 1000, 5000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 14_400_000];
+export const HOLD_BUCKETS_MS = [
+  1000, 5000, 30_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 43_200_000, 86_400_000,
+];
+/** The longest wait or hold counted (100 days, in ms); a larger or malformed one is not observed. */
+export const MAX_OBSERVED_MS = 100 * 86_400_000;

@@ -72,8 +72,8 @@ export type EnterInput = Omit<EnterOptions, 'timeoutMs'>;
 export const enterScript = defineScript({
   name: 'enter',
   lua: ENTER,
-  commands: [...LINE_LIB_CALLS, 'INCR', 'HSET', 'ZADD', 'ZRANK'],
-  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history],
+  commands: [...LINE_LIB_CALLS, 'INCR', 'ZADD', 'ZRANK'],
+  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
   args: (i: EnterInput, k) => [
     i.owner,
     i.ttlMs,
@@ -108,7 +108,7 @@ export const leaveScript = defineScript({
   name: 'leave',
   lua: LEAVE,
   commands: LINE_LIB_CALLS,
-  keys: (k: LockKeys) => [k.lock, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history],
+  keys: (k: LockKeys) => [k.lock, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history, k.totals],
   args: (i: LeaveInput, k) => [i.owner, k.wakePrefix, i.record, Math.round(i.waitedMs)],
   parse: (reply) => parseFlagReply('leave', reply),
 });
@@ -139,8 +139,8 @@ export interface ExtendHolderInput {
 export const extendHolderScript = defineScript({
   name: 'extend-holder',
   lua: EXTEND_HOLDER,
-  commands: [...LINE_LIB_CALLS, 'ZADD', 'HSET'],
-  keys: (k: LockKeys) => [k.lock, k.holders, k.history],
+  commands: [...LINE_LIB_CALLS, 'ZADD'],
+  keys: (k: LockKeys) => [k.lock, k.holders, k.history, k.totals],
   args: (i: ExtendHolderInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,

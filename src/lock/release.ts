@@ -39,7 +39,7 @@ export const releaseScript = defineScript({
   name: 'release',
   lua: RELEASE,
   commands: [...LINE_LIB_CALLS, 'SET'],
-  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history],
+  keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
   args: ({ owner, notify, record }: ReleaseInput, k) => [
     owner,
     notify ? '1' : '0',

@@ -4,7 +4,14 @@
 // before it writes, and returns counters as strings (64-bit safe). Every string exported here is
 // a script: scripts/build.mjs makes their SHA-1s (the EVALSHA names) at build time.
 
-import { HISTORY_MAX, INSPECT_MAX_BYTES, PLACE_LEASE_LIMIT_MS } from './limits.js';
+import {
+  HISTORY_MAX,
+  HOLD_BUCKETS_MS,
+  INSPECT_MAX_BYTES,
+  MAX_OBSERVED_MS,
+  PLACE_LEASE_LIMIT_MS,
+  WAIT_BUCKETS_MS,
+} from './limits.js';
 import acquire from './lua/acquire.lua';
 import enter from './lua/enter.lua';
 import extendHolder from './lua/extend-holder.lua';
@@ -17,6 +24,7 @@ import lineLib from './lua/line-lib.lua';
 import raiseFence from './lua/raise-fence.lua';
 import release from './lua/release.lua';
 import retake from './lua/retake.lua';
+import totals from './lua/totals.lua';
 
 /** A file's Lua without its opening comment (what it takes and returns is written for readers, not for Redis). */
 function body(file: string): string {
@@ -35,23 +43,29 @@ function body(file: string): string {
  *   done      waited_ms, until_ms (turned away by --once-per: a run succeeded in this window)
  *   left      waited_ms (a waiter interrupted while in line)
  * One instance only (a server, Sentinel, Cluster): with Redlock nothing is recorded.
+ *
+ * TOTALS: with each entry the same call adds to the key's counts for all time, the hash
+ * `<prefix>{<key>}:totals` (lua/totals.lua), which no cap trims: dlock metrics' counters.
  */
 const LIMITS =
   `local HISTORY_MAX, PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES = ${HISTORY_MAX}, ${PLACE_LEASE_LIMIT_MS}, ` +
-  `${INSPECT_MAX_BYTES}\n`;
+  `${INSPECT_MAX_BYTES}\n` +
+  `local WAIT_BUCKETS_MS, HOLD_BUCKETS_MS, MAX_OBSERVED_MS = {${WAIT_BUCKETS_MS.join(', ')}}, ` +
+  `{${HOLD_BUCKETS_MS.join(', ')}}, ${MAX_OBSERVED_MS}\n`;
 const KEY_CHECK = body(keyCheck);
-const LINE_LIB = LIMITS + KEY_CHECK + body(lineLib);
+const TOTALS = body(totals);
+const LINE_LIB = LIMITS + KEY_CHECK + TOTALS + body(lineLib);
 
 /** The commands key-check.lua calls: part of every script's `commands` (define-script.ts). */
 export const KEY_CHECK_CALLS = ['HEXISTS', 'ZCARD', 'GET'];
 /** The commands line-lib.lua calls (key-check.lua's included): part of its scripts' `commands`. */
 export const LINE_LIB_CALLS = [
   ...KEY_CHECK_CALLS,
-  ...'TIME HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE DEL PEXPIRE EXISTS XADD PUBLISH PTTL'.split(' '),
+  ...'TIME HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE DEL PEXPIRE EXISTS XADD PUBLISH PTTL HINCRBY HSET'.split(' '),
 ];
 
 export const ACQUIRE = KEY_CHECK + body(acquire);
-export const EXTEND = LIMITS + KEY_CHECK + body(extend);
+export const EXTEND = LIMITS + KEY_CHECK + TOTALS + body(extend);
 export const RETAKE = KEY_CHECK + body(retake);
 export const RAISE_FENCE = KEY_CHECK + body(raiseFence);
 export const ENTER = LINE_LIB + body(enter);

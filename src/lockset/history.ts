@@ -1,7 +1,8 @@
-// A key's history stream, read on the one Redis that keeps it (a Redlock quorum keeps none).
+// A key's history stream and totals, read on the one Redis that keeps them (a Redlock quorum keeps none).
 
 import { readHistory, type HistoryEntry } from '../lock/history.js';
 import type { LockKeys } from '../lock/keys.js';
+import { readTotals, type Totals } from '../lock/totals.js';
 import { instanceFailure, reconnected, UnreadReplyError, type InstanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
 import { unavailable } from './open.js';
@@ -37,5 +38,18 @@ export async function historyOfKey(
       if (error instanceof UnreadReplyError) await reconnected(instance.client, set.timeoutMs);
       return { failure: instanceFailure(instance.target.label, error) };
     },
+  );
+}
+
+/** Another key's totals on the set's Redis (dlock metrics' counters); undefined without a history (Redlock). */
+export async function totalsOfKey(
+  set: LockSet,
+  keys: LockKeys,
+): Promise<{ totals: Totals } | { failure: InstanceFailure } | undefined> {
+  const instance = set.instances[0];
+  if (!set.caps.history || !instance) return undefined;
+  return readTotals(instance, keys, set.timeoutMs).then(
+    (totals) => ({ totals }),
+    (error: unknown) => ({ failure: instanceFailure(instance.target.label, error) }),
   );
 }

@@ -10,6 +10,16 @@ export { pidNumber, type Holder, type Waiter } from '../lock/holder.js';
 export type { LockState } from '../lock/inspect.js';
 export { lockKeys, type LockKeys } from '../lock/keys.js';
 export { HISTORY_MAX } from '../lock/limits.js';
+export {
+  EXIT_CLASSES,
+  LOSS_REASONS,
+  TURNED_AWAY_REASONS,
+  type ExitClass,
+  type LossReason,
+  type Observed,
+  type Totals,
+  type TurnedAwayReason,
+} from '../lock/totals.js';
 export { PLACE_LEASE_MS, type HolderProgress } from '../lock/line.js';
 export { MODES, slotsOf, type HolderKind, type HoldMode } from '../lock/mode.js';
 export type { DoneMark } from '../lock/replies.js';
@@ -33,7 +43,7 @@ export { POLL_CAP_MS } from './waiter.js';
 
 // Reading across the instances.
 export { forceReleaseAll, type RemovedHolder } from './force-release.js';
-export { historyOf, historyOfKey, recentHistory } from './history.js';
+export { historyOf, historyOfKey, recentHistory, totalsOfKey } from './history.js';
 export {
   holderSnapshot,
   inspectAll,

@@ -1,5 +1,6 @@
 // What dlock metrics reports, read from Redis: every held lock under the prefix (status's listing)
-// and each named key, with its live state and, on one Redis, its history folded into counts.
+// and each named key, with its live state and, on one Redis, its totals (counts for all time) and
+// what its history stream keeps.
 
 import type { ConnectionConfig } from '../config/index.js';
 import {
@@ -16,6 +17,8 @@ import {
   openLockSet,
   slotsOf,
   type ServerClock,
+  totalsOfKey,
+  type Totals,
   type UnreadableLock,
 } from '../lockset/index.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
@@ -36,8 +39,12 @@ export interface LockSample {
   slots: number | undefined;
   /** Waiting in line; undefined with several instances (Redlock keeps no line). */
   waiters: number | undefined;
+  /** Holds closed by `release --force` that keep the key closed until their lease ends. */
+  closed: number;
   /** undefined when no history is kept (Redlock) or it could not be read. */
   history: HistoryStats | undefined;
+  /** Counts for all time; undefined when none are kept (Redlock) or they could not be read. */
+  totals: Totals | undefined;
 }
 
 export interface Collection {
@@ -48,11 +55,15 @@ export interface Collection {
   clock?: ServerClock;
 }
 
-/** Read every held lock under the prefix and each of `named`, at most MAX_KEYS of them. */
-export async function collectLocks(config: ConnectionConfig, named: string[]): Promise<Collection> {
+/** Read every held lock under the prefix (unless `only`) and each of `named`, at most MAX_KEYS of them. */
+export async function collectLocks(
+  config: ConnectionConfig,
+  named: string[],
+  { only = false }: { only?: boolean } = {},
+): Promise<Collection> {
   const set = await openLockSet(config, named[0] ?? '');
   try {
-    const listing = await listLocks(set, config);
+    const listing = only ? { held: [], unreadable: [] } : await listLocks(set, config);
     const unreadable = [...listing.unreadable];
     const held = new Map(listing.held.map((lock) => [lock.key, lock]));
     const skip = new Set(unreadable.map((lock) => lock.key));
@@ -74,17 +85,24 @@ export async function collectLocks(config: ConnectionConfig, named: string[]): P
         continue;
       }
       const state = whole ? views[0]?.state : undefined;
-      const holders = state ? state.holders.length : agreed ? 1 : 0;
+      // A hold closed by release --force (owner "") is nobody's: counted apart from the holders.
+      const all = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
+      const closed = all.filter((holder) => holder.owner === '').length;
+      const holders = all.length - closed;
       const read = await historyOfKey(set, keySet, HISTORY_MAX);
       if (read && 'failure' in read) unreadable.push({ key, error: `history: ${failureText(read.failure)}` });
       const history = read && 'entries' in read ? historyStats(read.entries) : undefined;
+      const counted = await totalsOfKey(set, keySet);
+      if (counted && 'failure' in counted) unreadable.push({ key, error: `totals: ${failureText(counted.failure)}` });
       locks.push({
         key,
-        held: verdict === 'held' || holders > 0,
+        held: holders > 0,
         holders,
+        closed,
         slots: capacityOf(state?.mode ?? { kind: 'exclusive' }),
         waiters: state?.lineLength,
         history,
+        totals: counted && 'totals' in counted ? counted.totals : undefined,
       });
     }
     return { locks, unreadable, omitted: wanted.length - keys.length, ...(clock ? { clock } : {}) };

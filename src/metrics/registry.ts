@@ -2,7 +2,8 @@
 // process metrics: dlock metrics is a short-lived reader, its own CPU and heap say nothing about
 // the locks). prom-client writes the exposition format and escapes every label value.
 
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry, type Histogram } from 'prom-client';
+import type { Observed, Totals } from '../lockset/index.js';
 import { cut, printable } from '../untrusted.js';
 import type { Collection, LockSample } from './collect.js';
 import type { HistoryStats } from './history-stats.js';
@@ -10,22 +11,23 @@ import type { HistoryStats } from './history-stats.js';
 /** Longest `key` label, in code points: a forged key name SCAN found is cut to it. */
 const KEY_LABEL_MAX = 200;
 
-const WAIT_BUCKETS = [0.01, 0.1, 1, 5, 30, 60, 300, 900, 3600, 14400];
-const HOLD_BUCKETS = [1, 5, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400];
+/**
+ * Said in the HELP of every counter: they are the key's totals (src/lock/lua/totals.lua), kept by
+ * the scripts that do each counted thing, so they only go up until the key's data is deleted.
+ */
+const TOTAL = " (counted for the life of the key's data on the server: only deleting it, as FLUSHALL does, resets it)";
+
+/** Where the collection went: `prefix`, and the file's name with --textfile (two files must not repeat a series). */
+export interface Origin {
+  prefix: string;
+  file?: string;
+}
 
 /**
- * Said in the HELP of every metric counted from a key's history: the stream keeps a key's last
- * 1000 events (docs/reference/commands.md, dlock history), so these count what it still holds.
+ * The registry for one collection; `nowMs` is the server time the age of the last success counts
+ * to, `collectedMs` this host's time of the collection.
  */
-const RETAINED =
-  " (counted over the key's retained history, its last 1000 events: once the stream is full, old events drop " +
-  'out and the count can stay level or fall; compare with dlock_lock_history_entries)';
-/** The same for what is looked up in it: a success older than the retained history is not found. */
-const FOUND =
-  " (looked up in the key's retained history, its last 1000 events: absent when none of them is such a release)";
-
-/** The registry for one collection; `nowMs` is the time "seconds since the last success" counts to. */
-export function buildRegistry(collection: Collection, nowMs: number): Registry {
+export function buildRegistry(collection: Collection, nowMs: number, collectedMs: number, origin: Origin): Registry {
   const registry = new Registry();
   const metric = lockMetrics(registry);
   const labels = keyLabels(collection.locks);
@@ -33,21 +35,57 @@ export function buildRegistry(collection: Collection, nowMs: number): Registry {
     const labelled = { key: labels[i] };
     metric.held.set(labelled, lock.held ? 1 : 0);
     metric.holders.set(labelled, lock.holders);
+    metric.closed.set(labelled, lock.closed);
     if (lock.slots !== undefined) metric.slots.set(labelled, lock.slots);
     if (lock.waiters !== undefined) metric.waiters.set(labelled, lock.waiters);
-    if (lock.history) addHistory(metric, labelled, lock.history, nowMs);
+    if (lock.history) addHistory(metric, labelled, lock.history);
+    const lastSuccessMs = Math.max(lock.totals?.lastSuccessMs ?? 0, lock.history?.lastSuccessMs ?? 0);
+    if (lastSuccessMs > 0) {
+      metric.lastSuccess.set(labelled, lastSuccessMs / 1000);
+      metric.successAge.set(labelled, Math.max(0, nowMs - lastSuccessMs) / 1000);
+    }
+    if (lock.totals) addTotals(metric, labels[i], lock.totals);
   });
-  new Gauge({
-    name: 'dlock_metrics_locks_unreadable',
-    help: 'Locks that could not be read in this collection (dlock says which on stderr)',
-    registers: [registry],
-  }).set(collection.unreadable.length);
-  new Gauge({
-    name: 'dlock_metrics_locks_omitted',
-    help: 'Locks left out of this collection: more than the 1000 one run reports',
-    registers: [registry],
-  }).set(collection.omitted);
+  const collected = collectionMetrics(registry, origin);
+  collected.unreadable.set(collection.unreadable.length);
+  collected.omitted.set(collection.omitted);
+  collected.success.set(1);
+  collected.timestamp.set(collectedMs / 1000);
   return registry;
+}
+
+/**
+ * What dlock says when the collection failed (Redis unreachable): only the dlock_metrics_* series,
+ * `dlock_metrics_collect_success` 0. Written where it can be (--textfile, --listen, --push), so
+ * that a failure is a value to alert on, not an old file's values left in place.
+ */
+export function failedRegistry(collectedMs: number, origin: Origin): Registry {
+  const registry = new Registry();
+  const collected = collectionMetrics(registry, origin);
+  collected.success.set(0);
+  collected.timestamp.set(collectedMs / 1000);
+  return registry;
+}
+
+/** The dlock_metrics_* series, labelled with where the collection went. */
+function collectionMetrics(registry: Registry, origin: Origin) {
+  const labels = { prefix: origin.prefix, ...(origin.file === undefined ? {} : { file: origin.file }) };
+  const gauge = (name: string, help: string) => {
+    const made = new Gauge({ name, help, labelNames: Object.keys(labels), registers: [registry] });
+    return { set: (value: number) => made.set(labels, value) };
+  };
+  return {
+    success: gauge('dlock_metrics_collect_success', 'Whether this collection read Redis: 1 it did, 0 it failed'),
+    timestamp: gauge('dlock_metrics_collect_timestamp_seconds', 'When this collection was made (Unix time)'),
+    unreadable: gauge(
+      'dlock_metrics_locks_unreadable',
+      'Locks that could not be read in this collection (dlock says which on stderr)',
+    ),
+    omitted: gauge(
+      'dlock_metrics_locks_omitted',
+      'Locks left out of this collection: more than the 1000 one run reports',
+    ),
+  };
 }
 
 type Metrics = ReturnType<typeof lockMetrics>;
@@ -58,41 +96,45 @@ function lockMetrics(registry: Registry) {
   const key = ['key'] as const;
   const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: key, registers });
   return {
-    held: gauge('dlock_lock_held', 'Whether the lock is held: 1 held, 0 free'),
+    held: gauge('dlock_lock_held', 'Whether the lock is held: 1 held, 0 free (or only closed by release --force)'),
     holders: gauge('dlock_lock_holders', 'How many hold the lock now (--shared and --slots: several)'),
+    closed: gauge(
+      'dlock_lock_closed',
+      'Holds closed by dlock release --force: the key admits nobody until their lease runs out (0: none)',
+    ),
     slots: gauge('dlock_lock_slots', 'How many may hold the lock at once: 1, or --slots n (none for --shared)'),
     waiters: gauge('dlock_lock_waiters', 'How many wait in line for the lock (one Redis only)'),
     entries: gauge('dlock_lock_history_entries', "Entries in the key's history stream (at most 1000)"),
     oldest: gauge('dlock_lock_history_oldest_timestamp_seconds', "Server time of the key's oldest retained entry"),
     lastSuccess: gauge(
       'dlock_lock_last_success_timestamp_seconds',
-      'Server time of the last release with exit status 0' + FOUND,
+      'Server time of the last release with exit status 0' + TOTAL,
     ),
-    sinceSuccess: gauge(
-      'dlock_lock_seconds_since_success',
-      "Seconds from the last release with exit status 0 to this collection (by the Redis server's clock)" + FOUND,
+    successAge: gauge(
+      'dlock_lock_last_success_age_seconds',
+      "Seconds from the last release with exit status 0 to this collection (by the Redis server's clock)",
     ),
     acquisitions: new Counter({
       name: 'dlock_lock_acquisitions_total',
-      help: 'Acquisitions' + RETAINED,
+      help: 'Acquisitions' + TOTAL,
       labelNames: key,
       registers,
     }),
     turnedAway: new Counter({
       name: 'dlock_lock_turned_away_total',
-      help: 'Attempts turned away: busy held or line (-n), wait (--wait ran out), done (--once-per)' + RETAINED,
+      help: 'Attempts turned away: busy held or line (-n), wait (--wait ran out), done (--once-per)' + TOTAL,
       labelNames: ['key', 'reason'] as const,
       registers,
     }),
     losses: new Counter({
       name: 'dlock_lock_losses_total',
-      help: 'Locks lost while held, by why: expired, forced, taken' + RETAINED,
+      help: 'Locks lost while held, by why: expired, forced, taken' + TOTAL,
       labelNames: ['key', 'reason'] as const,
       registers,
     }),
     forced: new Counter({
       name: 'dlock_lock_forced_total',
-      help: 'Holds removed by dlock release --force' + RETAINED,
+      help: 'Holds removed by dlock release --force' + TOTAL,
       labelNames: key,
       registers,
     }),
@@ -101,36 +143,61 @@ function lockMetrics(registry: Registry) {
       help:
         'Releases by exit status class: ok (0), error (1-125), cannot_run (126, 127), signal (128+N), lost, ' +
         'none (no command), other' +
-        RETAINED,
+        TOTAL,
       labelNames: ['key', 'exit_class'] as const,
       registers,
     }),
-    wait: histogram(registry, 'dlock_lock_wait_seconds', 'Time waited before each acquisition', WAIT_BUCKETS),
-    hold: histogram(registry, 'dlock_lock_hold_seconds', 'Time held before each release', HOLD_BUCKETS),
+    wait: countedHistogram(registry, 'dlock_lock_wait_seconds', 'Time waited before each acquisition' + TOTAL),
+    hold: countedHistogram(registry, 'dlock_lock_hold_seconds', 'Time held before each release' + TOTAL),
   };
 }
 
-function addHistory(metric: Metrics, labelled: { key: string }, stats: HistoryStats, nowMs: number): void {
+function addHistory(metric: Metrics, labelled: { key: string }, stats: HistoryStats): void {
   metric.entries.set(labelled, stats.entries);
   if (stats.oldestMs !== undefined) metric.oldest.set(labelled, stats.oldestMs / 1000);
-  if (stats.lastSuccessMs !== undefined) {
-    metric.lastSuccess.set(labelled, stats.lastSuccessMs / 1000);
-    metric.sinceSuccess.set(labelled, Math.max(0, nowMs - stats.lastSuccessMs) / 1000);
-  }
-  metric.acquisitions.inc(labelled, stats.acquisitions);
-  metric.forced.inc(labelled, stats.forced);
-  for (const [reason, count] of Object.entries(stats.turnedAway)) metric.turnedAway.inc({ ...labelled, reason }, count);
-  for (const [reason, count] of Object.entries(stats.losses)) metric.losses.inc({ ...labelled, reason }, count);
-  for (const [exitClass, count] of Object.entries(stats.releases))
-    metric.releases.inc({ ...labelled, exit_class: exitClass }, count);
-  metric.wait.zero(labelled);
-  metric.hold.zero(labelled);
-  for (const seconds of stats.waitSeconds) metric.wait.observe(labelled, seconds);
-  for (const seconds of stats.holdSeconds) metric.hold.observe(labelled, seconds);
 }
 
-function histogram(registry: Registry, name: string, help: string, buckets: number[]): Histogram<'key'> {
-  return new Histogram({ name, help: help + RETAINED, labelNames: ['key'], buckets, registers: [registry] });
+function addTotals(metric: Metrics, key: string, totals: Totals): void {
+  metric.acquisitions.inc({ key }, totals.acquisitions);
+  metric.forced.inc({ key }, totals.forced);
+  for (const [reason, count] of Object.entries(totals.turnedAway)) metric.turnedAway.inc({ key, reason }, count);
+  for (const [reason, count] of Object.entries(totals.losses)) metric.losses.inc({ key, reason }, count);
+  for (const [exitClass, count] of Object.entries(totals.releases))
+    metric.releases.inc({ key, exit_class: exitClass }, count);
+  metric.wait.add(key, totals.wait);
+  metric.hold.add(key, totals.hold);
+}
+
+/**
+ * A histogram whose buckets were counted elsewhere (the totals hash: prom-client's own Histogram
+ * only takes observations one by one). Written as prom-client writes one: `_bucket{le,key}`
+ * cumulative up to +Inf, `_sum`, `_count`. Forged counts are made consistent: each bucket at least
+ * the one before, the count at least the last bucket.
+ */
+function countedHistogram(registry: Registry, name: string, help: string) {
+  const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values }),
+    reset: () => void values.splice(0),
+  };
+  registry.registerMetric(metric as unknown as Histogram);
+  return {
+    add(key: string, observed: Observed): void {
+      let running = 0;
+      for (const [boundMs, count] of observed.buckets) {
+        running = Math.max(running, count);
+        values.push({ metricName: `${name}_bucket`, labels: { le: boundMs / 1000, key }, value: running });
+      }
+      const count = Math.max(running, observed.count);
+      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', key }, value: count });
+      values.push({ metricName: `${name}_sum`, labels: { key }, value: observed.sumMs / 1000 });
+      values.push({ metricName: `${name}_count`, labels: { key }, value: count });
+    },
+  };
 }
 
 /**

@@ -38,10 +38,11 @@ async function answer(request: IncomingMessage, response: ServerResponse, scrape
   if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'GET /metrics\n');
   if (path === '/') return send(response, 200, 'dlock metrics: GET /metrics\n');
   try {
+    // A collection that failed is still an answer: dlock_metrics_collect_success 0 (and a warning line).
     const { text, contentType } = await scrape();
     send(response, 200, text, contentType);
   } catch (error) {
-    // The endpoint stays up: Prometheus records the failed scrape (up 0) and dlock says why.
+    // Anything else (a bug): the endpoint stays up, Prometheus records the failed scrape (up 0).
     const message = error instanceof Error ? error.message : String(error);
     log.warn(`scrape failed: ${message}`);
     send(response, 503, `${message}\n`);

@@ -163,8 +163,13 @@ export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): stri
   return `${toJson(entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))}\n`;
 }
 
-/** The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one. */
+/**
+ * The held locks as a table (a --slots/--shared lock: one row per holder), then each unreadable one.
+ * A hold closed by release --force is tagged so: nobody holds it, the key is closed until its lease ends.
+ */
 export function listText(held: ListedLock[], unreadable: UnreadableLock[]): string {
+  const closed = (holder: Holder, tag?: string) =>
+    holder.owner === '' ? [tag, CLOSED_TAG].filter(Boolean).join(', ') : tag;
   const perHolder = held.flatMap(({ key, holder, ttlMs, all, clock }) =>
     all && all.length > 0 && MODES[all[0].kind].holderTag(all[0].slot) !== undefined
       ? all.map((h) => ({
@@ -173,9 +178,9 @@ export function listText(held: ListedLock[], unreadable: UnreadableLock[]): stri
           holder: h,
           ttlMs: h.ttlLeftMs ?? ttlMs,
           // A holder of --slots whose forged details hold no slot reads "shared".
-          tag: MODES[h.kind].holderTag(h.slot) ?? 'shared',
+          tag: closed(h, MODES[h.kind].holderTag(h.slot) ?? 'shared'),
         }))
-      : [{ key, holder, ttlMs, clock }],
+      : [{ key, holder, ttlMs, clock, tag: closed(holder) }],
   );
   const shown = held.length > 0 ? table(perHolder) : '';
   const width = Math.max(
@@ -190,6 +195,9 @@ export function listText(held: ListedLock[], unreadable: UnreadableLock[]): stri
   );
   return shown + failed.join('');
 }
+
+/** What the list says of a hold closed by release --force (status KEY says how long it stays closed). */
+const CLOSED_TAG = 'closed by release --force';
 
 /** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
 export function table(

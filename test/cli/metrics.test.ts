@@ -21,6 +21,11 @@ import {
   type HttpServer,
 } from '../helpers/metrics.js';
 import { useRedisServer } from '../helpers/server.js';
+import { blocksOf } from '../helpers/transcript.js';
+import { lockKeys } from '../../src/lock/keys.js';
+import { enterScript } from '../../src/lock/line.js';
+import { releaseScript } from '../../src/lock/release.js';
+import { entering } from '../helpers/scripts.js';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
@@ -118,14 +123,17 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   expect(gauge(after, 'dlock_lock_wait_seconds_count')).toBe('3');
   expect(gauge(after, 'dlock_lock_hold_seconds_count')).toBe('2');
   expect(samples(after).get('dlock_lock_wait_seconds_bucket{le="+Inf",key="m-scenario"}')).toBe('3');
-  const since = Number(gauge(after, 'dlock_lock_seconds_since_success'));
+  const since = Number(gauge(after, 'dlock_lock_last_success_age_seconds'));
   expect(since).toBeGreaterThanOrEqual(0);
   expect(since).toBeLessThan(60);
   const last = Number(gauge(after, 'dlock_lock_last_success_timestamp_seconds'));
   expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);
   // Not named and not held: left out.
   expect(gauge(after, 'dlock_lock_held', slots)).toBeUndefined();
-  expect(samples(after).get('dlock_metrics_locks_unreadable')).toBe('0');
+  expect(samples(after).get('dlock_metrics_locks_unreadable{prefix="dlock:"}')).toBe('0');
+  expect(samples(after).get('dlock_metrics_collect_success{prefix="dlock:"}')).toBe('1');
+  const collected = Number(samples(after).get('dlock_metrics_collect_timestamp_seconds{prefix="dlock:"}'));
+  expect(Math.abs(collected - Date.now() / 1000)).toBeLessThan(60);
 });
 
 test('--prefix: only the locks under it', async () => {
@@ -155,6 +163,53 @@ test('--textfile: written whole through a renamed temporary file, none left behi
   expect(missing.code).toBe(73);
   expect(missing.stderr).toMatch(/^dlock: --textfile .*no\/such\.prom: cannot write it \(ENOENT\)\n$/);
   expect(existsSync(join(dir, 'no'))).toBe(false);
+});
+
+test('--textfile with Redis down: the file says dlock_metrics_collect_success 0 (no stale values), exit 69', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'team.prom');
+  expect((await dlock(['metrics', '--redis', redis.url, '--textfile', path, 'm-down'])).code).toBe(0);
+  expect(samples(readFileSync(path, 'utf8')).get('dlock_lock_held{key="m-down"}')).toBe('0');
+  const down = await dlock([
+    'metrics',
+    '--redis',
+    `redis://127.0.0.1:${await freePort()}`,
+    '--textfile',
+    path,
+    'm-down',
+  ]);
+  expect(down.code).toBe(69);
+  expect(down.stderr).toMatch(/^dlock: [^\n]+\n$/);
+  const text = readFileSync(path, 'utf8');
+  expectPromtoolPasses(text);
+  expect([...samples(text)]).toEqual([
+    ['dlock_metrics_collect_success{prefix="dlock:",file="team.prom"}', '0'],
+    ['dlock_metrics_collect_timestamp_seconds{prefix="dlock:",file="team.prom"}', expect.stringMatching(/^\d/)],
+  ]);
+  expect(readdirSync(dir)).toEqual(['team.prom']);
+});
+
+test('two teams, two --textfile --only files on one host: no series in both (node_exporter would refuse it)', async () => {
+  const held = hold('m-team-a', { redis: redis.url });
+  await held.child();
+  const dir = tempDir();
+  for (const [file, key] of [
+    ['a.prom', 'm-team-a'],
+    ['b.prom', 'm-team-b'],
+  ])
+    expect(await dlock(['metrics', '--redis', redis.url, '--only', '--textfile', join(dir, file), key])).toMatchObject({
+      code: 0,
+      stderr: '',
+    });
+  const [a, b] = ['a.prom', 'b.prom'].map((file) => samples(readFileSync(join(dir, file), 'utf8')));
+  expect([...a.keys()].filter((id) => b.has(id))).toEqual([]);
+  expect(a.get('dlock_lock_held{key="m-team-a"}')).toBe('1');
+  expect(b.get('dlock_lock_held{key="m-team-b"}')).toBe('0');
+  // --only: the lock team a holds is not in team b's file.
+  expect([...b.keys()].filter((id) => id.includes('m-team-a'))).toEqual([]);
+  expect(b.get('dlock_metrics_collect_success{prefix="dlock:",file="b.prom"}')).toBe('1');
+  held.stop();
+  await held.result;
 });
 
 test('--listen: a real Prometheus scrapes it and a PromQL query returns the series; SIGTERM exits 0', async () => {
@@ -200,13 +255,18 @@ test('--listen: a real Prometheus scrapes it and a PromQL query returns the seri
   expect((await serving.result).code).toBe(0);
 });
 
-test('--listen: a Redis that is down answers 503 and the endpoint stays up', async () => {
+test('--listen: a Redis that is down answers dlock_metrics_collect_success 0 and the endpoint stays up', async () => {
   const port = await freePort();
   const serving = spawnDlock(['metrics', '--redis', `redis://127.0.0.1:${await freePort()}`, '--listen', `${port}`]);
   const response = await waitUntil('dlock metrics --listen to answer', () =>
     fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined),
   );
-  expect(response.status).toBe(503);
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  expectPromtoolPasses(text);
+  expect(samples(text).get('dlock_metrics_collect_success{prefix="dlock:"}')).toBe('0');
+  expect(Number(samples(text).get('dlock_metrics_collect_timestamp_seconds{prefix="dlock:"}'))).toBeGreaterThan(0);
+  expect([...samples(text).keys()].filter((id) => id.startsWith('dlock_lock_'))).toEqual([]);
   await serving.waitFor('dlock: scrape failed: ');
   serving.process.kill('SIGINT');
   expect((await serving.result).code).toBe(0);
@@ -244,6 +304,8 @@ test.each([
   [['--push', 'not a url'], '--push: not a URL'],
   [['--push', 'http://u:pw@h:9091', '--listen', '9464'], '--push and --listen: choose one'],
   [['--textfile', ''], '--textfile: not a file'],
+  [['--textfile', 'x.txt'], '--textfile: the name must end in .prom'],
+  [['--only'], '--only: name the keys to report'],
   [['bad key'], 'key: must be printable'],
 ])('%j: 64 with one line naming it', async (args, message) => {
   const result = await dlock(['metrics', '--redis', redis.url, ...args]);
@@ -260,22 +322,20 @@ test('a password in --push is masked in the usage error too', async () => {
   expect(result.stderr).not.toContain('hunter2');
 });
 
-/** The alert docs/guides/monitoring.md gives for a job that has not succeeded in 25 hours. */
-const NO_SUCCESS_RULE = `groups:
-  - name: dlock
-    rules:
-      - alert: DlockNoSuccess25h
-        expr: time() - dlock_lock_last_success_timestamp_seconds > 25 * 3600
-        labels:
-          severity: warning
-        annotations:
-          summary: 'dlock: no successful run of {{ $labels.key }} in 25 hours'
-`;
+/** The alert rules docs/guides/monitoring.md gives: its yaml block that defines DlockNoSuccess25h. */
+function guideRules(): string {
+  const guide = 'docs/guides/monitoring.md';
+  const blocks = blocksOf(guide, readFileSync(guide, 'utf8'));
+  const rules = blocks.filter((block) => block.lang === 'yaml' && block.body.includes('alert: DlockNoSuccess25h'));
+  expect(rules).toHaveLength(1);
+  return `${rules[0].body}\n`;
+}
 
-test('the "no success in 25 h" alert rule: promtool checks it and its unit test passes', () => {
+test("the monitoring guide's alert rules: promtool checks them and their unit tests pass", () => {
   const dir = tempDir();
-  writeFileSync(join(dir, 'dlock.rules.yml'), NO_SUCCESS_RULE);
+  writeFileSync(join(dir, 'dlock.rules.yml'), guideRules());
   // nightly succeeded at t=0 and never again; hourly succeeds every hour (its timestamp moves on).
+  // team-a's file failed from 10m on (Redis down); team-b's was last written at 20m (its cron stopped).
   writeFileSync(
     join(dir, 'test.yml'),
     `rule_files: [dlock.rules.yml]
@@ -296,6 +356,33 @@ tests:
         exp_alerts:
           - exp_labels: { severity: warning, key: nightly }
             exp_annotations: { summary: 'dlock: no successful run of nightly in 25 hours' }
+  - interval: 1m
+    input_series:
+      - series: 'dlock_metrics_collect_success{prefix="dlock:",file="a.prom"}'
+        values: '1x9 0x30'
+      - series: 'dlock_metrics_collect_timestamp_seconds{prefix="dlock:",file="a.prom"}'
+        values: '0+60x40'
+      - series: 'dlock_metrics_collect_success{prefix="dlock:",file="b.prom"}'
+        values: '1x40'
+      - series: 'dlock_metrics_collect_timestamp_seconds{prefix="dlock:",file="b.prom"}'
+        values: '0+60x20 1200x20'
+    alert_rule_test:
+      - eval_time: 14m
+        alertname: DlockMetricsFailed
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: DlockMetricsFailed
+        exp_alerts:
+          - exp_labels: { severity: warning, prefix: 'dlock:', file: a.prom }
+            exp_annotations: { summary: 'dlock metrics could not read Redis (prefix dlock:, a.prom) for 5m' }
+      - eval_time: 34m
+        alertname: DlockMetricsStale
+        exp_alerts: []
+      - eval_time: 36m
+        alertname: DlockMetricsStale
+        exp_alerts:
+          - exp_labels: { severity: warning, prefix: 'dlock:', file: b.prom }
+            exp_annotations: { summary: 'dlock metrics not written for 15m (prefix dlock:, b.prom)' }
 `,
   );
   const check = spawnSync('promtool', ['check', 'rules', 'dlock.rules.yml'], { cwd: dir, encoding: 'utf8' });
@@ -303,3 +390,87 @@ tests:
   const unit = spawnSync('promtool', ['test', 'rules', 'test.yml'], { cwd: dir, encoding: 'utf8' });
   expect(unit.status, unit.stdout + unit.stderr).toBe(0);
 });
+
+/**
+ * Every counter and histogram series of each scrape (by its # TYPE), fed to `promtool test rules` as
+ * one sample a minute: an alert on `resets()` over them must not fire (a counter that fell).
+ */
+function expectNoCounterFalls(scrapes: string[]): void {
+  const counted = new Set<string>();
+  for (const text of scrapes)
+    for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (counter|histogram)$/gm)) if (type) counted.add(name);
+  const ids = new Set(
+    scrapes.flatMap((text) =>
+      [...samples(text).keys()].filter((id) => {
+        const name = id.replace(/\{.*$/, '');
+        return counted.has(name) || counted.has(name.replace(/_(bucket|sum|count)$/, ''));
+      }),
+    ),
+  );
+  expect(ids.size).toBeGreaterThan(0);
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, 'monotonic.rules.yml'),
+    `groups:
+  - name: monotonic
+    rules:
+      - alert: DlockCounterFell
+        expr: resets(label_replace({__name__=~"dlock_.+"}, "name", "$1", "__name__", "(.+)")[1h:1m]) > 0
+`,
+  );
+  const series = [...ids].map((id) => {
+    const values = scrapes.map((text) => samples(text).get(id) ?? '_').join(' ');
+    return `      - series: '${id}'\n        values: '${values}'\n`;
+  });
+  writeFileSync(
+    join(dir, 'test.yml'),
+    `rule_files: [monotonic.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+${series.join('')}    alert_rule_test:
+      - eval_time: ${scrapes.length}m
+        alertname: DlockCounterFell
+        exp_alerts: []
+`,
+  );
+  const unit = spawnSync('promtool', ['test', 'rules', 'test.yml'], { cwd: dir, encoding: 'utf8' });
+  expect(unit.status, unit.stdout + unit.stderr).toBe(0);
+}
+
+test('counters never fall: 1200+ events, scraped across the 1000 the history keeps; promtool sees no reset', async () => {
+  const key = 'm-monotonic';
+  const keys = lockKeys('dlock:', key);
+  const client = redis.client();
+  const enter = (owner: string, join = true) =>
+    enterScript.run(client, keys, entering(owner, undefined, { join }), 5000);
+  const release = (owner: string) =>
+    releaseScript.run(client, keys, { owner, notify: true, record: { exitStatus: '0', oncePerMs: 0 } }, 5000);
+  // The same scripts, KEYS and ARGV `dlock run` sends on one Redis, called here without a process
+  // each (1200 dlock starts would take minutes); real dlock runs go between them.
+  const scrapes: string[] = [];
+  const scrape = async () => scrapes.push(await metrics(key));
+  for (let batch = 0; batch < 4; batch++) {
+    for (let i = 0; i < 100; i++) {
+      expect((await enter(`a${batch}-${i}`)).acquired).toBe(true);
+      expect(await release(`a${batch}-${i}`)).toBe('released');
+    }
+    expect((await dlock(['run', '--redis', redis.url, key, '--', 'true'])).code).toBe(0);
+    await scrape();
+  }
+  // The issue's reproduction: held with --no-keeper, then 400 runs turned away (-n).
+  expect((await dlock(['acquire', '--redis', redis.url, '--no-keeper', '--ttl', '2m', key])).code).toBe(0);
+  for (let batch = 0; batch < 4; batch++) {
+    for (let i = 0; i < 100; i++) expect((await enter(`b${batch}-${i}`, false)).acquired).toBe(false);
+    expect((await dlock(['run', '--redis', redis.url, '-n', '-E', '0', key, '--', 'true'])).code).toBe(0);
+    await scrape();
+  }
+  expect((await client.xlen(keys.history)).valueOf()).toBe(1000);
+  expectNoCounterFalls(scrapes);
+  const last = samples(scrapes.at(-1)!);
+  expect(last.get(`dlock_lock_acquisitions_total{key="${key}"}`)).toBe('405');
+  expect(last.get(`dlock_lock_turned_away_total{key="${key}",reason="held"}`)).toBe('404');
+  expect(last.get(`dlock_lock_releases_total{key="${key}",exit_class="ok"}`)).toBe('404');
+  expect(last.get(`dlock_lock_wait_seconds_count{key="${key}"}`)).toBe('405');
+}, 60_000);

@@ -9,6 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { childPid, hold, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
+import { samples } from '../helpers/metrics.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let server: RedisServer;
@@ -50,6 +51,14 @@ test("the next holder starts only after the removed holder's command is gone; -n
   const status = await dlock(['status', '--redis', server.url, '--json', 'closed']);
   expect(status.code).toBe(0);
   expect(JSON.parse(status.stdout).holder).toMatchObject({ closed: true, fence: '1' });
+  // The list and the metrics say it too: closed, not held by anyone.
+  const list = await dlock(['status', '--redis', server.url]);
+  expect(list.stdout).toMatch(/^closed \(closed by release --force\) /m);
+  const metrics = samples((await dlock(['metrics', '--redis', server.url])).stdout);
+  expect([metrics.get('dlock_lock_held{key="closed"}'), metrics.get('dlock_lock_closed{key="closed"}')]).toEqual([
+    '0',
+    '1',
+  ]);
 
   // The old command ignores SIGTERM: its dlock must SIGKILL it before the lease it lost runs out.
   const report = join(dir, 'report');
@@ -138,6 +147,8 @@ describe('closed for every kind of holder: --shared and --slots are refused whil
     }
     const status = await dlock(['status', '--redis', server.url, key]);
     expect(status.stdout).toMatch(/^\S+: held[^\n]*; closed to new holders by release --force for \S+ more\n/);
+    const list = await dlock(['status', '--redis', server.url]);
+    expect(list.stdout).toMatch(new RegExp(`^${key} \\((slot \\d+|shared), closed by release --force\\) `, 'm'));
 
     // A waiter of the same kind waits until the closure ends, then enters.
     const next = await dlock([

@@ -5,7 +5,7 @@ import { expect, test } from 'vitest';
 import { metricsConfig } from '../../src/config/index.js';
 import { UsageError } from '../../src/errors.js';
 import { buildRegistry, keyLabels } from '../../src/metrics/registry.js';
-import { classifyExit, historyStats } from '../../src/metrics/history-stats.js';
+import { historyStats } from '../../src/metrics/history-stats.js';
 import type { LockSample } from '../../src/metrics/collect.js';
 
 const output = (...args: string[]) => {
@@ -32,6 +32,14 @@ test.each(['', ':9464', '0', '65536', 'abc', '1.2.3.4:', '[1.2.3.4]:80', 'a:b:80
   },
 );
 
+test('--textfile: the name must end in .prom (all node_exporter reads); --only needs keys', () => {
+  expect(output('textfile', 'dir/dlock.prom')).toEqual({ kind: 'textfile', path: 'dir/dlock.prom' });
+  for (const name of ['x.txt', 'dlock.prom.tmp', '.prom', 'dir/.prom', 'x.PROM'])
+    expect(() => output('textfile', name), name).toThrow(/^--textfile: the name must end in \.prom/);
+  expect(metricsConfig(['a'], { only: true }, {}).only).toBe(true);
+  expect(() => metricsConfig([], { only: true }, {})).toThrow(/^--only: name the keys/);
+});
+
 test('--push: an http(s) URL kept as given; anything else a usage error without the password', () => {
   expect(output('push', 'https://u:p@gw:9091/base')).toEqual({ kind: 'push', url: 'https://u:p@gw:9091/base' });
   expect(() => output('push', 'ftp://u:secret@gw')).toThrow(/^--push: expected an http/);
@@ -42,27 +50,7 @@ test('--push: an http(s) URL kept as given; anything else a usage error without 
   );
 });
 
-test.each([
-  [undefined, 'none'],
-  ['', 'none'],
-  ['lost', 'lost'],
-  ['unknown', 'unknown'],
-  ['0', 'ok'],
-  ['1', 'error'],
-  ['125', 'error'],
-  ['126', 'cannot_run'],
-  ['127', 'cannot_run'],
-  ['143', 'signal'],
-  ['255', 'signal'],
-  ['256', 'other'],
-  ['-1', 'other'],
-  ['0x0', 'other'],
-  [' 0', 'other'],
-])('exit %j is %s', (exit, expected) => {
-  expect(classifyExit(exit)).toBe(expected);
-});
-
-test('a history folds in one pass; the newest success with a date is the last success', () => {
+test('a history: how many entries, the oldest, and the newest success with a date', () => {
   const entry = (ms: number | undefined, event: string, fields: Record<string, string> = {}) => ({
     id: `${ms ?? 9e15}-0`,
     ms,
@@ -75,14 +63,20 @@ test('a history folds in one pass; the newest success with a date is the last su
     entry(2000, 'acquired', { waited_ms: '250' }),
     entry(1000, 'released', { exit: '0', held_ms: 'x' }),
   ]);
-  expect(stats).toMatchObject({ entries: 4, oldestMs: 1000, lastSuccessMs: 3000, acquisitions: 1 });
-  expect(stats.waitSeconds).toEqual([0.25]);
-  expect(stats.holdSeconds).toEqual([0.005, 2]);
-  expect(stats.releases.ok).toBe(3);
+  expect(stats).toEqual({ entries: 4, oldestMs: 1000, lastSuccessMs: 3000 });
 });
 
 test('key labels: escaped, cut, and two that cut alike (or clash with a real "#2") kept apart', () => {
-  const lock = (key: string): LockSample => ({ key, held: true, holders: 1, slots: 1, waiters: 0, history: undefined });
+  const lock = (key: string): LockSample => ({
+    key,
+    held: true,
+    holders: 1,
+    closed: 0,
+    slots: 1,
+    waiters: 0,
+    history: undefined,
+    totals: undefined,
+  });
   const long = 'k'.repeat(300);
   const labels = keyLabels([lock(`${long}a`), lock(`${long}b`), lock('a\nb'), lock('x'), lock('x#2'), lock('x')]);
   expect(labels[0]).toBe(`${'k'.repeat(200)}…(101 more)`);
@@ -91,7 +85,7 @@ test('key labels: escaped, cut, and two that cut alike (or clash with a real "#2
 });
 
 test('a registry of its own per call, no process metrics', async () => {
-  const text = await buildRegistry({ locks: [], unreadable: [], omitted: 0 }, 0).metrics();
+  const text = await buildRegistry({ locks: [], unreadable: [], omitted: 0 }, 0, 0, { prefix: 'dlock:' }).metrics();
   expect(text).not.toMatch(/process_|nodejs_/);
-  expect(text).toContain('dlock_metrics_locks_unreadable 0');
+  expect(text).toContain('dlock_metrics_locks_unreadable{prefix="dlock:"} 0');
 });

@@ -9,6 +9,7 @@
 -- KEYS[6]  QD, waiters' details
 -- KEYS[7]  done mark (--once-per)
 -- KEYS[8]  history stream
+-- KEYS[9]  totals (totals.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3]  host
@@ -45,7 +46,7 @@
 local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
 if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local D, H = KEYS[7], KEYS[8]
+local D, H, T = KEYS[7], KEYS[8], KEYS[9]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[6], tonumber(ARGV[7])
 local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[11]}
 if (tonumber(ARGV[12]) or 0) > 0 then
@@ -99,7 +100,7 @@ if (tonumber(ARGV[12]) or 0) > 0 then
       redis.call('HDEL', QD, owner)
       wake(ARGV[10], entrants(L, HX, Q, QD))
     end
-    record(H, 'done', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8],
+    record(H, T, 'done', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8],
       'until_ms', tostring(now + math.max(left, 0)))
     return {3, done, left, now}
   end
@@ -119,7 +120,7 @@ local function take()
       redis.pcall('DEL', L)
       return expired
     end
-    record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
+    record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
     return {1, fence, -1}
   end
   local slot = -1
@@ -143,7 +144,8 @@ local function take()
   settle_holders(L, HX, now)
   -- Shared holders enter together, slots fill up: whoever may now enter too is told.
   wake(ARGV[10], entrants(L, HX, Q, QD))
-  record(H, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', tostring(slot))
+  record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence,
+    'slot', tostring(slot))
   return {1, fence, slot}
 end
 
@@ -167,7 +169,7 @@ if not queued and ARGV[8] ~= '1' then
   end
   local why = 'held'
   if redis.call('ZCARD', Q) > 0 and kind == 'none' then why = 'line' end
-  record(H, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
+  record(H, T, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
   return {0, 0, -1}
 end
 if not queued then

@@ -4,6 +4,7 @@
 -- KEYS[1]  L, lock hash
 -- KEYS[2]  HX, holders' lease ends
 -- KEYS[3]  history stream
+-- KEYS[4]  totals (totals.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3..7] as extend.lua's (record a loss: "1", host, pid, cmd, fence)
@@ -22,7 +23,7 @@ if redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 0 or not ends or tonumber(ends) 
   if ARGV[3] == '1' then
     local why = 'expired'
     if redis.call('HEXISTS', L, 'h:!' .. ARGV[1]) == 1 then why = 'forced' end
-    record(KEYS[3], 'lost', 'host', ARGV[4], 'pid', ARGV[5], 'cmd', ARGV[6], 'fence', ARGV[7], 'why', why)
+    record(KEYS[3], KEYS[4], 'lost', 'host', ARGV[4], 'pid', ARGV[5], 'cmd', ARGV[6], 'fence', ARGV[7], 'why', why)
   end
   return 0
 end

@@ -1,8 +1,9 @@
 -- extend.lua: renew the lease while the owner still matches; never re-creates a lock.
--- Prefixed with key-check.lua and HISTORY_MAX (scripts.ts).
+-- Prefixed with key-check.lua, HISTORY_MAX (scripts.ts) and totals.lua.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  history stream (scripts.ts, HISTORY)
+-- KEYS[3]  totals (totals.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3]  "1" to record a loss (dlock run and the keeper on one instance), else "0"
@@ -36,5 +37,6 @@ if ARGV[3] == '1' then
   if owner == '' then why = 'forced' elseif owner then why = 'taken' end
   redis.pcall('XADD', KEYS[2], 'MAXLEN', HISTORY_MAX, '*', 'event', 'lost', 'host', ARGV[4], 'pid', ARGV[5],
     'cmd', ARGV[6], 'fence', ARGV[7], 'why', why)
+  tally(KEYS[3], 'lost', 'why', why)
 end
 return 0

@@ -8,6 +8,7 @@
 -- KEYS[5]  QX, place lease ends
 -- KEYS[6]  QD, waiters' details
 -- KEYS[7]  history stream
+-- KEYS[8]  totals (totals.lua)
 -- ARGV[1]  "now" to delete at once, else "close"
 -- ARGV[2]  a slot number to remove only that holder of --slots, "" for every holder
 -- ARGV[3]  wake channel prefix
@@ -48,8 +49,8 @@ if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') ==
   if #holder == 0 then return {0, holder, {}, now} end
   local h = {}
   for i = 1, #holder, 2 do h[holder[i]] = holder[i + 1] end
-  record(KEYS[7], 'forced', 'host', h.host or '', 'pid', h.pid or '', 'cmd', h.cmd or '', 'fence', h.fence or '',
-    'slot', '-1', 'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
+  record(KEYS[7], KEYS[8], 'forced', 'host', h.host or '', 'pid', h.pid or '', 'cmd', h.cmd or '',
+    'fence', h.fence or '', 'slot', '-1', 'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
   if ARGV[1] ~= 'now' and pttl > 0 then
     redis.call('HSET', L, 'owner', '', 'forced_ms', tostring(now))
     return {pttl, holder, {}, now}
@@ -67,7 +68,7 @@ for i = 1, #scored, 2 do
   local h = decoded(raw)
   if ARGV[2] == '' or tostring(h.slot) == ARGV[2] then
     list[#list + 1] = raw or '{}'
-    record(KEYS[7], 'forced', 'host', tostring(h.host or ''), 'pid', tostring(h.pid or ''),
+    record(KEYS[7], KEYS[8], 'forced', 'host', tostring(h.host or ''), 'pid', tostring(h.pid or ''),
       'cmd', tostring(h.cmd or ''), 'fence', tostring(h.fence or ''), 'slot', tostring(h.slot or '-1'),
       'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
     if string.sub(owner, 1, 1) == '!' then

@@ -7,6 +7,7 @@
 -- KEYS[4]  QX, place lease ends
 -- KEYS[5]  QD, waiters' details
 -- KEYS[6]  history stream
+-- KEYS[7]  totals (totals.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  wake channel prefix
 -- ARGV[3]  what to record: "busy" (its --wait ran out), "left" (interrupted) or "" (nothing)
@@ -20,8 +21,8 @@ local L, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 if not redis.call('ZSCORE', Q, ARGV[1]) then return 0 end
 if ARGV[3] ~= '' then
   local w = waiter(QD, ARGV[1])
-  record(KEYS[6], ARGV[3], 'host', tostring(w.host or ''), 'pid', tostring(w.pid or ''), 'cmd', tostring(w.cmd or ''),
-    'waited_ms', ARGV[4], 'why', 'wait')
+  record(KEYS[6], KEYS[7], ARGV[3], 'host', tostring(w.host or ''), 'pid', tostring(w.pid or ''),
+    'cmd', tostring(w.cmd or ''), 'waited_ms', ARGV[4], 'why', 'wait')
 end
 redis.call('ZREM', Q, ARGV[1])
 redis.call('ZREM', QX, ARGV[1])

@@ -143,8 +143,9 @@ local function entrants(L, HX, Q, QD)
   end
   return run
 end
-local function record(H, event, ...)
+local function record(H, T, event, ...)
   redis.pcall('XADD', H, 'MAXLEN', HISTORY_MAX, '*', 'event', event, ...)
+  tally(T, event, ...)
 end
 local function wake(prefix, who)
   local told = true

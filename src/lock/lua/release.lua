@@ -9,6 +9,7 @@
 -- KEYS[6]  QD, waiters' details
 -- KEYS[7]  done mark (--once-per)
 -- KEYS[8]  history stream
+-- KEYS[9]  totals (totals.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  "0" to delete without telling the waiters (undoing a Redlock attempt that never held a
 --          quorum), else "1"
@@ -70,7 +71,7 @@ if ARGV[4] == '1' then
     table.insert(fields, 'reason')
     table.insert(fields, ARGV[7])
   end
-  record(H, 'released', unpack(fields))
+  record(H, KEYS[9], 'released', unpack(fields))
 end
 if ARGV[2] == '0' then return 1 end
 local told = true
