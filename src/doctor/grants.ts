@@ -102,6 +102,19 @@ const GRANTS: Grant[] = [
     called: true,
   },
   {
+    argv: (k) => ['hincrby', `${k.lock}:totals`, 'x', '1'],
+    grant: '+hincrby ~PREFIX*',
+    feature: 'the counts dlock metrics reports (without it nothing is counted; locking works)',
+    missing: 'WARN',
+    called: true,
+  },
+  {
+    argv: (k) => ['hmget', `${k.lock}:totals`, 'x'],
+    grant: '+hmget ~PREFIX*',
+    feature: "dlock metrics' counters",
+    missing: 'WARN',
+  },
+  {
     argv: (k) => ['xrevrange', `${k.lock}:history`, '+', '-'],
     grant: '+xrevrange ~PREFIX*',
     feature: "dlock history and the waiting spinner's estimate",

@@ -47,6 +47,8 @@ const DLOCK_ACL = [
   '+select',
   '+xadd',
   '+xrevrange',
+  '+hincrby',
+  '+hmget',
 ];
 const PASSWORD = 'acl-pw-Wm3:@/';
 const ENCODED = encodeURIComponent(PASSWORD);
@@ -182,6 +184,13 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).map((entry: { event: string }) => entry.event)).toEqual(['released', 'acquired']);
   },
+  async metrics() {
+    // The run's scripts count it in the key's totals (HINCRBY); dlock metrics reads them (HMGET).
+    expect((await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-metrics', '--', 'true'])).code).toBe(0);
+    const result = await dlock(['metrics', '--redis', url(servers[0]), 'acl-metrics']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('dlock_lock_acquisitions_total{key="acl-metrics"} 1\n');
+  },
   async databaseAndReplicas() {
     const result = await dlock([
       'run',
@@ -233,6 +242,9 @@ const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
   // History: every script that does the work appends to the key's stream; `dlock history` reads it.
   '+xadd': 'history',
   '+xrevrange': 'history',
+  // Totals: the same scripts count each event (dlock metrics' counters), dlock metrics reads them.
+  '+hincrby': 'metrics',
+  '+hmget': 'metrics',
 };
 
 describe('an ACL user with DLOCK_ACL', () => {

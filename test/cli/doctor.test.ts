@@ -175,6 +175,8 @@ describe('ACL grants', () => {
     '+select',
     '+xadd',
     '+xrevrange',
+    '+hincrby',
+    '+hmget',
   ];
   const grant = (rules: string[]) => plain.command('ACL', 'SETUSER', 'dlock', 'reset', 'on', `>${PASSWORD}`, ...rules);
 
