@@ -48,7 +48,7 @@ _dlock_opts_doctor='-t --ttl --json -q --quiet -v --verbose --log-format --redis
     --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_doctor='-t --ttl --log-format --redis --prefix --connect-timeout --tls-ca
     --tls-cert --tls-key'
-_dlock_opts_metrics='--textfile --push --listen -q --quiet -v --verbose --log-format --redis
+_dlock_opts_metrics='--only --textfile --push --listen -q --quiet -v --verbose --log-format --redis
     --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_metrics='--textfile --push --listen --log-format --redis --prefix
     --connect-timeout --tls-ca --tls-cert --tls-key'

@@ -256,7 +256,9 @@ complete -c dlock -n '__dlock_using release' -l now -d 'with --force'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'
 complete -c dlock -n '__dlock_using history' -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
-complete -c dlock -n '__dlock_using metrics' -l textfile -r -F -d 'write the metrics atomically to <file>'
+complete -c dlock -n '__dlock_using metrics' -l only -d 'report the named keys only, not every held lock'
+complete -c dlock -n '__dlock_using metrics' \
+  -l textfile -r -F -d 'write the metrics atomically to <file>, named *.prom'
 complete -c dlock -n '__dlock_using metrics' -l push -x -d 'PUT the metrics to a Pushgateway'
 complete -c dlock -n '__dlock_using metrics' \
   -l listen -x -d 'serve them at /metrics until SIGTERM or SIGINT'

@@ -226,7 +226,8 @@ _dlock_cmd_doctor() {
 
 _dlock_cmd_metrics() {
   _arguments -s : \
-    '--textfile=[write the metrics atomically to <file>]:file:_files' \
+    '--only[report the named keys only, not every held lock]' \
+    '--textfile=[write the metrics atomically to <file>, named *.prom]:file:_files' \
     '--push=[PUT the metrics to a Pushgateway]:url:' \
     '--listen=[serve them at /metrics until SIGTERM or SIGINT]:addr\:port:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \

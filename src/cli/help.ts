@@ -152,7 +152,7 @@ export const HELP_AFTER: Record<string, string> = {
     exitStatus([
       ['0', 'metrics written (with --listen: stopped by SIGTERM or SIGINT)'],
       ['64', COMMON_EXITS[0][1]],
-      ['69', 'Redis unreachable, a lock unreadable (others written), or --push failed'],
+      ['69', 'Redis unreachable (a --textfile says so), a lock unreadable, --push failed'],
       ['70', COMMON_EXITS[2][1]],
       ['73', '--textfile could not be written'],
     ]) +
@@ -165,6 +165,7 @@ export const HELP_AFTER: Record<string, string> = {
         '* * * * * dlock metrics --textfile /var/lib/node_exporter/dlock.prom',
       ],
       ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],
+      ["one team's file: its keys only", 'dlock metrics --only --textfile /var/lib/node_exporter/a.prom nightly-sync'],
     ]),
   completion:
     exitStatus([

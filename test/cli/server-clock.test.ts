@@ -126,14 +126,14 @@ test('holder 1 h behind, waiter 2 h ahead: the waiting line says how long it has
   expectBetween((status.holder as { since_ms: number }).since_ms, spawnedAt, acquiredSeen, 'since_ms');
 });
 
-test('metrics on a clock 1 h ahead: seconds since the last success count on the server clock', async () => {
+test('metrics on a clock 1 h ahead: the age of the last success counts on the server clock', async () => {
   const key = 'skewed-metrics';
   const before = Date.now();
   expect((await dlock(['run', '--redis', redis.url, key, '--', 'true'], shifted('-1h'))).code).toBe(0);
   const result = await dlock(['metrics', '--redis', redis.url, key], shifted('+1h'));
   const collected = Date.now();
   expect(result.code, result.stderr).toBe(0);
-  const seconds = Number(samples(result.stdout).get(`dlock_lock_seconds_since_success{key="${key}"}`));
+  const seconds = Number(samples(result.stdout).get(`dlock_lock_last_success_age_seconds{key="${key}"}`));
   expectBetween(seconds * 1000, 0, collected - before, 'seconds since success');
 });
 
