@@ -322,11 +322,11 @@ test('a password in --push is masked in the usage error too', async () => {
   expect(result.stderr).not.toContain('hunter2');
 });
 
-/** The alert rules docs/guides/monitoring.md gives: its yaml block that defines DlockNoSuccess25h. */
+/** The alert rules docs/guides/monitoring.md gives: its text block that defines DlockNoSuccess25h. */
 function guideRules(): string {
   const guide = 'docs/guides/monitoring.md';
   const blocks = blocksOf(guide, readFileSync(guide, 'utf8'));
-  const rules = blocks.filter((block) => block.lang === 'yaml' && block.body.includes('alert: DlockNoSuccess25h'));
+  const rules = blocks.filter((block) => block.lang === 'text' && block.body.includes('alert: DlockNoSuccess25h'));
   expect(rules).toHaveLength(1);
   return `${rules[0].body}\n`;
 }
