@@ -56,8 +56,8 @@ test('metrics with 1005 held locks reports exactly 1000 (named keys first, then 
     if (!expected.includes(key)) expected.push(key);
   }
   expect(new Set(keys)).toEqual(new Set(expected));
-  expect(samples(stdout).get('dlock_metrics_locks_omitted')).toBe('5');
-  expect(samples(stdout).get('dlock_metrics_locks_unreadable')).toBe('0');
+  expect(samples(stdout).get('dlock_metrics_locks_omitted{prefix="dlock:"}')).toBe('5');
+  expect(samples(stdout).get('dlock_metrics_locks_unreadable{prefix="dlock:"}')).toBe('0');
   console.log(`metrics, 1005 held locks: ${(ms / 1000).toFixed(2)}s`);
   expect(ms).toBeLessThan(10_000);
 });
@@ -171,8 +171,8 @@ test('metrics and completion with forged keys under the prefix: bounded, promtoo
   // Held: the 6 real locks and the 1000 forged hashes of one field; the first 1000 by name are reported.
   expect(samples(metrics.stdout).get('dlock_lock_held{key="a-real000001"}')).toBe('1');
   expect(samples(metrics.stdout).get('dlock_lock_held{key="zreal000003"}')).toBeUndefined();
-  expect(samples(metrics.stdout).get('dlock_metrics_locks_omitted')).toBe('6');
-  expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable')).toBe('1003');
+  expect(samples(metrics.stdout).get('dlock_metrics_locks_omitted{prefix="dlock:"}')).toBe('6');
+  expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable{prefix="dlock:"}')).toBe('1003');
   console.log(`metrics, 4000 forged keys: ${(metrics.ms / 1000).toFixed(2)}s`);
 
   let complete = await timed(['__complete-keys', '']);
@@ -213,7 +213,7 @@ test('one forged lock too large to read spoils no other: status and metrics read
   expect(
     [...samples(metrics.stdout)].filter(([id, value]) => id.startsWith('dlock_lock_held{') && value === '1'),
   ).toHaveLength(6);
-  expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable')).toBe('1');
+  expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable{prefix="dlock:"}')).toBe('1');
 });
 
 test('one forged history too large to read spoils no other lock in metrics', async () => {
