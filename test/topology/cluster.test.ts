@@ -147,6 +147,13 @@ describe('a 3-master cluster with a password', () => {
       );
       expect(counters).toEqual(cluster.primaries.map((_, n) => (n === i ? '6' : null)));
     }
+    // The totals (same hash tag, counted in the scripts' call) are read from each key's master.
+    const metrics = await dlock(['metrics', '--redis', url, ...keys]);
+    expect(metrics.code, metrics.stderr).toBe(0);
+    for (const key of keys) {
+      expect(metrics.stdout).toContain(`dlock_lock_acquisitions_total{key="${key}"} 6\n`);
+      expect(metrics.stdout).toContain(`dlock_lock_releases_total{key="${key}",exit_class="ok"} 6\n`);
+    }
   });
 
   test('status lists the locks held on every master; release --force frees each, whoever holds it', async () => {
