@@ -215,7 +215,7 @@ complete -c dlock -n '__dlock_using run acquire' -l ping-busy -d 'a run turned a
 complete -c dlock -n '__dlock_using run acquire' \
   -l ping-timeout -x -d 'how long a ping, or at exit an --on-event hook, may hold dlock up'
 complete -c dlock -n '__dlock_using run acquire' \
-  -l on-event -x -d 'run this /bin/sh command for each lock event, beside the lock'
+  -l on-event -x -d 'run this /bin/sh command for each lock event, in order, beside the lock'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \

@@ -85,7 +85,7 @@ _dlock_cmd_run() {
     '--ping=[healthchecks-style monitor]:url:' \
     '--ping-busy[a run turned away pings <url>/log]' \
     '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
-    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
+    '--on-event=[run this /bin/sh command for each lock event, in order, beside the lock]:command:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
@@ -117,7 +117,7 @@ _dlock_cmd_acquire() {
     '--ping=[healthchecks-style monitor]:url:' \
     '--ping-busy[a run turned away pings <url>/log]' \
     '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
-    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
+    '--on-event=[run this /bin/sh command for each lock event, in order, beside the lock]:command:' \
     '--json[print one JSON object on stdout instead of export lines for eval]' \
     '--format=[the older spelling]:format:(sh json)' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \

@@ -79,8 +79,8 @@ export function monitoringOptions(command: Command): Command {
     )
     .option(
       '--on-event <command>',
-      'run this /bin/sh command for each lock event, beside the lock: DLOCK_EVENT and DLOCK_EVENT_<FIELD> in ' +
-        'its environment, the JSON event on stdin (env DLOCK_ON_EVENT)',
+      'run this /bin/sh command for each lock event, in order, beside the lock: DLOCK_EVENT and ' +
+        'DLOCK_EVENT_<FIELD> in its environment, the JSON event on stdin (env DLOCK_ON_EVENT)',
     );
 }
 

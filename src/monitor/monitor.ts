@@ -43,7 +43,7 @@ class Monitor implements EventSink {
     private readonly role: MonitorRole,
   ) {
     if (config.onEvent !== undefined)
-      this.hooks = new Hooks(config.onEvent, log, log.format === 'json' ? 'ignore' : 'inherit');
+      this.hooks = new Hooks(config.onEvent, log, log.format === 'json' ? 'ignore' : 'inherit', config.timeoutMs);
   }
 
   seen(record: Fields): void {
@@ -62,7 +62,7 @@ class Monitor implements EventSink {
   async finish(exitCode: number): Promise<void> {
     const deadline = now() + this.config.timeoutMs;
     const bound = sleep(this.config.timeoutMs);
-    // Hooks started by the last events (setImmediate) are running before they are waited for.
+    // Hooks queued by the last events (setImmediate) are queued before they are waited for.
     await new Promise((resolve) => setImmediate(resolve));
     const final = this.finalPing(exitCode, deadline);
     await Promise.all([Promise.race([final, bound]), this.hooks?.settle(bound)]);
