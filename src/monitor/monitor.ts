@@ -8,7 +8,8 @@ import type { MonitorConfig } from '../config/index.js';
 import { now, sleep } from '../clock.js';
 import { addEventSink, type EventSink, type Fields, type Logger } from '../log.js';
 import { Hooks } from './hooks.js';
-import { ping, pingUrl } from './ping.js';
+import { ping, pingUrl, runId } from './ping.js';
+import { newOwnerToken } from '../lockset/index.js';
 import { maskSecrets } from '../secrets.js';
 
 /**
@@ -35,6 +36,8 @@ class Monitor implements EventSink {
   private started: Promise<void> = Promise.resolve();
   /** Pings sent or waiting to be sent, not yet answered or failed: reported as timed out at the bound. */
   private readonly pending = new Set<{ url: string; reported: boolean }>();
+  /** The run id of every ping of this process (`?rid=`): healthchecks pairs /start with the end by it. */
+  private readonly rid = runId(newOwnerToken());
 
   constructor(
     private readonly config: MonitorConfig,
@@ -115,10 +118,11 @@ class Monitor implements EventSink {
       host: hostname(),
       ...fields,
     };
+    // Named without its run id in a warning: the check's URL, as given.
     const entry = { url: pingUrl(this.config.pingUrl!, suffix), reported: false };
     this.pending.add(entry);
     await after;
-    const failure = await ping(entry.url, body, deadline);
+    const failure = await ping(pingUrl(this.config.pingUrl!, suffix, this.rid), body, deadline);
     this.pending.delete(entry);
     if (failure !== undefined) this.failed(entry, failure);
   }

@@ -1,5 +1,5 @@
-// One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 429
-// or a 5xx, all within one deadline. What failed is returned for the monitor (./monitor.ts) to
+// One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 408,
+// a 429 or a 5xx, all within one deadline. What failed is returned for the monitor (./monitor.ts) to
 // report as one warning line, never an error of the job.
 // The npm build sends with node:http(s), not fetch, whose first use costs Node tens of
 // milliseconds of CPU in every `dlock run --ping` (docs/performance.md).
@@ -13,12 +13,25 @@ import { VERSION } from '../version.js';
 const ATTEMPTS = 3;
 const RETRY_PAUSE_MS = 250;
 
-/** `base` with `suffix` ("start", "log", "3") appended to its path, before any query: <url>/<suffix>. */
-export function pingUrl(base: string, suffix: string): string {
-  if (suffix === '') return base;
+/**
+ * `base` with `suffix` ("start", "log", "3") appended to its path, before any query:
+ * <url>/<suffix>; with `rid`, the run id healthchecks pairs a start with its end by (`?rid=`).
+ */
+export function pingUrl(base: string, suffix: string, rid?: string): string {
+  if (suffix === '' && rid === undefined) return base;
   const url = new URL(base);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${suffix}`;
+  if (suffix !== '') url.pathname = `${url.pathname.replace(/\/+$/, '')}/${suffix}`;
+  if (rid !== undefined) url.searchParams.set('rid', rid);
   return url.href;
+}
+
+/** A random run id: a version 4 UUID, as healthchecks takes it in `?rid=`. */
+export function runId(randomHex: string): string {
+  const hex = randomHex.padEnd(32, '0').slice(0, 32).split('');
+  hex[12] = '4';
+  hex[16] = '89ab'[parseInt(hex[16], 16) & 3];
+  const text = hex.join('');
+  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
 }
 
 /** POST `body` to `url`, giving up at `deadline` (a now() time): undefined when it was answered, else why not. */
@@ -32,7 +45,8 @@ export async function ping(url: string, body: object, deadline: number): Promise
       const status = await post(url, payload, leftMs);
       if (status >= 200 && status < 300) return undefined;
       failure = `HTTP ${status}`;
-      if (status !== 429 && status < 500) break;
+      // 408: the monitor (or a proxy before it) timed the request out; it may take the next one.
+      if (status !== 408 && status !== 429 && status < 500) break;
     } catch (error) {
       failure = reason(error);
     }

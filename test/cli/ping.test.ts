@@ -49,6 +49,42 @@ describe('the sequence of pings', () => {
     expect(ended.held_ms).toBeGreaterThanOrEqual(0);
   });
 
+  test('a run id (?rid=, a UUID) on each ping: the same on /start and the end of a run, another for the next run', async () => {
+    const server = await pingServer();
+    expect((await run('ping-rid', ['--ping', server.url()], ['true'])).code).toBe(0);
+    expect((await run('ping-rid', ['--ping', server.url()], ['sh', '-c', 'exit 3'])).code).toBe(3);
+    expect(server.paths()).toEqual(['/start', '', '/start', '/3']);
+    const [first, firstEnd, second, secondEnd] = server.rids();
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(firstEnd).toBe(first);
+    expect(secondEnd).toBe(second);
+    expect(second).not.toBe(first);
+  });
+
+  test('overlapping runs (--slots 2) pair up by their run ids', async () => {
+    const server = await pingServer();
+    const first = start(
+      ['run', '--redis', redis.url, '--slots', '2', '--ping', server.url(), 'ping-rid2', '--', 'sleep', '30'],
+      {
+        env: cleanEnv(),
+      },
+    );
+    await waitUntil(() => server.paths().length === 1);
+    expect((await run('ping-rid2', ['--slots', '2', '--ping', server.url()], ['sh', '-c', 'exit 4'])).code).toBe(4);
+    first.process.kill('SIGTERM');
+    await first.result;
+    const pairs = server.requests.map(({ path, rid }) => [path.slice('/ping/check'.length), rid]);
+    expect(pairs).toHaveLength(4);
+    const [outer, inner] = [pairs[0][1], pairs[1][1]];
+    expect(outer).not.toBe(inner);
+    expect(pairs).toEqual([
+      ['/start', outer],
+      ['/start', inner],
+      ['/4', inner],
+      ['/143', outer],
+    ]);
+  });
+
   test('exit 3: <url>/start, then <url>/3; DLOCK_PING_URL works as --ping', async () => {
     const server = await pingServer();
     const result = await run('ping-fail', [], ['sh', '-c', 'exit 3'], { DLOCK_PING_URL: server.url() });
@@ -272,13 +308,20 @@ describe('how a ping is sent', () => {
     expect(server.requests.map(({ authorization }) => authorization)).toEqual([basic, basic]);
   });
 
-  test('a 503 is tried three times, a 404 once; each gives up with one warning naming the status', async () => {
+  test('a 503 or a 408 is tried three times, a 404 once; each gives up with one warning naming the status', async () => {
     const busy = await pingServer({ kind: 'status', code: 503 });
     const unavailable = await run('ping-503', ['--ping', busy.url()], ['true']);
     expect(unavailable.code).toBe(0);
     expect(busy.paths()).toEqual(['/start', '/start', '/start', '', '', '']);
     expect(unavailable.stderr).toMatch(/^dlock: ping http:\/\/127\.0\.0\.1:\d+\/ping\/check\/start failed: HTTP 503$/m);
     expect(unavailable.stderr.trim().split('\n')).toHaveLength(2);
+
+    // 408 Request Timeout: the monitor gave up waiting for the request, as healthchecks' proxies do; try again.
+    const timedOut = await pingServer({ kind: 'status', code: 408 });
+    const slow = await run('ping-408', ['--ping', timedOut.url()], ['true']);
+    expect(slow.code).toBe(0);
+    expect(timedOut.paths()).toEqual(['/start', '/start', '/start', '', '', '']);
+    expect(slow.stderr).toMatch(/\/ping\/check failed: HTTP 408$/m);
 
     const missing = await pingServer({ kind: 'status', code: 404 });
     const notFound = await run('ping-404', ['--ping', missing.url()], ['sh', '-c', 'exit 5']);

@@ -9,7 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { freePort } from '../../support/redis-server.mjs';
 
 export interface PingRequest {
+  /** The path, without the query. */
   path: string;
+  /** The `rid` query parameter (healthchecks' run id), if any. */
+  rid: string | undefined;
   method: string;
   body: string;
   /** The Authorization header, if any. */
@@ -69,6 +72,12 @@ export class PingServer {
     return this.requests.filter(({ path }) => path.startsWith(base)).map(({ path }) => path.slice(base.length));
   }
 
+  /** The run ids (`?rid=`) of `check`'s pings, in order. */
+  rids(check = 'check'): (string | undefined)[] {
+    const base = `/ping/${check}`;
+    return this.requests.filter(({ path }) => path.startsWith(base)).map(({ rid }) => rid);
+  }
+
   /** The JSON bodies of `check`'s pings, in order. */
   bodies(check = 'check'): Record<string, unknown>[] {
     const base = `/ping/${check}`;
@@ -88,7 +97,9 @@ export class PingServer {
     request.on('end', () => {
       const { url = '', method = '', headers } = request;
       const { authorization, 'user-agent': userAgent } = headers;
-      this.requests.push({ path: url, method, body, authorization, userAgent, atMs: Date.now() });
+      const { pathname, searchParams } = new URL(url, 'http://monitor');
+      const rid = searchParams.get('rid') ?? undefined;
+      this.requests.push({ path: pathname, rid, method, body, authorization, userAgent, atMs: Date.now() });
       const answer = (code = 200) =>
         response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
       const behaviour = this.behaviour;
