@@ -102,7 +102,7 @@ export function jobBoundOptions(command: Command, job: string, stop: string): Co
     .option(
       '--heartbeat <duration>',
       `stop ${job} the same way when it goes this long (at least 100ms) without running \`dlock heartbeat\` ` +
-        '(env DLOCK_HEARTBEAT)',
+        '(env DLOCK_HEARTBEAT); the job gets this interval in DLOCK_HEARTBEAT_MS',
     );
 }
 

@@ -49,6 +49,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       token: set.owner,
       ttlMs: config.ttlMs,
       heartbeatFile: heartbeat?.path,
+      heartbeatMs: config.heartbeatMs,
     };
     const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
     const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
@@ -163,6 +164,8 @@ async function runUnderParent(
     const variables = { DLOCK_KEY: key, DLOCK_TOKEN: parent.token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl };
     const childEnv = enclosedEnv(env, { ...variables, DLOCK_SLOT: slot });
     if (heartbeat?.own) childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
+    // The bound its command must heartbeat within: its own, or the caller's when that is shorter (a shared file).
+    if (heartbeat) childEnv.DLOCK_HEARTBEAT_MS = String(heartbeatWithin(config.heartbeatMs!, heartbeat.own, env));
     const startedAt = now();
     const child = await spawnChild(file, args, childEnv);
     if (config.maxHoldMs !== undefined || heartbeat) {
@@ -190,6 +193,12 @@ async function runUnderParent(
     bounds?.stop();
     if (heartbeat?.own) heartbeat.file.remove();
   }
+}
+
+/** A nested run's --heartbeat, or the caller's (DLOCK_HEARTBEAT_MS) when the file is shared and it is shorter. */
+function heartbeatWithin(ownMs: number, own: boolean, env: Env): number {
+  const callerMs = Number(env.DLOCK_HEARTBEAT_MS);
+  return !own && Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
 }
 
 /** A lease length from the environment, when it is one --ttl would take (100 ms up to setTimeout's 2^31−1). */

@@ -87,6 +87,29 @@ test('never heartbeats: --heartbeat counts from the start of the command', async
   expect(missed.ts_ms - onlyEvent(done.stderr, 'acquired').ts_ms).toBeLessThan(1200);
 });
 
+test('the command is told its heartbeat interval (DLOCK_HEARTBEAT_MS); a nested run with its own: the shorter', async () => {
+  const inner = (flags: string, name: string) =>
+    `"$D" run --redis "$R" ${flags} hb-ms -- sh -c 'echo "${name}=\${DLOCK_HEARTBEAT_MS-unset}"'`;
+  const script =
+    `echo "outer=$DLOCK_HEARTBEAT_MS"; ${inner('--heartbeat 700ms', 'own')}; ${inner('', 'inherited')}; ` +
+    inner('--heartbeat 5s', 'shorter');
+  const told = await spawnDlock(
+    ['run', '--redis', redis.url, '--heartbeat', '1500ms', 'hb-ms', '--', 'sh', '-c', script],
+    {
+      env: env({ R: redis.url }),
+    },
+  ).result;
+  expect(told.code, told.stderr).toBe(0);
+  expect(told.stdout.trim().split('\n')).toEqual(['outer=1500', 'own=700', 'inherited=1500', 'shorter=1500']);
+  const plain = await spawnDlock(
+    ['run', '--redis', redis.url, 'hb-ms', '--', 'sh', '-c', 'echo "${DLOCK_HEARTBEAT_MS-unset}"'],
+    {
+      env: env(),
+    },
+  ).result;
+  expect(plain.stdout).toBe('unset\n');
+});
+
 test('dlock heartbeat outside a dlock: 64 and one "dlock: " line', async () => {
   const { code, stderr, stdout } = await dlock(['heartbeat'], { env: env() });
   expect(code).toBe(64);
