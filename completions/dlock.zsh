@@ -65,8 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format --redis \
-    --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format \
+    --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -78,6 +78,7 @@ _dlock_cmd_run() {
     '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
+    '--signal=[the signal that stops the command for --on-lost term, --max-hold and --heartbeat]:signal:' \
     '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
     '--max-hold=[once the lock has been held this long, stop the command and release the lock]:duration:' \
     '--heartbeat=[stop the command the same way when it goes this long without running `dlock heartbeat`]:duration:' \
@@ -112,6 +113,7 @@ _dlock_cmd_acquire() {
     '--pid=[the process whose exit releases the lock]:pid:_pids' \
     '--no-keeper[leave nothing running]' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--signal=[the signal that stops the watched process for --on-lost term, --max-hold and --heartbeat]:signal:' \
     '--max-hold=[once the lock has been held this long, stop the watched process and release the lock]:duration:' \
     '--heartbeat=[stop the watched process the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--ping=[healthchecks-style monitor]:url:' \

@@ -84,6 +84,15 @@ export function monitoringOptions(command: Command): Command {
     );
 }
 
+/** --signal (run, acquire): what stops `job` for a lost lock and the bounds, as timeout(1)'s -s chooses it. */
+export function signalOption(job: string): Option {
+  return new Option(
+    '--signal <signal>',
+    `the signal that stops ${job} for --on-lost term, --max-hold and --heartbeat: a name (TERM, SIGINT) or ` +
+      'number (default TERM; SIGKILL still follows after the grace)',
+  );
+}
+
 /** What --on-lost does, to the command (run) or the watched process (acquire). */
 export function onLostOption(lossTo: string): Option {
   return new Option(

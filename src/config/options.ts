@@ -36,6 +36,8 @@ export interface RawOptions {
   conflictExitCode?: string;
   onLost?: string;
   killAfter?: string;
+  /** --signal: the stop signal for a lost lock (--on-lost term) and the bounds. */
+  signal?: string;
   connectTimeout?: string;
   prefix?: string;
   syncReplicas?: string;
