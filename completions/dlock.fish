@@ -16,7 +16,7 @@ function __dlock_value_options
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
                 --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event \
-                --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
             printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
                 --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format \
@@ -218,6 +218,8 @@ complete -c dlock -n '__dlock_using run acquire' \
   -l ping-timeout -x -d 'how long a ping, or at exit an --on-event hook, may hold dlock up'
 complete -c dlock -n '__dlock_using run acquire' \
   -l on-event -x -d 'run this /bin/sh command for each lock event, in order, beside the lock'
+complete -c dlock -n '__dlock_using run' \
+  -l ping-output -x -d 'send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \

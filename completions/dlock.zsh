@@ -65,8 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format \
-    --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --ping-output \
+    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -87,6 +87,7 @@ _dlock_cmd_run() {
     '--ping-busy[a run turned away pings <url>/log]' \
     '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
     '--on-event=[run this /bin/sh command for each lock event, in order, beside the lock]:command:' \
+    '--ping-output=[send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body]:size:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \

@@ -117,14 +117,12 @@ export class Hooks {
       clearTimeout(current.timer);
       current.hook.removeAllListeners('exit');
       current.hook.unref();
-      this.log.warn(
-        `--on-event hook for ${text(current.record.event)} (pid ${current.hook.pid}) still running at exit; left running`,
-        {
-          event: 'hook-failed',
-          lock_event: current.record.event,
-          pid: current.hook.pid,
-        },
-      );
+      const { record, hook } = current;
+      this.log.warn(`--on-event hook for ${text(record.event)} (pid ${hook.pid}) still running at exit; left running`, {
+        event: 'hook-failed',
+        lock_event: current.record.event,
+        pid: current.hook.pid,
+      });
     }
     for (const record of this.queue.splice(0)) this.warn(record, 'not run: the bound (--ping-timeout) ran out at exit');
   }

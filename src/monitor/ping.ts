@@ -34,10 +34,13 @@ export function runId(randomHex: string): string {
   return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
 }
 
-/** POST `body` to `url`, giving up at `deadline` (a now() time): undefined when it was answered, else why not. */
+/**
+ * POST `body` to `url` (an object as JSON, bytes as text: --ping-output's tail), giving up at
+ * `deadline` (a now() time): undefined when it was answered, else why not.
+ */
 export async function ping(url: string, body: object, deadline: number): Promise<string | undefined> {
   let failure = 'timed out';
-  const payload = JSON.stringify(body);
+  const payload = Buffer.isBuffer(body) ? body : JSON.stringify(body);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const leftMs = Math.floor(deadline - now());
     if (leftMs <= 0) break;
@@ -62,9 +65,10 @@ export async function ping(url: string, body: object, deadline: number): Promise
  * there and honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY. Node's fetch costs tens of milliseconds
  * to load and honours no proxy on Node 20, so the npm build sends with node:http(s).
  */
-function post(text: string, payload: string, timeoutMs: number): Promise<number> {
+function post(text: string, payload: string | Buffer, timeoutMs: number): Promise<number> {
   const url = new URL(text);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `dlock/${VERSION}` };
+  const type = typeof payload === 'string' ? 'application/json' : 'text/plain; charset=utf-8';
+  const headers: Record<string, string> = { 'content-type': type, 'user-agent': `dlock/${VERSION}` };
   if (url.username !== '' || url.password !== '') {
     const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
@@ -76,7 +80,7 @@ function post(text: string, payload: string, timeoutMs: number): Promise<number>
   return requestStatus(url, headers, payload, signal);
 }
 
-async function fetchStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+async function fetchStatus(url: URL, headers: Record<string, string>, body: string | Buffer, signal: AbortSignal) {
   const response = await fetch(url, { method: 'POST', headers, body, signal });
   void response.body?.cancel().catch(() => {});
   return response.status;
@@ -90,7 +94,7 @@ const MAX_REDIRECTS = 5;
  * 301, 302 or 303 becomes a GET without the body; the Authorization header is dropped when the
  * redirect leaves the URL's origin. Only http and https targets are followed.
  */
-async function requestStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+async function requestStatus(url: URL, headers: Record<string, string>, body: string | Buffer, signal: AbortSignal) {
   let target = url;
   let post = true;
   let sent = headers;
@@ -112,7 +116,7 @@ function without(headers: Record<string, string>, name: string): Record<string, 
 function requestOnce(
   url: URL,
   headers: Record<string, string>,
-  body: string | undefined,
+  body: string | Buffer | undefined,
   signal: AbortSignal,
 ): Promise<{ status: number; location: string | undefined }> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;

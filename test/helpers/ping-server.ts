@@ -19,6 +19,8 @@ export interface PingRequest {
   authorization: string | undefined;
   /** The User-Agent header, if any. */
   userAgent: string | undefined;
+  /** The Content-Type header, if any. */
+  contentType: string | undefined;
   /** Date.now() when it arrived. */
   atMs: number;
 }
@@ -96,10 +98,19 @@ export class PingServer {
     request.on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       const { url = '', method = '', headers } = request;
-      const { authorization, 'user-agent': userAgent } = headers;
+      const { authorization, 'user-agent': userAgent, 'content-type': contentType } = headers;
       const { pathname, searchParams } = new URL(url, 'http://monitor');
       const rid = searchParams.get('rid') ?? undefined;
-      this.requests.push({ path: pathname, rid, method, body, authorization, userAgent, atMs: Date.now() });
+      this.requests.push({
+        path: pathname,
+        rid,
+        method,
+        body,
+        authorization,
+        userAgent,
+        contentType,
+        atMs: Date.now(),
+      });
       const answer = (code = 200) =>
         response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
       const behaviour = this.behaviour;
