@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { freePort } from '../../support/redis-server.mjs';
 
 export interface PingRequest {
-  /** The path, without the query. */
+  /** The path (a proxy's: the absolute URL), without the query. */
   path: string;
   /** The `rid` query parameter (healthchecks' run id), if any. */
   rid: string | undefined;
@@ -99,10 +99,12 @@ export class PingServer {
     request.on('end', () => {
       const { url = '', method = '', headers } = request;
       const { authorization, 'user-agent': userAgent, 'content-type': contentType } = headers;
-      const { pathname, searchParams } = new URL(url, 'http://monitor');
+      // A proxy is asked for the absolute URL: its origin is kept.
+      const { origin, pathname, searchParams } = new URL(url, 'http://monitor');
+      const path = url.startsWith('/') ? pathname : `${origin}${pathname}`;
       const rid = searchParams.get('rid') ?? undefined;
       this.requests.push({
-        path: pathname,
+        path,
         rid,
         method,
         body,
