@@ -15,12 +15,12 @@ function __dlock_value_options
     switch $argv[1]
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --on-lost --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format \
-                --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event \
+                --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
             printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
-                --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format --redis \
-                --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format \
+                --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -204,6 +204,8 @@ complete -c dlock -n '__dlock_using run acquire' \
 complete -c dlock -n '__dlock_using run' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
 complete -c dlock -n '__dlock_using run' \
+  -l signal -x -d 'the signal that stops the command for --on-lost term, --max-hold and --heartbeat'
+complete -c dlock -n '__dlock_using run' \
   -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
 complete -c dlock -n '__dlock_using run' \
   -l max-hold -x -d 'once the lock has been held this long, stop the command and release the lock'
@@ -215,7 +217,9 @@ complete -c dlock -n '__dlock_using run acquire' -l ping-busy -d 'a run turned a
 complete -c dlock -n '__dlock_using run acquire' \
   -l ping-timeout -x -d 'how long a ping, or at exit an --on-event hook, may hold dlock up'
 complete -c dlock -n '__dlock_using run acquire' \
-  -l on-event -x -d 'run this /bin/sh command for each lock event, beside the lock'
+  -l on-event -x -d 'run this /bin/sh command for each lock event, in order, beside the lock'
+complete -c dlock -n '__dlock_using run' \
+  -l ping-output -x -d 'send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -s q -l quiet -d 'print errors only'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
@@ -241,6 +245,8 @@ complete -c dlock -n '__dlock_using acquire' \
 complete -c dlock -n '__dlock_using acquire' -l no-keeper -d 'leave nothing running'
 complete -c dlock -n '__dlock_using acquire' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the watched process if the lock is lost'
+complete -c dlock -n '__dlock_using acquire' \
+  -l signal -x -d 'the signal that stops the watched process for --on-lost term, --max-hold and --heartbeat'
 complete -c dlock -n '__dlock_using acquire' \
   -l max-hold -x -d 'once the lock has been held this long, stop the watched process and release the lock'
 complete -c dlock -n '__dlock_using acquire' \

@@ -65,8 +65,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --log-format --redis \
-    --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --ping-output \
+    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -78,6 +78,7 @@ _dlock_cmd_run() {
     '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
+    '--signal=[the signal that stops the command for --on-lost term, --max-hold and --heartbeat]:signal:' \
     '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
     '--max-hold=[once the lock has been held this long, stop the command and release the lock]:duration:' \
     '--heartbeat=[stop the command the same way when it goes this long without running `dlock heartbeat`]:duration:' \
@@ -85,7 +86,8 @@ _dlock_cmd_run() {
     '--ping=[healthchecks-style monitor]:url:' \
     '--ping-busy[a run turned away pings <url>/log]' \
     '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
-    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
+    '--on-event=[run this /bin/sh command for each lock event, in order, beside the lock]:command:' \
+    '--ping-output=[send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body]:size:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
@@ -112,12 +114,13 @@ _dlock_cmd_acquire() {
     '--pid=[the process whose exit releases the lock]:pid:_pids' \
     '--no-keeper[leave nothing running]' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
+    '--signal=[the signal that stops the watched process for --on-lost term, --max-hold and --heartbeat]:signal:' \
     '--max-hold=[once the lock has been held this long, stop the watched process and release the lock]:duration:' \
     '--heartbeat=[stop the watched process the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--ping=[healthchecks-style monitor]:url:' \
     '--ping-busy[a run turned away pings <url>/log]' \
     '--ping-timeout=[how long a ping, or at exit an --on-event hook, may hold dlock up]:duration:' \
-    '--on-event=[run this /bin/sh command for each lock event, beside the lock]:command:' \
+    '--on-event=[run this /bin/sh command for each lock event, in order, beside the lock]:command:' \
     '--json[print one JSON object on stdout instead of export lines for eval]' \
     '--format=[the older spelling]:format:(sh json)' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \

@@ -29,6 +29,12 @@ const CHILD_ENVIRONMENT = [
     "with --slots n: the holder's slot, 0 to n-1 (the lowest one free when it was granted); " +
       'not set for an exclusive or --shared lock',
   ],
+  ['DLOCK_HEARTBEAT_FILE', 'with --heartbeat: the file dlock heartbeat touches'],
+  [
+    'DLOCK_HEARTBEAT_MS',
+    'with --heartbeat: how often, at the least, the command must run dlock heartbeat, in milliseconds ' +
+      "(as systemd's WATCHDOG_USEC)",
+  ],
 ];
 
 const ACQUIRE_NESTED = [

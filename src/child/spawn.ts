@@ -2,7 +2,8 @@
 // the lock's environment and the caller's descriptors, and make sure it cannot outlive dlock
 // (parent-death signal on Linux).
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { accessSync, constants } from 'node:fs';
 import { CommandError, EXIT } from '../errors.js';
 import { signalStatus } from './exit-status.js';
@@ -13,6 +14,11 @@ export interface ChildHandle {
   /** Resolves to the exit status dlock should pass on: the code, or 128+N for signal N. */
   exited: Promise<number>;
   kill(signal: NodeJS.Signals): void;
+}
+
+/** --ping-output: the command's stdout and stderr go through dlock, which keeps their tail (monitor/output-tail.ts). */
+export interface OutputCapture {
+  tee(from: Readable, to: Writable): void;
 }
 
 const SETPRIV = '/usr/bin/setpriv';
@@ -40,14 +46,26 @@ function exitStatus(code: number | null | undefined, signal: string | null | und
 
 /**
  * Spawn `file` with `args`, stdio and the caller's other descriptors inherited (at the same
- * numbers); if dlock dies, the kernel sends the child SIGKILL.
+ * numbers; with `capture`, stdout and stderr are pipes it copies to dlock's); if dlock dies, the
+ * kernel sends the child SIGKILL.
  * Plain child_process rather than execa: dlock needs only inherited stdio, an env and the exit
  * status, and execa would add ~12 ms and ~10 MB to every run (see docs/design.md).
  */
-export async function spawnChild(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildHandle> {
+export async function spawnChild(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  capture?: OutputCapture,
+): Promise<ChildHandle> {
   const [command, commandArgs] = parentDeathPrefix(file, args);
-  const stdio = childStdio(inheritedFds(process.env));
-  return childHandle(spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) }), file);
+  const stdio = childStdio(inheritedFds(process.env)) as StdioOptions & unknown[];
+  if (capture) [stdio[1], stdio[2]] = ['pipe', 'pipe'];
+  const child = spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) });
+  if (capture && child.stdout && child.stderr) {
+    capture.tee(child.stdout, process.stdout);
+    capture.tee(child.stderr, process.stderr);
+  }
+  return childHandle(child, file);
 }
 
 /** `command args` behind setpriv where it exists: if dlock dies, the kernel sends the child SIGKILL. */

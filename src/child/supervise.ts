@@ -19,6 +19,8 @@ export interface Supervision {
   onLost: OnLost;
   /** The longest grace between SIGTERM and SIGKILL (--kill-after, capped at ttl/3). */
   killAfterMs: number;
+  /** --signal: what stops the child for a lost lock (--on-lost term) or a bound; SIGTERM by default. */
+  stopSignal?: NodeJS.Signals;
   /** The lock's TTL: past its scheduling margin a late SIGKILL may come after the lease ended. */
   ttlMs: number;
   /** --max-hold and --heartbeat: once exceeded the child is stopped (SIGTERM, SIGKILL after the grace). */
@@ -72,21 +74,25 @@ export async function superviseChild(
   }
 }
 
-/** A bound is exceeded (--max-hold, --heartbeat): say so, SIGTERM the command, SIGKILL it after the grace. */
+/** A bound is exceeded (--max-hold, --heartbeat): say so, stop the command (--signal), SIGKILL it after the grace. */
 function stopOnBound(
   toChild: ChildSignals,
   reason: BoundReason,
-  { log, lock, killAfterMs, reentrant }: Supervision,
+  { log, lock, killAfterMs, reentrant, stopSignal = 'SIGTERM' }: Supervision,
 ): void {
   logBoundExceeded(log, reason, lock, 'stopping the command', {}, reentrant);
-  toChild.send('SIGTERM', reason.kind);
+  toChild.send(stopSignal, reason.kind);
   toChild.killLater(killAfterMs);
 }
 
 /** Say the lock is lost and what happens to the child, then do it (--on-lost, ./loss.ts). */
-function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLost, ttlMs }: Supervision): void {
+function stopOnLoss(
+  toChild: ChildSignals,
+  reason: LossReason,
+  { log, lock, onLost, ttlMs, stopSignal }: Supervision,
+): void {
   const { key, fence } = lock;
-  const response = lossResponse(onLost, reason);
+  const response = lossResponse(onLost, reason, stopSignal);
   const late = reason.lateMs === undefined ? {} : { late_ms: Math.round(reason.lateMs) };
   log.event(
     'lost',
@@ -101,5 +107,7 @@ function lossText(signal: LossResponse['signal']): string {
     ? 'the child keeps running unprotected (--on-lost ignore)'
     : signal === 'SIGKILL'
       ? 'killing the child'
-      : 'terminating the child';
+      : signal === 'SIGTERM'
+        ? 'terminating the child'
+        : `sending ${signal} to the child`;
 }

@@ -12,6 +12,7 @@ import {
   lockOptions,
   monitoringOptions,
   onLostOption,
+  signalOption,
   outputOptions,
   waitChoice,
   waitingOptions,
@@ -51,7 +52,8 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
       '--no-keeper',
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
     )
-    .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'));
+    .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'))
+    .addOption(signalOption('the watched process'));
   jobBoundOptions(
     acquire,
     'the watched process',

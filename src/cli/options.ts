@@ -62,14 +62,14 @@ export function waitingOptions(command: Command): Command {
     .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`);
 }
 
-/** --ping and --on-event (run and acquire): who is told about the lock, within what bound. */
+/** --ping and --on-event (run and acquire): who is told about the lock, within what bound; run: --ping-output. */
 export function monitoringOptions(command: Command): Command {
-  return command
+  command
     .optionsGroup(GROUP.monitoring)
     .option(
       '--ping <url>',
-      'healthchecks-style monitor: <url>/start once held, <url> on exit 0, <url>/<exit status> otherwise ' +
-        '(env DLOCK_PING_URL)',
+      'healthchecks-style monitor: <url>/start once held, <url> on exit 0, <url>/<exit status> otherwise, ' +
+        "each with the run's id in ?rid= (env DLOCK_PING_URL)",
     )
     .option('--ping-busy', 'a run turned away (busy, done this window) pings <url>/log; by default it sends nothing')
     .option(
@@ -79,9 +79,24 @@ export function monitoringOptions(command: Command): Command {
     )
     .option(
       '--on-event <command>',
-      'run this /bin/sh command for each lock event, beside the lock: DLOCK_EVENT and DLOCK_EVENT_<FIELD> in ' +
-        'its environment, the JSON event on stdin (env DLOCK_ON_EVENT)',
+      'run this /bin/sh command for each lock event, in order, beside the lock: DLOCK_EVENT and ' +
+        'DLOCK_EVENT_<FIELD> in its environment, the JSON event on stdin (env DLOCK_ON_EVENT)',
     );
+  if (command.name() !== 'run') return command;
+  return command.option(
+    '--ping-output <size>',
+    "send the last <size> bytes (10k: 10000, at most 100k) of the command's stdout and stderr as the final " +
+      "ping's body; they then pass through dlock (pipes)",
+  );
+}
+
+/** --signal (run, acquire): what stops `job` for a lost lock and the bounds, as timeout(1)'s -s chooses it. */
+export function signalOption(job: string): Option {
+  return new Option(
+    '--signal <signal>',
+    `the signal that stops ${job} for --on-lost term, --max-hold and --heartbeat: a name (TERM, SIGINT) or ` +
+      'number (default TERM; SIGKILL still follows after the grace)',
+  );
 }
 
 /** What --on-lost does, to the command (run) or the watched process (acquire). */
@@ -102,7 +117,7 @@ export function jobBoundOptions(command: Command, job: string, stop: string): Co
     .option(
       '--heartbeat <duration>',
       `stop ${job} the same way when it goes this long (at least 100ms) without running \`dlock heartbeat\` ` +
-        '(env DLOCK_HEARTBEAT)',
+        '(env DLOCK_HEARTBEAT); the job gets this interval in DLOCK_HEARTBEAT_MS',
     );
 }
 

@@ -13,6 +13,7 @@ import {
   lockOptions,
   monitoringOptions,
   onLostOption,
+  signalOption,
   outputOptions,
   waitChoice,
   waitingOptions,
@@ -56,6 +57,7 @@ export function declareRun(program: Command, cli: CommandLine): void {
     waitingOptions(run)
       .optionsGroup(GROUP.command)
       .addOption(onLostOption('the command'))
+      .addOption(signalOption('the command'))
       .option(
         '--kill-after <duration>',
         `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,

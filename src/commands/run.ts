@@ -7,7 +7,7 @@ import { signalStatus } from '../child/exit-status.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
 import { SignalRelay } from '../child/signal-relay.js';
-import { spawnChild } from '../child/spawn.js';
+import { spawnChild, type OutputCapture } from '../child/spawn.js';
 import { superviseChild } from '../child/supervise.js';
 import type { Env, RunConfig } from '../config/index.js';
 import { now } from '../clock.js';
@@ -22,7 +22,12 @@ import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '..
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
-  if (config.monitor) (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, 'run');
+  // --ping-output: the command's output goes through dlock, its tail kept for the final ping.
+  const outputBytes = config.monitor?.pingOutputBytes;
+  const tail =
+    outputBytes === undefined ? undefined : new (await import('../monitor/output-tail.js')).OutputTail(outputBytes);
+  if (config.monitor)
+    (await import('../monitor/monitor.js')).startMonitor(config.monitor, config.key, log, 'run', tail);
   const [file, ...args] = config.command;
   resolveCommand(file, env.PATH); // 127/126 before any lock is taken
   const signals = new SignalRelay();
@@ -37,7 +42,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
     const slot = parent?.slot || undefined;
     const held = parent && (await isHeldBy(set, parent.token, { key: config.key, command: 'run', slot }));
-    if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held);
+    if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held, tail);
     // Its enclosing lock is gone: 76 unless its owner ended that section here (loaded only then: crypto).
     if (parent) (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, parent.token, 'run');
 
@@ -49,8 +54,12 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       token: set.owner,
       ttlMs: config.ttlMs,
       heartbeatFile: heartbeat?.path,
+      heartbeatMs: config.heartbeatMs,
     };
-    const ready = () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
+    // Not with --ping-output: the waiting shell would have the caller's stdout and stderr.
+    const ready = tail
+      ? undefined
+      : () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
     const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
@@ -62,7 +71,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       const slot = hold.slotVariable(config.slotted);
       const child =
         prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot })));
+        (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot }), tail));
       const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
       bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
       if (bounds) hold.reportProgress(bounds.progress.bind(bounds));
@@ -71,6 +80,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
         lock: { key: config.key, fence: hold.fence },
         onLost: config.onLost,
         killAfterMs: config.killAfterMs,
+        stopSignal: config.stopSignal,
         ttlMs: hold.ttlMs,
         bounds,
         token: lock.token,
@@ -134,6 +144,7 @@ async function runUnderParent(
   set: LockSet,
   parent: EnclosingLock,
   held: ParentLease,
+  tail: OutputCapture | undefined,
 ): Promise<number> {
   if (signals.interrupted.aborted) return interruptedStatus(signals.interrupted);
   const heartbeat =
@@ -163,8 +174,10 @@ async function runUnderParent(
     const variables = { DLOCK_KEY: key, DLOCK_TOKEN: parent.token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl };
     const childEnv = enclosedEnv(env, { ...variables, DLOCK_SLOT: slot });
     if (heartbeat?.own) childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
+    // The bound its command must heartbeat within: its own, or the caller's when that is shorter (a shared file).
+    if (heartbeat) childEnv.DLOCK_HEARTBEAT_MS = String(heartbeatWithin(config.heartbeatMs!, heartbeat.own, env));
     const startedAt = now();
-    const child = await spawnChild(file, args, childEnv);
+    const child = await spawnChild(file, args, childEnv, tail);
     if (config.maxHoldMs !== undefined || heartbeat) {
       bounds = new JobBounds({ ...config, heldSince: startedAt, heartbeat: heartbeat?.file });
     }
@@ -173,6 +186,7 @@ async function runUnderParent(
       lock: { key, fence },
       onLost: config.onLost,
       killAfterMs: config.killAfterMs,
+      stopSignal: config.stopSignal,
       ttlMs: lease.ttlMs,
       bounds,
       reentrant: true,
@@ -190,6 +204,12 @@ async function runUnderParent(
     bounds?.stop();
     if (heartbeat?.own) heartbeat.file.remove();
   }
+}
+
+/** A nested run's --heartbeat, or the caller's (DLOCK_HEARTBEAT_MS) when the file is shared and it is shorter. */
+function heartbeatWithin(ownMs: number, own: boolean, env: Env): number {
+  const callerMs = Number(env.DLOCK_HEARTBEAT_MS);
+  return !own && Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
 }
 
 /** A lease length from the environment, when it is one --ttl would take (100 ms up to setTimeout's 2^31−1). */

@@ -5,6 +5,7 @@ import { MAX_SLOTS } from '../lock/holder.js';
 import { MODES, type HoldMode } from '../lock/mode.js';
 import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
 import { jobBounds } from './bounds.js';
+import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';
 import type { MonitorConfig } from './monitor.js';
 import {
@@ -30,6 +31,8 @@ export interface RunConfig extends ConnectionConfig {
   conflictExitCode: number;
   onLost: OnLost;
   killAfterMs: number;
+  /** --signal: what stops the command for --on-lost term, --max-hold and --heartbeat (SIGKILL follows). */
+  stopSignal: NodeJS.Signals;
   syncReplicas: number;
   /** The holder metadata's `cmd`: the command line, truncated, passwords masked; '' with --no-cmd-metadata. */
   holderCmd: string;
@@ -68,6 +71,7 @@ export function lockOptions(
   | 'conflictExitCode'
   | 'onLost'
   | 'killAfterMs'
+  | 'stopSignal'
   | 'syncReplicas'
   | 'mode'
   | 'slotted'
@@ -99,6 +103,7 @@ export function lockOptions(
     onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
     // The grace must fit inside the lease, or a lost lock would outlive its expiry.
     killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
+    stopSignal: stopSignal(raw.signal),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
     mode,
     slotted: raw.slots !== undefined,

@@ -9,6 +9,8 @@ export interface MonitorConfig {
   pingUrl: string | undefined;
   /** --ping-busy: a run turned away (busy, done this window) sends <url>/log. */
   pingBusy: boolean;
+  /** --ping-output (run): the final ping's body is the last this many bytes of the command's output. */
+  pingOutputBytes?: number;
   /** --on-event: a /bin/sh command run for each lock event. */
   onEvent: string | undefined;
   /** --ping-timeout: the bound of each ping (retries included) and, at exit, of the hooks still running. */
@@ -29,10 +31,26 @@ export function monitorConfig(raw: RawOptions, env: Env): MonitorConfig | undefi
   const timeoutMs = positiveDuration(timeoutOption, timeoutText);
   if (timeoutMs > PING_TIMEOUT_MAX_MS) throw badOption(timeoutOption, timeoutText, 'must be at most 30s');
   if (raw.pingBusy && url === undefined) throw new UsageError('--ping-busy needs --ping (or DLOCK_PING_URL)');
+  if (raw.pingOutput !== undefined && url === undefined)
+    throw new UsageError('--ping-output needs --ping (or DLOCK_PING_URL)');
+  const pingOutputBytes = raw.pingOutput === undefined ? undefined : outputSize(raw.pingOutput);
   if (url !== undefined && !isHttpUrl(url)) throw badOption(urlOption, url, 'expected an http:// or https:// URL');
   if (raw.onEvent === '') throw badOption('--on-event', '', 'expected a command');
   if (url === undefined && onEvent === undefined) return undefined;
-  return { pingUrl: url, pingBusy: Boolean(raw.pingBusy), onEvent, timeoutMs };
+  return { pingUrl: url, pingBusy: Boolean(raw.pingBusy), pingOutputBytes, onEvent, timeoutMs };
+}
+
+/** The most --ping-output keeps: what healthchecks.io keeps of a ping's body (100 kB). */
+export const PING_OUTPUT_MAX = 100_000;
+
+/** --ping-output's size: bytes, or k for 1000 bytes (`10k`, `10kB`); 1 byte up to PING_OUTPUT_MAX. */
+function outputSize(text: string): number {
+  const match = /^(\d+)(b|k|kb)?$/i.exec(text.trim());
+  if (!match) throw badOption('--ping-output', text, 'not a size (bytes, or k for 1000 bytes: 10k)');
+  const bytes = Number(match[1]) * (match[2]?.toLowerCase().startsWith('k') ? 1000 : 1);
+  if (bytes < 1 || bytes > PING_OUTPUT_MAX)
+    throw badOption('--ping-output', text, 'must be from 1 byte to 100k (100000 bytes, what healthchecks.io keeps)');
+  return bytes;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -36,6 +36,10 @@ export interface RawOptions {
   conflictExitCode?: string;
   onLost?: string;
   killAfter?: string;
+  /** --signal: the stop signal for a lost lock (--on-lost term) and the bounds. */
+  signal?: string;
+  /** --ping-output (run): the size of the output's tail sent as the final ping's body. */
+  pingOutput?: string;
   connectTimeout?: string;
   prefix?: string;
   syncReplicas?: string;

@@ -1,4 +1,4 @@
-// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT,
+// The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT, those of --heartbeat,
 // DLOCK_HELD for the other locks enclosing dlocks hold, and DLOCK_NESTED from a nested acquire),
 // built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
 // stdout, as POSIX-shell export lines for eval or as one JSON object.
@@ -16,6 +16,8 @@ export interface SectionVariables {
   DLOCK_SLOT?: string;
   /** With --heartbeat: the file `dlock heartbeat` touches. */
   DLOCK_HEARTBEAT_FILE?: string;
+  /** With --heartbeat: its interval in ms (as systemd's WATCHDOG_USEC tells a service its watchdog's). */
+  DLOCK_HEARTBEAT_MS?: string;
   /**
    * The other locks enclosing dlocks hold: `key=token,fence,ttl_ms,slot` entries, space-separated
    * (config/enclosing.ts); a nested run or acquire of one of those keys, at any depth, finds its token
@@ -38,6 +40,8 @@ export interface SectionLock {
   ttlMs: number | string;
   /** --heartbeat: the file `dlock heartbeat` touches (DLOCK_HEARTBEAT_FILE). */
   heartbeatFile?: string;
+  /** --heartbeat in ms (DLOCK_HEARTBEAT_MS), with heartbeatFile. */
+  heartbeatMs?: number;
 }
 
 /** What the grant brings: the fencing token, and with --slots the slot held. */
@@ -52,29 +56,39 @@ export function lockVariables({
   token,
   ttlMs,
   heartbeatFile,
+  heartbeatMs,
 }: SectionLock): Omit<SectionVariables, 'DLOCK_FENCING_TOKEN'> {
   const heartbeat = heartbeatFile === undefined ? {} : { DLOCK_HEARTBEAT_FILE: heartbeatFile };
+  if (heartbeatFile !== undefined && heartbeatMs !== undefined)
+    Object.assign(heartbeat, { DLOCK_HEARTBEAT_MS: String(heartbeatMs) });
   return { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_TTL_MS: String(ttlMs), ...heartbeat };
 }
 
 /** Every section variable of a granted lock, in the order acquire prints them (DLOCK_SLOT only with a slot). */
 export function holdVariables(lock: SectionLock, { fence, slot }: SectionGrant): SectionVariables {
-  const { DLOCK_KEY, DLOCK_TOKEN, DLOCK_TTL_MS, DLOCK_HEARTBEAT_FILE } = lockVariables(lock);
+  const { DLOCK_KEY, DLOCK_TOKEN, DLOCK_TTL_MS, DLOCK_HEARTBEAT_FILE, DLOCK_HEARTBEAT_MS } = lockVariables(lock);
   const slotted = slot === undefined ? {} : { DLOCK_SLOT: String(slot) };
   const heartbeat = DLOCK_HEARTBEAT_FILE === undefined ? {} : { DLOCK_HEARTBEAT_FILE };
+  if (DLOCK_HEARTBEAT_MS !== undefined) Object.assign(heartbeat, { DLOCK_HEARTBEAT_MS });
   return { DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS, ...slotted, ...heartbeat };
 }
 
 /**
  * The section variables of `hold` on `config.key` (DLOCK_SLOT when --slots was given,
- * DLOCK_HEARTBEAT_FILE with a `heartbeatFile`).
+ * DLOCK_HEARTBEAT_FILE and DLOCK_HEARTBEAT_MS with a `heartbeatFile`).
  */
 export function heldVariables(
-  config: { key: string; slotted: boolean },
+  config: { key: string; slotted: boolean; heartbeatMs?: number },
   hold: Hold,
   heartbeatFile?: string,
 ): SectionVariables {
-  const lock = { key: config.key, token: hold.owner, ttlMs: hold.ttlMs, heartbeatFile };
+  const lock = {
+    key: config.key,
+    token: hold.owner,
+    ttlMs: hold.ttlMs,
+    heartbeatFile,
+    heartbeatMs: config.heartbeatMs,
+  };
   return holdVariables(lock, { fence: hold.fence, slot: hold.slotVariable(config.slotted) });
 }
 
@@ -113,7 +127,9 @@ export function formatVariables(variables: SectionVariables, format: AcquireForm
   if (format === 'json') {
     const slot = variables.DLOCK_SLOT === undefined ? {} : { slot: Number(variables.DLOCK_SLOT) };
     const file = variables.DLOCK_HEARTBEAT_FILE;
-    const heartbeat = file === undefined ? {} : { heartbeat_file: file };
+    const every = variables.DLOCK_HEARTBEAT_MS;
+    const heartbeat =
+      file === undefined ? {} : { heartbeat_file: file, ...(every ? { heartbeat_ms: Number(every) } : {}) };
     const nested = variables.DLOCK_NESTED === undefined ? {} : { nested: true };
     const locks = heldLocks({ DLOCK_HELD: variables.DLOCK_HELD });
     const held = locks.length === 0 ? {} : { held: locks.map(heldJson) };

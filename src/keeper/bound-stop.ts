@@ -9,16 +9,17 @@ import type { ChildSignals } from '../child/child-signals.js';
 import type { AcquireConfig } from '../config/index.js';
 import type { KeeperLogger } from './log.js';
 
-/** Say why, SIGTERM the section (`watched`: pid `pid`'s), SIGKILL it after the grace. */
+/** Say why, SIGTERM (or the --signal) the section (`watched`: pid `pid`'s), SIGKILL it after the grace. */
 export function stopForBound(
   watched: ChildSignals,
-  config: Pick<AcquireConfig, 'key' | 'killAfterMs'>,
+  config: Pick<AcquireConfig, 'key' | 'killAfterMs' | 'stopSignal'>,
   pid: number,
   fence: string,
   reason: BoundReason,
   log: KeeperLogger,
 ): void {
-  logBoundExceeded(log, reason, { key: config.key, fence }, `stopping pid ${pid} (SIGTERM)`, { pid });
-  watched.send('SIGTERM', reason.kind);
+  const signal = config.stopSignal;
+  logBoundExceeded(log, reason, { key: config.key, fence }, `stopping pid ${pid} (${signal})`, { pid });
+  watched.send(signal, reason.kind);
   watched.killLater(config.killAfterMs);
 }

@@ -216,7 +216,7 @@ function stopWatched(
   log: KeeperLogger,
 ): boolean {
   const reason = hold.lossReason as LossReason;
-  const response = lossResponse(config.onLost, reason);
+  const response = lossResponse(config.onLost, reason, config.stopSignal);
   const { signal } = response;
   const whom = gone ? `what pid ${pid} left running` : `pid ${pid}`;
   const what = signal ? `sending ${signal} to ${whom}` : `${whom} keeps running unprotected (--on-lost ignore)`;

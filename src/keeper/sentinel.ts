@@ -37,7 +37,7 @@ export function startSentinel(
   fence: string,
   hasStderr: boolean,
 ): Sentinel | undefined {
-  const signal = onLostSignal(config.onLost)?.slice('SIG'.length) ?? '';
+  const signal = onLostSignal(config.onLost, config.stopSignal)?.slice('SIG'.length) ?? '';
   const logFile = hasStderr ? undefined : openKeeperLog();
   const format = hasStderr ? config.logFormat : 'json';
   const line = renderEvent(config, format, lostEvent(config, watchPid, fence, signal));

@@ -1,11 +1,12 @@
-// --on-event: one /bin/sh -c <command> per lock event, beside the lock. The event reaches the hook
-// only through its environment (DLOCK_EVENT, DLOCK_EVENT_<FIELD>) and its stdin (the JSON line):
-// nothing of it is ever put in the command text, so no value is read by a shell.
+// --on-event: one /bin/sh -c <command> per lock event, in the order of the events, beside the lock.
+// The event reaches the hook only through its environment (DLOCK_EVENT, DLOCK_EVENT_<FIELD>) and its
+// stdin (the JSON line): nothing of it is ever put in the command text, so no value is read by a shell.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Fields, Logger } from '../log.js';
 import { maskSecrets } from '../secrets.js';
 import { toJson } from '../untrusted.js';
+import { formatDuration } from '../duration.js';
 
 /** The longest value a DLOCK_EVENT_<FIELD> variable holds; the JSON on stdin has the whole event. */
 export const MAX_VARIABLE_LENGTH = 4096;
@@ -26,19 +27,41 @@ function text(value: unknown): string {
   return whole.replace(/\0/g, '').slice(0, MAX_VARIABLE_LENGTH);
 }
 
-/** The hooks of one dlock process: started per event, never waited for until exit. */
+/**
+ * The hooks of one dlock process, run in the order of its events: one at a time, each bounded by
+ * `boundMs` (--ping-timeout): a hook still running then is left running (one warning line) and
+ * the next event's hook starts. They run beside the lock: nothing waits for them until exit.
+ */
 export class Hooks {
-  private readonly running = new Set<ChildProcess>();
+  private readonly queue: Fields[] = [];
+  private current: { hook: ChildProcess; record: Fields; timer: NodeJS.Timeout } | undefined;
+  /** Called each time the queue is empty and no hook runs. */
+  private idle: (() => void)[] = [];
+  /** At exit, past the bound: no hook starts any more. */
+  private closed = false;
 
   constructor(
     private readonly command: string,
     private readonly log: Logger,
     /** Their output: dlock's stderr in text mode; nowhere in json mode (stderr is JSON lines only). */
     private readonly output: 'inherit' | 'ignore',
+    private readonly boundMs: number,
   ) {}
 
-  /** Start the hook for `record`; its failure is one warning, and it never holds anything up. */
+  /** Queue the hook for `record`: it starts once the hooks of the events before it are done. */
   run(record: Fields): void {
+    if (this.closed) return;
+    this.queue.push(record);
+    if (this.current === undefined) this.next();
+  }
+
+  /** Start the next event's hook; its failure is one warning, and it never holds anything up. */
+  private next(): void {
+    const record = this.queue.shift();
+    if (record === undefined || this.closed) {
+      for (const resolve of this.idle.splice(0)) resolve();
+      return;
+    }
     let hook: ChildProcess;
     try {
       hook = spawn('/bin/sh', ['-c', this.command], {
@@ -46,34 +69,62 @@ export class Hooks {
         stdio: ['pipe', this.output === 'inherit' ? 2 : 'ignore', this.output === 'inherit' ? 2 : 'ignore'],
       });
     } catch (error) {
-      return this.warn(record, error instanceof Error ? error.message : String(error));
+      this.warn(record, error instanceof Error ? error.message : String(error));
+      return this.next();
     }
-    this.running.add(hook);
+    const done = () => {
+      if (this.current?.hook !== hook) return;
+      clearTimeout(this.current.timer);
+      this.current = undefined;
+      this.next();
+    };
+    const timer = setTimeout(() => {
+      if (this.current?.hook !== hook) return;
+      hook.unref();
+      this.log.warn(
+        maskSecrets(
+          `--on-event hook for ${text(record.event)} (pid ${hook.pid}) still running after ` +
+            `${formatDuration(this.boundMs)}; left running, the next event's hook starts`,
+        ),
+        { event: 'hook-failed', lock_event: record.event, pid: hook.pid },
+      );
+      done();
+    }, this.boundMs);
+    timer.unref();
+    this.current = { hook, record, timer };
     hook.stdin!.on('error', () => {}); // a hook that does not read its stdin
     hook.stdin!.end(`${toJson(record)}\n`);
     hook.once('error', (error) => {
-      this.running.delete(hook);
       this.warn(record, error.message);
+      done();
     });
     hook.once('exit', (code, signal) => {
-      this.running.delete(hook);
       if (code !== 0) this.warn(record, signal ? `killed by ${signal}` : `exit ${code}`);
+      done();
     });
   }
 
-  /** Wait for the hooks still running until `deadline` (a promise); then leave them running, and say so. */
+  /**
+   * Wait for the queued hooks until `deadline` (a promise); then leave the one running running,
+   * start no other, and say so for each.
+   */
   async settle(deadline: Promise<void>): Promise<void> {
-    const all = [...this.running].map((hook) => new Promise((resolve) => hook.once('exit', resolve)));
-    if (all.length === 0) return;
-    await Promise.race([Promise.all(all), deadline]);
-    for (const hook of this.running) {
-      hook.removeAllListeners('exit');
-      hook.unref();
-      this.log.warn(`--on-event hook (pid ${hook.pid}) still running at exit; left running`, {
+    if (this.current === undefined && this.queue.length === 0) return;
+    await Promise.race([new Promise<void>((resolve) => this.idle.push(resolve)), deadline]);
+    this.closed = true;
+    const current = this.current;
+    if (current !== undefined) {
+      clearTimeout(current.timer);
+      current.hook.removeAllListeners('exit');
+      current.hook.unref();
+      const { record, hook } = current;
+      this.log.warn(`--on-event hook for ${text(record.event)} (pid ${hook.pid}) still running at exit; left running`, {
         event: 'hook-failed',
-        pid: hook.pid,
+        lock_event: current.record.event,
+        pid: current.hook.pid,
       });
     }
+    for (const record of this.queue.splice(0)) this.warn(record, 'not run: the bound (--ping-timeout) ran out at exit');
   }
 
   private warn(record: Fields, why: string): void {

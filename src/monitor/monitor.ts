@@ -8,8 +8,10 @@ import type { MonitorConfig } from '../config/index.js';
 import { now, sleep } from '../clock.js';
 import { addEventSink, type EventSink, type Fields, type Logger } from '../log.js';
 import { Hooks } from './hooks.js';
-import { ping, pingUrl } from './ping.js';
+import { ping, pingUrl, runId } from './ping.js';
+import { newOwnerToken } from '../lockset/index.js';
 import { maskSecrets } from '../secrets.js';
+import type { OutputTail } from './output-tail.js';
 
 /**
  * Which pings this process sends. run: all. The keeper of `dlock acquire`: /start and the end of
@@ -21,8 +23,14 @@ import { maskSecrets } from '../secrets.js';
 export type MonitorRole = 'run' | 'keeper' | 'foreground';
 
 /** Start telling `config`'s monitors about every lock event of this process, for `key`. */
-export function startMonitor(config: MonitorConfig, key: string, log: Logger, role: MonitorRole): void {
-  addEventSink(new Monitor(config, key, log, role));
+export function startMonitor(
+  config: MonitorConfig,
+  key: string,
+  log: Logger,
+  role: MonitorRole,
+  tail?: OutputTail,
+): void {
+  addEventSink(new Monitor(config, key, log, role, tail));
 }
 
 class Monitor implements EventSink {
@@ -35,15 +43,19 @@ class Monitor implements EventSink {
   private started: Promise<void> = Promise.resolve();
   /** Pings sent or waiting to be sent, not yet answered or failed: reported as timed out at the bound. */
   private readonly pending = new Set<{ url: string; reported: boolean }>();
+  /** The run id of every ping of this process (`?rid=`): healthchecks pairs /start with the end by it. */
+  private readonly rid = runId(newOwnerToken());
 
   constructor(
     private readonly config: MonitorConfig,
     private readonly key: string,
     private readonly log: Logger,
     private readonly role: MonitorRole,
+    /** --ping-output: the tail of the command's output, the final ping's body. */
+    private readonly tail?: OutputTail,
   ) {
     if (config.onEvent !== undefined)
-      this.hooks = new Hooks(config.onEvent, log, log.format === 'json' ? 'ignore' : 'inherit');
+      this.hooks = new Hooks(config.onEvent, log, log.format === 'json' ? 'ignore' : 'inherit', config.timeoutMs);
   }
 
   seen(record: Fields): void {
@@ -62,9 +74,9 @@ class Monitor implements EventSink {
   async finish(exitCode: number): Promise<void> {
     const deadline = now() + this.config.timeoutMs;
     const bound = sleep(this.config.timeoutMs);
-    // Hooks started by the last events (setImmediate) are running before they are waited for.
+    // Hooks queued by the last events (setImmediate) are queued before they are waited for.
     await new Promise((resolve) => setImmediate(resolve));
-    const final = this.finalPing(exitCode, deadline);
+    const final = this.finalPing(exitCode, deadline, bound);
     await Promise.all([Promise.race([final, bound]), this.hooks?.settle(bound)]);
     // The bound ran out first: say so for each ping still out (its own timeout may fire a little
     // later than the bound, and dlock exits now).
@@ -72,7 +84,7 @@ class Monitor implements EventSink {
   }
 
   /** <url>, <url>/<status> or <url>/log (or nothing) for how this process ends; after /start has answered. */
-  private async finalPing(exitCode: number, deadline: number): Promise<void> {
+  private async finalPing(exitCode: number, deadline: number, bound: Promise<void>): Promise<void> {
     if (this.config.pingUrl === undefined) return;
     if (this.acquired !== undefined) {
       const heldMs = Math.round(Date.now() - Number(this.acquired.ts_ms));
@@ -83,7 +95,9 @@ class Monitor implements EventSink {
       }
       const status = exitCode !== 0 ? exitCode : this.lost ? EXIT.lost : section;
       const fields = { exit_status: status, held_ms: heldMs };
-      return this.send(status === 0 ? '' : String(status), fields, deadline, this.started);
+      // --ping-output: what the command wrote, once it (and what it left running) closed its output.
+      await this.tail?.ended(bound);
+      return this.send(status === 0 ? '' : String(status), fields, deadline, this.started, this.tail?.bytes());
     }
     if (this.role === 'keeper' || (this.role === 'foreground' && exitCode === 0)) return;
     if (this.turnedAway !== undefined) {
@@ -107,6 +121,8 @@ class Monitor implements EventSink {
     fields: Fields,
     deadline = now() + this.config.timeoutMs,
     after: Promise<void> = Promise.resolve(),
+    /** Sent instead of the JSON summary (--ping-output). */
+    text?: Buffer,
   ): Promise<void> {
     const held = this.acquired;
     const body = {
@@ -115,10 +131,11 @@ class Monitor implements EventSink {
       host: hostname(),
       ...fields,
     };
+    // Named without its run id in a warning: the check's URL, as given.
     const entry = { url: pingUrl(this.config.pingUrl!, suffix), reported: false };
     this.pending.add(entry);
     await after;
-    const failure = await ping(entry.url, body, deadline);
+    const failure = await ping(pingUrl(this.config.pingUrl!, suffix, this.rid), text ?? body, deadline);
     this.pending.delete(entry);
     if (failure !== undefined) this.failed(entry, failure);
   }

@@ -1,5 +1,5 @@
-// One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 429
-// or a 5xx, all within one deadline. What failed is returned for the monitor (./monitor.ts) to
+// One healthchecks-style ping: a POST of a short JSON summary, retried on a network error, a 408,
+// a 429 or a 5xx, all within one deadline. What failed is returned for the monitor (./monitor.ts) to
 // report as one warning line, never an error of the job.
 // The npm build sends with node:http(s), not fetch, whose first use costs Node tens of
 // milliseconds of CPU in every `dlock run --ping` (docs/performance.md).
@@ -13,18 +13,34 @@ import { VERSION } from '../version.js';
 const ATTEMPTS = 3;
 const RETRY_PAUSE_MS = 250;
 
-/** `base` with `suffix` ("start", "log", "3") appended to its path, before any query: <url>/<suffix>. */
-export function pingUrl(base: string, suffix: string): string {
-  if (suffix === '') return base;
+/**
+ * `base` with `suffix` ("start", "log", "3") appended to its path, before any query:
+ * <url>/<suffix>; with `rid`, the run id healthchecks pairs a start with its end by (`?rid=`).
+ */
+export function pingUrl(base: string, suffix: string, rid?: string): string {
+  if (suffix === '' && rid === undefined) return base;
   const url = new URL(base);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${suffix}`;
+  if (suffix !== '') url.pathname = `${url.pathname.replace(/\/+$/, '')}/${suffix}`;
+  if (rid !== undefined) url.searchParams.set('rid', rid);
   return url.href;
 }
 
-/** POST `body` to `url`, giving up at `deadline` (a now() time): undefined when it was answered, else why not. */
+/** A random run id: a version 4 UUID, as healthchecks takes it in `?rid=`. */
+export function runId(randomHex: string): string {
+  const hex = randomHex.padEnd(32, '0').slice(0, 32).split('');
+  hex[12] = '4';
+  hex[16] = '89ab'[parseInt(hex[16], 16) & 3];
+  const text = hex.join('');
+  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
+}
+
+/**
+ * POST `body` to `url` (an object as JSON, bytes as text: --ping-output's tail), giving up at
+ * `deadline` (a now() time): undefined when it was answered, else why not.
+ */
 export async function ping(url: string, body: object, deadline: number): Promise<string | undefined> {
   let failure = 'timed out';
-  const payload = JSON.stringify(body);
+  const payload = Buffer.isBuffer(body) ? body : JSON.stringify(body);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const leftMs = Math.floor(deadline - now());
     if (leftMs <= 0) break;
@@ -32,7 +48,8 @@ export async function ping(url: string, body: object, deadline: number): Promise
       const status = await post(url, payload, leftMs);
       if (status >= 200 && status < 300) return undefined;
       failure = `HTTP ${status}`;
-      if (status !== 429 && status < 500) break;
+      // 408: the monitor (or a proxy before it) timed the request out; it may take the next one.
+      if (status !== 408 && status !== 429 && status < 500) break;
     } catch (error) {
       failure = reason(error);
     }
@@ -48,9 +65,10 @@ export async function ping(url: string, body: object, deadline: number): Promise
  * there and honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY. Node's fetch costs tens of milliseconds
  * to load and honours no proxy on Node 20, so the npm build sends with node:http(s).
  */
-function post(text: string, payload: string, timeoutMs: number): Promise<number> {
+function post(text: string, payload: string | Buffer, timeoutMs: number): Promise<number> {
   const url = new URL(text);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `dlock/${VERSION}` };
+  const type = typeof payload === 'string' ? 'application/json' : 'text/plain; charset=utf-8';
+  const headers: Record<string, string> = { 'content-type': type, 'user-agent': `dlock/${VERSION}` };
   if (url.username !== '' || url.password !== '') {
     const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
     headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
@@ -62,7 +80,7 @@ function post(text: string, payload: string, timeoutMs: number): Promise<number>
   return requestStatus(url, headers, payload, signal);
 }
 
-async function fetchStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+async function fetchStatus(url: URL, headers: Record<string, string>, body: string | Buffer, signal: AbortSignal) {
   const response = await fetch(url, { method: 'POST', headers, body, signal });
   void response.body?.cancel().catch(() => {});
   return response.status;
@@ -76,7 +94,7 @@ const MAX_REDIRECTS = 5;
  * 301, 302 or 303 becomes a GET without the body; the Authorization header is dropped when the
  * redirect leaves the URL's origin. Only http and https targets are followed.
  */
-async function requestStatus(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+async function requestStatus(url: URL, headers: Record<string, string>, body: string | Buffer, signal: AbortSignal) {
   let target = url;
   let post = true;
   let sent = headers;
@@ -98,7 +116,7 @@ function without(headers: Record<string, string>, name: string): Record<string, 
 function requestOnce(
   url: URL,
   headers: Record<string, string>,
-  body: string | undefined,
+  body: string | Buffer | undefined,
   signal: AbortSignal,
 ): Promise<{ status: number; location: string | undefined }> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -62,6 +62,25 @@ test('acquire --max-hold 2s in a shell script: the shell is stopped at 2 s, the 
   expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
 });
 
+test('acquire --signal INT --max-hold 1s: the keeper stops the shell with SIGINT', async () => {
+  const done = await sh(`eval "$("$D" acquire --redis "$R" --log-format json --signal INT --max-hold 1s sig)" || exit 9
+    trap 'kill $! 2>/dev/null; exit 42' INT; trap 'kill $! 2>/dev/null; exit 43' TERM; sleep 600 & wait`);
+  expect(done.code, done.stderr).toBe(42);
+  expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGINT', reason: 'max-hold' });
+  expect(await admin.exists('dlock:{sig}')).toBe(0);
+});
+
+test('acquire --heartbeat 1500ms tells the section its interval: DLOCK_HEARTBEAT_MS, heartbeat_ms in --json', async () => {
+  const done = await sh(`eval "$("$D" acquire --redis "$R" --heartbeat 1500ms told)" || exit 9
+    echo "$DLOCK_HEARTBEAT_MS"; "$D" release --exit-status 0 told
+    "$D" acquire --redis "$R" --heartbeat 2s --json told-json`);
+  expect(done.code, done.stderr).toBe(0);
+  const [sh_, json] = done.stdout.trim().split('\n');
+  expect(sh_).toBe('1500');
+  expect(JSON.parse(json)).toMatchObject({ key: 'told-json', heartbeat_ms: 2000 });
+  await dlock(['release', '--redis', server.url, '--token', JSON.parse(json).token, 'told-json'], { env: env() });
+});
+
 test('acquire --heartbeat 1s: a section that heartbeats runs on; once it stops, it is stopped ~1 s later', async () => {
   const done = await sh(`eval "$("$D" acquire --redis "$R" --log-format json --heartbeat 1s beat)" || exit 9
     [ -n "$DLOCK_HEARTBEAT_FILE" ] || exit 8

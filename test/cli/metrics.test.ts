@@ -288,6 +288,15 @@ test('--push: a real Pushgateway shows the group, job dlock by prefix and host',
   expect(groups.data.map((group) => group.labels)).toEqual([{ job: 'dlock', prefix: 'dlock:', host: hostname() }]);
 });
 
+test("the tests' Pushgateway keeps what it is pushed in memory, not in Debian's file shared with the machine", async () => {
+  const gateway = await startPushgateway();
+  servers.push(gateway);
+  const status = (await (await fetch(`${gateway.url}/api/v1/status`)).json()) as {
+    data: { flags: Record<string, string> };
+  };
+  expect(status.data.flags['persistence.file']).toBe('');
+});
+
 test('--push to nothing: 69, the password masked', async () => {
   const url = `http://user:s3cret@127.0.0.1:${await freePort()}`;
   const result = await dlock(['metrics', '--redis', redis.url, '--push', url]);

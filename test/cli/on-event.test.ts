@@ -111,6 +111,23 @@ describe('every lock event, with its fields', () => {
   });
 });
 
+describe("one run's hooks, in order", () => {
+  test('a slow hook for acquired: released still comes after it, one hook at a time', async () => {
+    const out = tempDir();
+    const hook =
+      'echo "$DLOCK_EVENT $(date +%s%N)" >> "$OUT/starts"; case $DLOCK_EVENT in acquired) sleep .3;; esac; ' +
+      'echo "$DLOCK_EVENT $(date +%s%N)" >> "$OUT/o.log"';
+    const result = await run('hook-order', ['--on-event', hook], ['true'], { OUT: out });
+    expect(result.code).toBe(0);
+    const lines = readFileSync(join(out, 'o.log'), 'utf8').trim().split('\n');
+    expect(lines.map((line) => line.split(' ')[0])).toEqual(['acquired', 'released']);
+    // One at a time: released's hook started after acquired's had written its line.
+    const starts = readFileSync(join(out, 'starts'), 'utf8').trim().split('\n');
+    const releasedStart = Number(starts.find((line) => line.startsWith('released '))!.split(' ')[1]);
+    expect(releasedStart).toBeGreaterThan(Number(lines[0].split(' ')[1]));
+  });
+});
+
 describe('a hook never holds the job up', () => {
   test('a failing hook: one warning line each, the exit status unchanged', async () => {
     const result = await run('hook-fail', ['--on-event', 'exit 5'], ['sh', '-c', 'exit 2']);
@@ -119,7 +136,7 @@ describe('a hook never holds the job up', () => {
     expect(result.stderr).toMatch(/^dlock: --on-event hook for released failed: exit 5$/m);
   });
 
-  test('a hook that hangs: the lock is released at once, dlock exits after --ping-timeout and leaves it running', async () => {
+  test('a hook that hangs: the lock is released at once, the next hook starts after --ping-timeout, dlock exits after it', async () => {
     const out = tempDir();
     const started = Date.now();
     const result = await run(
@@ -140,8 +157,9 @@ describe('a hook never holds the job up', () => {
     // Free for the next run at once, while the hooks still sleep.
     expect((await run('hook-hang', ['-n'], ['true'])).code).toBe(0);
     expect(events(result.stderr, 'hook-failed').map(({ message }) => message)).toEqual([
-      expect.stringMatching(/still running at exit; left running/),
-      expect.stringMatching(/still running at exit; left running/),
+      // One at a time: acquired's hook is left running after its bound, and released's starts.
+      expect.stringMatching(/^--on-event hook for acquired \(pid \d+\) still running after 1s; left running, the next/),
+      expect.stringMatching(/^--on-event hook for released \(pid \d+\) still running at exit; left running$/),
     ]);
     for (const pid of readFileSync(join(out, 'pids'), 'utf8').trim().split('\n')) process.kill(Number(pid), 'SIGKILL');
   });

@@ -49,6 +49,42 @@ describe('the sequence of pings', () => {
     expect(ended.held_ms).toBeGreaterThanOrEqual(0);
   });
 
+  test('a run id (?rid=, a UUID) on each ping: the same on /start and the end of a run, another for the next run', async () => {
+    const server = await pingServer();
+    expect((await run('ping-rid', ['--ping', server.url()], ['true'])).code).toBe(0);
+    expect((await run('ping-rid', ['--ping', server.url()], ['sh', '-c', 'exit 3'])).code).toBe(3);
+    expect(server.paths()).toEqual(['/start', '', '/start', '/3']);
+    const [first, firstEnd, second, secondEnd] = server.rids();
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(firstEnd).toBe(first);
+    expect(secondEnd).toBe(second);
+    expect(second).not.toBe(first);
+  });
+
+  test('overlapping runs (--slots 2) pair up by their run ids', async () => {
+    const server = await pingServer();
+    const first = start(
+      ['run', '--redis', redis.url, '--slots', '2', '--ping', server.url(), 'ping-rid2', '--', 'sleep', '30'],
+      {
+        env: cleanEnv(),
+      },
+    );
+    await waitUntil(() => server.paths().length === 1);
+    expect((await run('ping-rid2', ['--slots', '2', '--ping', server.url()], ['sh', '-c', 'exit 4'])).code).toBe(4);
+    first.process.kill('SIGTERM');
+    await first.result;
+    const pairs = server.requests.map(({ path, rid }) => [path.slice('/ping/check'.length), rid]);
+    expect(pairs).toHaveLength(4);
+    const [outer, inner] = [pairs[0][1], pairs[1][1]];
+    expect(outer).not.toBe(inner);
+    expect(pairs).toEqual([
+      ['/start', outer],
+      ['/start', inner],
+      ['/4', inner],
+      ['/143', outer],
+    ]);
+  });
+
   test('exit 3: <url>/start, then <url>/3; DLOCK_PING_URL works as --ping', async () => {
     const server = await pingServer();
     const result = await run('ping-fail', [], ['sh', '-c', 'exit 3'], { DLOCK_PING_URL: server.url() });
@@ -272,13 +308,20 @@ describe('how a ping is sent', () => {
     expect(server.requests.map(({ authorization }) => authorization)).toEqual([basic, basic]);
   });
 
-  test('a 503 is tried three times, a 404 once; each gives up with one warning naming the status', async () => {
+  test('a 503 or a 408 is tried three times, a 404 once; each gives up with one warning naming the status', async () => {
     const busy = await pingServer({ kind: 'status', code: 503 });
     const unavailable = await run('ping-503', ['--ping', busy.url()], ['true']);
     expect(unavailable.code).toBe(0);
     expect(busy.paths()).toEqual(['/start', '/start', '/start', '', '', '']);
     expect(unavailable.stderr).toMatch(/^dlock: ping http:\/\/127\.0\.0\.1:\d+\/ping\/check\/start failed: HTTP 503$/m);
     expect(unavailable.stderr.trim().split('\n')).toHaveLength(2);
+
+    // 408 Request Timeout: the monitor gave up waiting for the request, as healthchecks' proxies do; try again.
+    const timedOut = await pingServer({ kind: 'status', code: 408 });
+    const slow = await run('ping-408', ['--ping', timedOut.url()], ['true']);
+    expect(slow.code).toBe(0);
+    expect(timedOut.paths()).toEqual(['/start', '/start', '/start', '', '', '']);
+    expect(slow.stderr).toMatch(/\/ping\/check failed: HTTP 408$/m);
 
     const missing = await pingServer({ kind: 'status', code: 404 });
     const notFound = await run('ping-404', ['--ping', missing.url()], ['sh', '-c', 'exit 5']);
@@ -352,6 +395,57 @@ describe('how a ping is sent', () => {
   });
 });
 
+describe("--ping-output: the tail of the command's output as the final ping's body", () => {
+  // stdout and stderr, then 3000 x's and an END line on stdout. (Two pipes: only what comes a moment apart keeps its order.)
+  const noisy = [
+    'sh',
+    '-c',
+    'echo out1; echo err1 >&2; sleep .2; head -c 3000 /dev/zero | tr "\\0" x; echo END; exit 3',
+  ];
+
+  test("--ping-output 1k: the last 1000 bytes as text; dlock's stdout and stderr carry the output unchanged", async () => {
+    const server = await pingServer();
+    const result = await run('ping-out', ['--ping', server.url(), '--ping-output', '1k'], noisy);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe(`out1\n${'x'.repeat(3000)}END\n`);
+    expect(result.stderr).toBe('err1\n');
+    expect(server.paths()).toEqual(['/start', '/3']);
+    const [started, ended] = server.requests;
+    expect(started.contentType).toBe('application/json');
+    expect(ended.contentType).toBe('text/plain; charset=utf-8');
+    expect(ended.body).toBe(`${'x'.repeat(996)}END\n`);
+  });
+
+  test('an output shorter than the size is sent whole, stderr lines among stdout ones in the order they came', async () => {
+    const server = await pingServer();
+    const script = 'echo one; sleep .2; echo two >&2; sleep .2; echo three';
+    const result = await run('ping-out2', ['--ping', server.url(), '--ping-output', '100k'], ['sh', '-c', script]);
+    expect(result.code).toBe(0);
+    expect(server.requests[1].body).toBe('one\ntwo\nthree\n');
+  });
+
+  test('a large output (5 MB through a pipe) reaches the caller byte for byte; the body is the last 100000 bytes', async () => {
+    const server = await pingServer();
+    const result = await run('ping-big', ['--ping', server.url(), '--ping-output', '100k'], ['seq', '1', '700000']);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines).toHaveLength(700_001);
+    expect(lines[699_999]).toBe('700000');
+    expect(result.stdout).toBe(Array.from({ length: 700_000 }, (_, i) => `${i + 1}\n`).join(''));
+    const body = server.requests[1].body;
+    expect(Buffer.byteLength(body)).toBe(100_000);
+    expect(result.stdout.endsWith(body)).toBe(true);
+  });
+
+  test("without --ping-output the final body stays the JSON summary, and the command has the caller's descriptors", async () => {
+    const server = await pingServer();
+    const result = await run('ping-noout', ['--ping', server.url()], ['sh', '-c', 'echo hi; exit 3']);
+    expect(result).toMatchObject({ code: 3, stdout: 'hi\n' });
+    expect(server.requests[1].contentType).toBe('application/json');
+    expect(JSON.parse(server.requests[1].body)).toMatchObject({ exit_status: 3 });
+  });
+});
+
 describe('bad input: 64, naming the option', () => {
   test.for([
     [['--ping', 'ftp://example.com/x'], /--ping: expected an http/],
@@ -360,6 +454,10 @@ describe('bad input: 64, naming the option', () => {
     [['--ping-timeout', '0'], /--ping-timeout: must be greater than zero/],
     [['--ping-timeout', '31s'], /--ping-timeout: must be at most 30s/],
     [['--ping-busy'], /--ping-busy needs --ping/],
+    [['--ping-output', '1k'], /--ping-output needs --ping/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '0'], /--ping-output: must be from 1 byte to 100k/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '101k'], /--ping-output: must be from 1 byte to 100k/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', 'lots'], /--ping-output: not a size/],
   ] as const)('%j', async ([flags, message]) => {
     const result = await run('ping-bad', [...flags], ['true']);
     expect(result.code).toBe(64);

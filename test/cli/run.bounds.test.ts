@@ -4,10 +4,10 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
-import { isAlive, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
+import { events, isAlive, onlyEvent, spawnDlock, tempDir, waitForFile } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let redis: RedisServer;
@@ -85,6 +85,93 @@ test('never heartbeats: --heartbeat counts from the start of the command', async
   expect(done.code, done.stderr).toBe(124);
   const missed = onlyEvent(done.stderr, 'heartbeat-missed');
   expect(missed.ts_ms - onlyEvent(done.stderr, 'acquired').ts_ms).toBeLessThan(1200);
+});
+
+test('the command is told its heartbeat interval (DLOCK_HEARTBEAT_MS); a nested run with its own: the shorter', async () => {
+  const inner = (flags: string, name: string) =>
+    `"$D" run --redis "$R" ${flags} hb-ms -- sh -c 'echo "${name}=\${DLOCK_HEARTBEAT_MS-unset}"'`;
+  const script =
+    `echo "outer=$DLOCK_HEARTBEAT_MS"; ${inner('--heartbeat 700ms', 'own')}; ${inner('', 'inherited')}; ` +
+    inner('--heartbeat 5s', 'shorter');
+  const told = await spawnDlock(
+    ['run', '--redis', redis.url, '--heartbeat', '1500ms', 'hb-ms', '--', 'sh', '-c', script],
+    {
+      env: env({ R: redis.url }),
+    },
+  ).result;
+  expect(told.code, told.stderr).toBe(0);
+  expect(told.stdout.trim().split('\n')).toEqual(['outer=1500', 'own=700', 'inherited=1500', 'shorter=1500']);
+  const plain = await spawnDlock(
+    ['run', '--redis', redis.url, 'hb-ms', '--', 'sh', '-c', 'echo "${DLOCK_HEARTBEAT_MS-unset}"'],
+    {
+      env: env(),
+    },
+  ).result;
+  expect(plain.stdout).toBe('unset\n');
+});
+
+describe('--signal: the stop signal for a bound or a lost lock (timeout -s), SIGKILL after --kill-after still', () => {
+  // The command records the signal it got, stops its sleep, and exits 7 (dlock exits 124 or 76 whatever it says).
+  const trapping = (signal: string, file: string) =>
+    `trap 'kill $! 2>/dev/null; echo ${signal} > "${file}"; exit 7' ${signal}; sleep 600 & wait`;
+
+  test('--signal INT --max-hold 1s: the command gets SIGINT, exit 124', async () => {
+    const dir = tempDir();
+    const done = await run(['--signal', 'INT', '--max-hold', '1s', '--kill-after', '900ms'], 'sig-int', [
+      'sh',
+      '-c',
+      trapping('INT', join(dir, 'got')),
+    ]).result;
+    expect(done.code, done.stderr).toBe(124);
+    expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGINT', reason: 'max-hold' });
+    expect(readFileSync(join(dir, 'got'), 'utf8')).toBe('INT\n');
+  });
+
+  test('--signal 1 (a number) on a lost lock: SIGHUP, exit 76; --signal SIGUSR1 with --heartbeat', async () => {
+    const dir = tempDir();
+    const holder = run(['--signal', '1', '--ttl', '3s', '--kill-after', '1s'], 'sig-hup', [
+      'sh',
+      '-c',
+      trapping('HUP', join(dir, 'got')),
+    ]);
+    await holder.waitFor('"acquired"');
+    await redis.client().del('dlock:{sig-hup}');
+    const done = await holder.result;
+    expect(done.code, done.stderr).toBe(76);
+    expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGHUP', reason: 'lost' });
+    expect(readFileSync(join(dir, 'got'), 'utf8')).toBe('HUP\n');
+
+    const beat = await run(['--signal', 'SIGUSR1', '--heartbeat', '300ms', '--kill-after', '3s'], 'sig-usr1', [
+      'sh',
+      '-c',
+      trapping('USR1', join(dir, 'usr1')),
+    ]).result;
+    expect(beat.code, beat.stderr).toBe(124);
+    expect(onlyEvent(beat.stderr, 'signal')).toMatchObject({ signal: 'SIGUSR1', reason: 'heartbeat-missed' });
+    expect(readFileSync(join(dir, 'usr1'), 'utf8')).toBe('USR1\n');
+  });
+
+  test('a command that ignores the signal is still killed after --kill-after', async () => {
+    const done = await run(['--signal', 'INT', '--max-hold', '500ms', '--kill-after', '300ms'], 'sig-kill', [
+      'sh',
+      '-c',
+      "trap '' INT; sleep 600 & wait",
+    ]).result;
+    expect(done.code, done.stderr).toBe(124);
+    const sent = events(done.stderr, 'signal').map(({ signal, reason }) => [signal, reason]);
+    expect(sent).toEqual([
+      ['SIGINT', 'max-hold'],
+      ['SIGKILL', 'kill-after'],
+    ]);
+  });
+
+  test.each([['FOO'], ['0'], ['65'], ['SIG'], ['-15'], ['']])('--signal %j: 64, one line', async (value) => {
+    const { code, stderr } = await dlock(['run', '--redis', redis.url, '--signal', value, 'sig-bad', '--', 'true'], {
+      env: env(),
+    });
+    expect(code).toBe(64);
+    expect(stderr).toMatch(/^dlock: --signal: not a signal name or number .*\n$/);
+  });
 });
 
 test('dlock heartbeat outside a dlock: 64 and one "dlock: " line', async () => {

@@ -305,6 +305,15 @@ test.each(SHELLS)('the keeper SIGKILLed: %s is sent SIGTERM at once and the step
   expect((lost.ts_ms as number) - killedAt).toBeLessThan(1_000);
 });
 
+test('the keeper SIGKILLed under --signal HUP: its sentinel sends SIGHUP, not SIGTERM', async () => {
+  const acquire = '"$D" acquire --redis "$R" --ttl 10s --signal HUP --log-format json keeper-hup';
+  const steps = 'i=0; while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; echo "STEPS RAN"';
+  const { result } = await killKeeperOf('dash', 'keeper-hup', acquire, steps);
+  expect(result.signal, result.stderr).toBe('SIGHUP');
+  expect(result.stdout).toBe('');
+  expect(lostEvent(result.stderr)).toMatchObject({ key: 'keeper-hup', reason: 'keeper-died', signal: 'SIGHUP' });
+});
+
 test('the keeper SIGKILLed with --on-lost ignore: a warning; release exits 76 once the lease ran out', async () => {
   const acquire = '"$D" acquire --redis "$R" --ttl 1s --on-lost ignore --log-format json ignored';
   const steps = 'sleep 2; echo "steps ran"; "$D" release --redis "$R" ignored || exit';

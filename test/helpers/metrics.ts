@@ -79,10 +79,14 @@ export function startPrometheus(target: string): Promise<HttpServer> {
   });
 }
 
-/** A Pushgateway that keeps what it is pushed in memory. */
+/**
+ * A Pushgateway that keeps what it is pushed in memory only: an empty --persistence.file, not
+ * Debian's default /var/lib/prometheus/pushgateway.data, which the machine's own gateway uses.
+ */
 export function startPushgateway(): Promise<HttpServer> {
   return startHttpServer('prometheus-pushgateway', (port) => [
     `--web.listen-address=127.0.0.1:${port}`,
+    '--persistence.file=',
     '--log.level=error',
   ]);
 }

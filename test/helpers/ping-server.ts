@@ -9,13 +9,18 @@ import type { AddressInfo } from 'node:net';
 import { freePort } from '../../support/redis-server.mjs';
 
 export interface PingRequest {
+  /** The path (a proxy's: the absolute URL), without the query. */
   path: string;
+  /** The `rid` query parameter (healthchecks' run id), if any. */
+  rid: string | undefined;
   method: string;
   body: string;
   /** The Authorization header, if any. */
   authorization: string | undefined;
   /** The User-Agent header, if any. */
   userAgent: string | undefined;
+  /** The Content-Type header, if any. */
+  contentType: string | undefined;
   /** Date.now() when it arrived. */
   atMs: number;
 }
@@ -69,6 +74,12 @@ export class PingServer {
     return this.requests.filter(({ path }) => path.startsWith(base)).map(({ path }) => path.slice(base.length));
   }
 
+  /** The run ids (`?rid=`) of `check`'s pings, in order. */
+  rids(check = 'check'): (string | undefined)[] {
+    const base = `/ping/${check}`;
+    return this.requests.filter(({ path }) => path.startsWith(base)).map(({ rid }) => rid);
+  }
+
   /** The JSON bodies of `check`'s pings, in order. */
   bodies(check = 'check'): Record<string, unknown>[] {
     const base = `/ping/${check}`;
@@ -87,8 +98,21 @@ export class PingServer {
     request.on('data', (chunk: string) => (body += chunk));
     request.on('end', () => {
       const { url = '', method = '', headers } = request;
-      const { authorization, 'user-agent': userAgent } = headers;
-      this.requests.push({ path: url, method, body, authorization, userAgent, atMs: Date.now() });
+      const { authorization, 'user-agent': userAgent, 'content-type': contentType } = headers;
+      // A proxy is asked for the absolute URL: its origin is kept.
+      const { origin, pathname, searchParams } = new URL(url, 'http://monitor');
+      const path = url.startsWith('/') ? pathname : `${origin}${pathname}`;
+      const rid = searchParams.get('rid') ?? undefined;
+      this.requests.push({
+        path,
+        rid,
+        method,
+        body,
+        authorization,
+        userAgent,
+        contentType,
+        atMs: Date.now(),
+      });
       const answer = (code = 200) =>
         response.writeHead(code, { 'content-type': 'text/plain' }).end(code === 200 ? 'OK' : 'error');
       const behaviour = this.behaviour;
