@@ -13,6 +13,7 @@ import type { Env, RunConfig } from '../config/index.js';
 import { now } from '../clock.js';
 import { LockLostError } from '../errors.js';
 import { enclosingLock, type EnclosingLock } from '../config/enclosing.js';
+import { MAX_DURATION_MS, MIN_TTL_MS } from '../config/options.js';
 import { Hold } from '../hold/hold.js';
 import type { Lease, LossReason } from '../hold/lease.js';
 import { keepEnclosingLease } from '../hold/nested-lease.js';
@@ -192,9 +193,9 @@ async function runUnderParent(
   }
 }
 
-/** A lease length from the environment, when it is one --ttl would take (100 ms up to setTimeout's 2^31−1). */
+/** A lease length from the environment, when it is one --ttl would take (MIN_TTL_MS up to MAX_DURATION_MS). */
 function validTtl(ms: number): number | undefined {
-  return Number.isInteger(ms) && ms >= 100 && ms <= 2 ** 31 - 1 ? ms : undefined;
+  return Number.isInteger(ms) && ms >= MIN_TTL_MS && ms <= MAX_DURATION_MS ? ms : undefined;
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {
