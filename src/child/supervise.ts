@@ -83,7 +83,7 @@ function stopOnBound(
   toChild.killLater(killAfterMs);
 }
 
-/** Say the lock is lost and what happens to the child, then do it (--on-lost, ./loss.ts). */
+/** Say the lock is lost and what happens to the command, then do it (--on-lost, ./loss.ts). */
 function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLost, ttlMs }: Supervision): void {
   const { key, fence } = lock;
   const response = lossResponse(onLost, reason);
@@ -98,8 +98,8 @@ function stopOnLoss(toChild: ChildSignals, reason: LossReason, { log, lock, onLo
 
 function lossText(signal: LossResponse['signal']): string {
   return signal === undefined
-    ? 'the child keeps running unprotected (--on-lost ignore)'
+    ? 'the command keeps running unprotected (--on-lost ignore)'
     : signal === 'SIGKILL'
-      ? 'killing the child'
-      : 'terminating the child';
+      ? 'killing the command'
+      : 'terminating the command';
 }

@@ -79,7 +79,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       bounds?.stop();
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted)
-        throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
+        throw new LockLostError(`lost the lock ${config.key} while the command ran: ${hold.lossReason!.message}`);
       if (bounds?.reason) {
         exitStatus = String(BOUND_EXIT);
         return BOUND_EXIT;
@@ -183,7 +183,7 @@ async function runUnderParent(
     });
     if (lease.lost.aborted) {
       const { message } = lease.lost.reason as LossReason;
-      throw new LockLostError(`lost the lock ${key} while the child ran: ${message}`);
+      throw new LockLostError(`lost the lock ${key} while the command ran: ${message}`);
     }
     return bounds?.reason ? BOUND_EXIT : status;
   } finally {
