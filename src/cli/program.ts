@@ -132,7 +132,9 @@ function withFlockForm(error: UsageError, program: Command, argv: string[]): Usa
   }
   if (names.has(argv[i] ?? '')) return error;
   const [key, ...rest] = argv.slice(i);
-  const command = rest[0] === '--' ? rest.slice(1) : rest;
+  const given = rest[0] === '--' ? rest.slice(1) : rest;
+  // flock's `-c 'cmd'` runs it through sh: dlock's form says so.
+  const command = given[0] === '-c' || given[0] === '--command' ? ['sh', '-c', ...given.slice(1)] : given;
   if (key === undefined || key === '--' || command.length === 0) return error;
   const form = ['dlock', 'run', ...options.map(quoteWord), quoteWord(key), '--', ...command.map(quoteWord)].join(' ');
   return new UsageError(`${error.message} — did you mean: ${maskSecrets(form)}`);

@@ -110,6 +110,12 @@ describe("flock's habits at the top level get the dlock form", () => {
     expect(result.code).toBe(64);
   });
 
+  test("dlock -n k -c 'cmd' (flock's -c): did you mean dlock run -n k -- sh -c 'cmd'", async () => {
+    const result = await dlock(['-n', 'k', '-c', 'make deploy']);
+    expect(result.stderr).toBe("dlock: unknown option '-n' — did you mean: dlock run -n k -- sh -c 'make deploy'\n");
+    expect(result.code).toBe(64);
+  });
+
   test('a typo of a command keeps its suggestion', async () => {
     const result = await dlock(['rnu', 'k', 'true']);
     expect(result.stderr).toMatch(/Did you mean run\?/);
