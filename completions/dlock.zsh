@@ -4,7 +4,9 @@
 #
 #   mkdir -p ~/.zfunc
 #   dlock completion zsh > ~/.zfunc/_dlock
-#   echo 'fpath=(~/.zfunc $fpath); autoload -Uz compinit && compinit' >> ~/.zshrc
+#   echo 'fpath=(~/.zfunc $fpath)' >> ~/.zshenv
+#   grep -qs compinit ~/.zshrc ||
+#     echo 'autoload -Uz compinit && compinit' >> ~/.zshrc
 # or, after compinit: source <(dlock completion zsh)
 #
 # Pure zsh, except at a lock name: there `dlock __complete-keys` lists the held locks of the

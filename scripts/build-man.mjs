@@ -178,7 +178,8 @@ function examples(top, commands) {
           .join('\n')
           .trim(),
       );
-      return `${name ? `.SS dlock ${name}\n` : ''}.nf\n.RS\n${text}\n.RE\n.fi`;
+      // At the section's own indent (7): src/cli/help.ts keeps each line to 71 characters for it.
+      return `${name ? `.SS dlock ${name}\n` : ''}.nf\n${text}\n.fi`;
     });
 }
 
@@ -243,7 +244,9 @@ async function render() {
     '.SH EXAMPLES',
     ...examples(top, commands),
     '.SH SEE ALSO',
-    '.BR flock (1)',
+    '.BR flock (1),',
+    '.BR timeout (1),',
+    '.BR etcdctl (1)',
     '',
   ].join('\n');
 }

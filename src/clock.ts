@@ -6,13 +6,44 @@ export class TimeoutError extends Error {
   }
 }
 
+/** The longest delay setTimeout takes (2^31−1 ms, 24.8 days): past it, Node fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timer of any length (longTimeout). */
+export interface LongTimer {
+  clear(): void;
+  /** Let the process exit while it is pending. */
+  unref(): LongTimer;
+}
+
+/**
+ * setTimeout for any delay: one past MAX_TIMER_MS is run as a chain of timers of at most `chunkMs`
+ * each (a --max-hold or --wait of 30d must not fire at once). `chunkMs` is for tests.
+ */
+export function longTimeout(fn: () => void, ms: number, chunkMs = MAX_TIMER_MS): LongTimer {
+  const due = now() + Math.max(0, ms);
+  let timer: NodeJS.Timeout;
+  let unref = false;
+  const arm = () => {
+    const left = Math.max(0, due - now());
+    timer = setTimeout(left > chunkMs ? arm : fn, Math.min(left, chunkMs));
+    if (unref) timer.unref();
+  };
+  arm();
+  const handle: LongTimer = {
+    clear: () => clearTimeout(timer),
+    unref: () => ((unref = true), timer.unref(), handle),
+  };
+  return handle;
+}
+
 /** Reject with TimeoutError when `promise` has not settled within `ms`. */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimer | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(ms)), ms);
+    timer = longTimeout(() => reject(new TimeoutError(ms)), ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => timer?.clear());
 }
 
 /** Resolve after `ms`, or at once when `signal` aborts. */
@@ -20,11 +51,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const done = () => {
-      clearTimeout(timer);
+      timer.clear();
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, Math.max(0, ms));
+    const timer = longTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
 }

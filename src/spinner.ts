@@ -29,16 +29,41 @@ export function spinnerWanted(env: Env, quiet: boolean, stream: NodeJS.WriteStre
   return Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && !quiet && !underCi(env) && env.TERM !== 'dumb';
 }
 
+/** Columns the frame takes besides the text: the spinner character and a space, and one spare. */
+const SPINNER_MARGIN = 3;
+
+/** Wide characters (CJK, Hangul, fullwidth forms, emoji) take two columns of a terminal. */
+const WIDE = new RegExp(
+  '[\\u1100-\\u115f\\u2e80-\\ua4cf\\uac00-\\ud7a3\\uf900-\\ufaff\\ufe30-\\ufe4f\\uff00-\\uff60\\uffe0-\\uffe6' +
+    '\\u{1f300}-\\u{1faff}\\u{20000}-\\u{3fffd}]',
+  'u',
+);
+
+/** `text` in at most `columns` terminal columns, ending in "…" when cut. */
+export function fitColumns(text: string, columns: number): string {
+  const points = [...text];
+  const width = (point: string) => (WIDE.test(point) ? 2 : 1);
+  if (points.reduce((sum, point) => sum + width(point), 0) <= columns) return text;
+  let used = 1;
+  let end = 0;
+  while (end < points.length && used + width(points[end]) <= columns) used += width(points[end++]);
+  return `${points.slice(0, end).join('')}…`;
+}
+
 export class Spinner {
   private ora: Ora | undefined;
   private failed = false;
 
   constructor(private readonly env: Env) {}
 
-  /** `text` is built with its untrusted parts escaped and cut already; anything raw left is escaped here. */
-  async update(text: string): Promise<void> {
+  /**
+   * `text` is built with its untrusted parts escaped and cut already; anything raw left is escaped
+   * here. It is cut to the terminal's width (read at each update: a resize counts), so the frame
+   * is one line: a wrapped one left a trail of copies on screen.
+   */
+  async update(text: string, stream: NodeJS.WriteStream = process.stderr): Promise<void> {
     if (this.failed) return;
-    text = cut(printable(text), SPINNER_MAX);
+    text = fitColumns(cut(printable(text), SPINNER_MAX), (stream.columns || 80) - SPINNER_MARGIN);
     try {
       if (!this.ora) {
         const { default: ora } = await import('ora');

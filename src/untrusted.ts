@@ -64,6 +64,16 @@ export function parseCount(text: string | undefined, min: number, max: number): 
   return value >= min && value <= max ? value : undefined;
 }
 
+/**
+ * A run's exit as JSON shows it (docs/reference/json-schema.json): the status as stored ("0" …
+ * "255", "lost", "unknown", "") becomes `exit`, a number, or null when no status is known, and
+ * `lost: true` when the lock was lost while the command ran.
+ */
+export function exitFields(stored: string): { exit: number | null; lost?: true } {
+  if (stored === 'lost') return { exit: null, lost: true };
+  return { exit: parseCount(stored, 0, 255) ?? null };
+}
+
 function isPair(text: string, i: number): boolean {
   const high = text.charCodeAt(i);
   const low = text.charCodeAt(i + 1);

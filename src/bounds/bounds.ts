@@ -4,7 +4,7 @@
 // lost lock and releases (docs/reference/exit-codes.md: 124), or, a nested run under its calling
 // dlock's lock, stops its command and leaves the lock to that dlock. Monotonic time only.
 
-import { now } from '../clock.js';
+import { longTimeout, now, type LongTimer } from '../clock.js';
 import type { HeartbeatFile } from './heartbeat-file.js';
 
 export const BOUND_EXIT = 124;
@@ -26,7 +26,7 @@ export class JobBounds {
   private readonly controller = new AbortController();
   /** Aborts with a BoundReason once a bound is exceeded. */
   readonly exceeded: AbortSignal = this.controller.signal;
-  private maxHoldTimer: NodeJS.Timeout | undefined;
+  private maxHoldTimer: LongTimer | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   /** Monotonic ms of the last heartbeat, or of the start of the watch (the command's start). */
   private lastBeat = now();
@@ -34,7 +34,7 @@ export class JobBounds {
   constructor(private readonly input: BoundsInput) {
     const { maxHoldMs, heartbeatMs, heldSince, heartbeat } = input;
     if (maxHoldMs !== undefined) {
-      this.maxHoldTimer = setTimeout(
+      this.maxHoldTimer = longTimeout(
         () => this.exceed({ kind: 'max-hold', heldMs: Math.round(now() - heldSince), maxHoldMs }),
         Math.max(0, heldSince + maxHoldMs - now()),
       );
@@ -60,7 +60,7 @@ export class JobBounds {
   }
 
   stop(): void {
-    clearTimeout(this.maxHoldTimer);
+    this.maxHoldTimer?.clear();
     clearInterval(this.pollTimer);
   }
 

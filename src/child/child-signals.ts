@@ -9,7 +9,7 @@
 // process is gone: background children keep the lock held, and are stopped as the command is.
 
 import type { Logger } from '../log.js';
-import { now, sleep } from '../clock.js';
+import { longTimeout, now, sleep, type LongTimer } from '../clock.js';
 import { isRunning } from '../pid.js';
 import { CommandTree, kill, type SectionScope } from './tree.js';
 
@@ -55,7 +55,7 @@ export class ChildSignals {
   private stoppedAll = false;
   /** A SIGKILL was sent to all of it. */
   private killedAll = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: LongTimer | undefined;
   private due = Infinity;
   /** Resolves the promise `settled()` returns, while a SIGKILL is due. */
   private settle: (() => void) | undefined;
@@ -108,9 +108,9 @@ export class ChildSignals {
     this.due = at;
     // What the command started now, to find it when the SIGKILL is due even if it was reparented.
     this.tree?.remember();
-    clearTimeout(this.timer);
+    this.timer?.clear();
     if (!this.settle) this.settling = new Promise((resolve) => (this.settle = resolve));
-    this.timer = setTimeout(() => {
+    this.timer = longTimeout(() => {
       this.send('SIGKILL', 'kill-after');
       this.markSettled();
       const lateMs = Math.round(now() - at);
@@ -146,7 +146,7 @@ export class ChildSignals {
   }
 
   cancel(): void {
-    clearTimeout(this.timer);
+    this.timer?.clear();
     this.markSettled();
   }
 

@@ -85,7 +85,7 @@ function stopOnBound(
   toChild.killLater(killAfterMs);
 }
 
-/** Say the lock is lost and what happens to the child, then do it (--on-lost, ./loss.ts). */
+/** Say the lock is lost and what happens to the command, then do it (--on-lost, ./loss.ts). */
 function stopOnLoss(
   toChild: ChildSignals,
   reason: LossReason,
@@ -104,10 +104,10 @@ function stopOnLoss(
 
 function lossText(signal: LossResponse['signal']): string {
   return signal === undefined
-    ? 'the child keeps running unprotected (--on-lost ignore)'
+    ? 'the command keeps running unprotected (--on-lost ignore)'
     : signal === 'SIGKILL'
-      ? 'killing the child'
+      ? 'killing the command'
       : signal === 'SIGTERM'
-        ? 'terminating the child'
-        : `sending ${signal} to the child`;
+        ? 'terminating the command'
+        : `sending ${signal} to the command`;
 }

@@ -2,7 +2,7 @@
 
 import type { Command } from 'commander';
 import { DEFAULTS, doctorConfig, type RawOptions } from '../config/index.js';
-import { HELP_AFTER } from './help.js';
+import { HELP_AFTER, helpWidth } from './help.js';
 import type { CommandLine } from './invocation.js';
 import { connectionOptions, jsonOption, outputOptions } from './options.js';
 
@@ -25,7 +25,9 @@ export function declareDoctor(program: Command, cli: CommandLine): void {
     .action((options: RawOptions) => {
       const checking = doctorConfig(cli.withGlobals(options), cli.env);
       const { config, json, ttlMs } = checking;
-      const run = async () => (await import('../commands/doctor.js')).doctor(config, { json, ttlMs });
+      // The text report is wrapped as --help is: to COLUMNS, the terminal, or 80 columns.
+      const width = helpWidth(cli.env, process.stdout);
+      const run = async () => (await import('../commands/doctor.js')).doctor(config, { json, ttlMs, width });
       cli.decide({ command: 'doctor', ...checking, run });
     });
 }

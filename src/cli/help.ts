@@ -33,7 +33,10 @@ function exitStatus(rows: [string, string][]): string {
   return `\nExit status:\n${rows.map(([code, text]) => `  ${code.padEnd(width)}${text}`).join('\n')}\n`;
 }
 
-/** "Examples:" from [comment, command lines...]; each line fits in 80 columns. */
+/**
+ * "Examples:" from [comment, command lines...]. Each line at most 71 characters: the man page shows
+ * them indented 7 in 78 columns at MANWIDTH=80 (scripts/build-man.mjs; test/cli/man.test.ts).
+ */
 function examples(items: [string, ...string[]][]): string {
   const shown = items.map(([comment, ...lines]) => [`# ${comment}`, ...lines].map((line) => `  ${line}`).join('\n'));
   return `\nExamples:\n${shown.join('\n\n')}\n`;
@@ -41,7 +44,7 @@ function examples(items: [string, ...string[]][]): string {
 
 export const RUN_EXAMPLES = examples([
   [
-    'crontab (its PATH: dlock, node): skip quietly while another host runs it',
+    'crontab (its PATH: dlock, node): skip while another host runs it',
     'PATH=/usr/local/bin:/usr/bin:/bin',
     'DLOCK_REDIS_URL=redis://redis.internal:6379',
     '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
@@ -75,13 +78,13 @@ export const HELP_AFTER: Record<string, string> = {
     ]) +
     examples([
       [
-        'a section: the eval ends the script if not acquired; the trap tells --ping',
+        'a section: exit if not acquired; the trap tells --ping the status',
         'eval "$(dlock acquire --wait 10m deploy)" || exit',
         "trap 's=$?; wait; dlock release --exit-status $s deploy' EXIT",
         './step1 && ./step2',
       ],
       [
-        'steps on different machines: nothing renews; pass the token to later steps',
+        'steps on different machines: nothing renews; later steps get the token',
         'lock=$(dlock acquire --no-keeper --ttl 30m --json deploy) || exit',
         'TOKEN=$(echo "$lock" | jq -r .token)',
         'dlock renew --token "$TOKEN" deploy',
@@ -107,7 +110,8 @@ export const HELP_AFTER: Record<string, string> = {
     examples([
       [
         'a job that proves progress each loop',
-        "dlock run --heartbeat 5m k -- sh -c 'while ./step; do dlock heartbeat; done'",
+        'dlock run --heartbeat 5m k -- \\',
+        "  sh -c 'while ./step; do dlock heartbeat; done'",
       ],
     ]),
   status:
@@ -162,7 +166,8 @@ export const HELP_AFTER: Record<string, string> = {
         "crontab: node_exporter's textfile collector, every minute",
         'PATH=/usr/local/bin:/usr/bin:/bin',
         'DLOCK_REDIS_URL=redis://redis.internal:6379',
-        '* * * * * dlock metrics --textfile /var/lib/node_exporter/dlock.prom',
+        'TEXTFILE=/var/lib/node_exporter/textfile/dlock.prom',
+        '* * * * * dlock metrics --textfile "$TEXTFILE" nightly-sync backup',
       ],
       ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],
       ["one team's file: its keys only", 'dlock metrics --only --textfile /var/lib/node_exporter/a.prom nightly-sync'],
@@ -179,6 +184,10 @@ const MORE_ENVIRONMENT: [string, string][] = [
   ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
   ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels (redis+sentinel://)'],
   ['CI', 'when set, status lines while waiting, never a spinner'],
+  ['DLOCK_KEY, DLOCK_TOKEN', 'the command gets them: renew, release use that lock'],
+  ['DLOCK_HELD', 'enclosing locks: renew and release find tokens there'],
+  ['COLUMNS', 'width of --help and doctor: else the terminal, or 80'],
+  ['NO_COLOR', 'when set and not empty, the spinner has no colour'],
 ];
 
 /** "Environment:" for --help: each DLOCK_* variable an option's help names as "env X", then the rest. */

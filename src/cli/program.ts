@@ -5,6 +5,7 @@
 import { Command, CommanderError, type OutputConfiguration } from 'commander';
 import type { Env, LogFormat, RawOptions } from '../config/index.js';
 import { UsageError } from '../errors.js';
+import { maskSecrets } from '../secrets.js';
 import { joinLines } from '../untrusted.js';
 import { declareAcquire } from './acquire.js';
 import { declareCompleteKeys, declareCompletion } from './completion.js';
@@ -47,7 +48,11 @@ export function parseArgs(
   const program = buildProgram(env, (decided) => (invocation = decided), output, argv);
   // Runs after commander's own listener has checked the value against the choices.
   if (onLogFormat) for (const command of program.commands) command.on('option:log-format', onLogFormat);
-  program.parse(argv, { from: 'user' });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (error) {
+    throw error instanceof UsageError ? withFlockForm(error, program, argv) : error;
+  }
   if (!invocation) throw new Error(`no command decided for ${JSON.stringify(argv)}`);
   return invocation;
 }
@@ -106,6 +111,38 @@ export function buildProgram(
   declareCompleteKeys(program, cli);
   declareHelp(program);
   return program;
+}
+
+/**
+ * flock's habits at the top level (`dlock -n k cmd`, `dlock k true`: no command named) get the
+ * dlock form: `unknown command 'k' — did you mean: dlock run k -- true`. Left alone when commander
+ * already suggests a command (a typo of one), or when no key and command follow.
+ */
+function withFlockForm(error: UsageError, program: Command, argv: string[]): UsageError {
+  if (!/^unknown (option|command) /.test(error.message) || /Did you mean/.test(error.message)) return error;
+  const names = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
+  const run = program.commands.find((command) => command.name() === 'run');
+  if (!run) return error;
+  const options: string[] = [];
+  let i = 0;
+  for (; i < argv.length && argv[i].startsWith('-') && argv[i] !== '--' && argv[i] !== '-'; i++) {
+    options.push(argv[i]);
+    const option = run.options.find((candidate) => candidate.short === argv[i] || candidate.long === argv[i]);
+    if (option?.required && i + 1 < argv.length) options.push(argv[++i]);
+  }
+  if (names.has(argv[i] ?? '')) return error;
+  const [key, ...rest] = argv.slice(i);
+  const given = rest[0] === '--' ? rest.slice(1) : rest;
+  // flock's `-c 'cmd'` runs it through sh: dlock's form says so.
+  const command = given[0] === '-c' || given[0] === '--command' ? ['sh', '-c', ...given.slice(1)] : given;
+  if (key === undefined || key === '--' || command.length === 0) return error;
+  const form = ['dlock', 'run', ...options.map(quoteWord), quoteWord(key), '--', ...command.map(quoteWord)].join(' ');
+  return new UsageError(`${error.message} — did you mean: ${maskSecrets(form)}`);
+}
+
+/** A word as a POSIX shell reads it back: bare when plain, else single-quoted. */
+function quoteWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Commander's own help command prints the whole help for an unknown name; this one says so. */

@@ -18,6 +18,8 @@ import { checkNode, type NodeReport } from '../doctor/node.js';
 export interface DoctorOptions {
   json: boolean;
   ttlMs: number;
+  /** Columns to wrap the text report to (default 80). */
+  width?: number;
 }
 
 interface InstanceResult {
@@ -68,7 +70,7 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
     const instances = results.map(({ redis, reachable, checks }) => ({ redis, reachable, checks }));
     out.write(`${toJson({ status: worst, ttl_ms: options.ttlMs, instances, checks: overall })}\n`);
   } else {
-    out.write(report(results, overall, all));
+    out.write(report(results, overall, all, options.width ?? 80));
   }
   if (failures.length > 0) {
     throw new UnavailableError(
@@ -121,12 +123,33 @@ async function checkInstance(
 
 const MARK: Record<Status, string> = { OK: 'OK  ', WARN: 'WARN', FAIL: 'FAIL' };
 
-function report(results: InstanceResult[], overall: Check[], all: Check[]): string {
+/**
+ * `first` then `text`, broken at spaces into lines of at most `columns`, the ones after the first
+ * starting with `indent`; a word longer than a line has to itself stays whole.
+ */
+function wrap(first: string, text: string, indent: string, columns: number): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const word of text.split(' ')) {
+    if (!empty && line.length + 1 + word.length > columns) {
+      lines.push(line);
+      line = indent;
+      empty = true;
+    }
+    line += (empty ? '' : ' ') + word;
+    empty = false;
+  }
+  return [...lines, line];
+}
+
+function report(results: InstanceResult[], overall: Check[], all: Check[], columns: number): string {
   const width = Math.max(...all.map((c) => c.name.length));
+  const indent = ' '.repeat(10 + width);
   const lines = (checks: Check[]) =>
     checks.flatMap((c) => [
-      `  ${MARK[c.status]}  ${c.name.padEnd(width)}  ${printable(c.message)}`,
-      ...(c.fix ? [`        ${' '.repeat(width)}  fix: ${printable(c.fix)}`] : []),
+      ...wrap(`  ${MARK[c.status]}  ${c.name.padEnd(width)}  `, printable(c.message), indent, columns),
+      ...(c.fix ? wrap(indent, `fix: ${printable(c.fix)}`, indent, columns) : []),
     ]);
   const blocks = results.map((r) => [r.redis, ...lines(r.checks)].join('\n'));
   if (overall.length > 0) blocks.push(['between the Redlock instances', ...lines(overall)].join('\n'));

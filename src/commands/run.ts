@@ -13,6 +13,7 @@ import type { Env, RunConfig } from '../config/index.js';
 import { now } from '../clock.js';
 import { LockLostError } from '../errors.js';
 import { enclosingLock, type EnclosingLock } from '../config/enclosing.js';
+import { MAX_DURATION_MS, MIN_TTL_MS } from '../config/options.js';
 import { Hold } from '../hold/hold.js';
 import type { Lease, LossReason } from '../hold/lease.js';
 import { keepEnclosingLease } from '../hold/nested-lease.js';
@@ -88,7 +89,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       bounds?.stop();
       exitStatus = hold.lost.aborted ? 'lost' : String(status);
       if (hold.lost.aborted)
-        throw new LockLostError(`lost the lock ${config.key} while the child ran: ${hold.lossReason!.message}`);
+        throw new LockLostError(`lost the lock ${config.key} while the command ran: ${hold.lossReason!.message}`);
       if (bounds?.reason) {
         exitStatus = String(BOUND_EXIT);
         return BOUND_EXIT;
@@ -196,7 +197,7 @@ async function runUnderParent(
     });
     if (lease.lost.aborted) {
       const { message } = lease.lost.reason as LossReason;
-      throw new LockLostError(`lost the lock ${key} while the child ran: ${message}`);
+      throw new LockLostError(`lost the lock ${key} while the command ran: ${message}`);
     }
     return bounds?.reason ? BOUND_EXIT : status;
   } finally {
@@ -212,9 +213,9 @@ function heartbeatWithin(ownMs: number, own: boolean, env: Env): number {
   return !own && Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
 }
 
-/** A lease length from the environment, when it is one --ttl would take (100 ms up to setTimeout's 2^31−1). */
+/** A lease length from the environment, when it is one --ttl would take (MIN_TTL_MS up to MAX_DURATION_MS). */
 function validTtl(ms: number): number | undefined {
-  return Number.isInteger(ms) && ms >= 100 && ms <= 2 ** 31 - 1 ? ms : undefined;
+  return Number.isInteger(ms) && ms >= MIN_TTL_MS && ms <= MAX_DURATION_MS ? ms : undefined;
 }
 
 function interruptedStatus(interrupted: AbortSignal): number {

@@ -11,11 +11,14 @@ export const INSTALL_LINES: InstallLines = {
     'mkdir -p ~/.local/share/bash-completion/completions',
     'dlock completion bash > ~/.local/share/bash-completion/completions/dlock',
   ],
-  // compinit finds _dlock in $fpath; a second compinit after an earlier one still sees it.
+  // compinit finds _dlock in $fpath: ~/.zshenv is read before ~/.zshrc (and /etc/zsh/zshrc), so
+  // the fpath is in place before any compinit of the user's; one is added only if ~/.zshrc has none.
   zsh: [
     'mkdir -p ~/.zfunc',
     'dlock completion zsh > ~/.zfunc/_dlock',
-    "echo 'fpath=(~/.zfunc $fpath); autoload -Uz compinit && compinit' >> ~/.zshrc",
+    "echo 'fpath=(~/.zfunc $fpath)' >> ~/.zshenv",
+    'grep -qs compinit ~/.zshrc ||',
+    "  echo 'autoload -Uz compinit && compinit' >> ~/.zshrc",
   ],
   fish: ['mkdir -p ~/.config/fish/completions', 'dlock completion fish > ~/.config/fish/completions/dlock.fish'],
 };

@@ -16,8 +16,11 @@ export const DEFAULTS = {
 
 export const MIN_TTL_MS = 100;
 export const MAX_KEY_BYTES = 256;
-/** Longest duration any option takes (24 days): longer ones would overflow Node's timers. */
-export const MAX_DURATION_MS = 576 * 3_600_000;
+/**
+ * Longest duration any option takes: 36500d (about 100 years), so that any deadline computed from
+ * one is still a date. Timers past Node's 2^31−1 ms are split (longTimeout in src/clock.ts).
+ */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
 export const ON_LOST = ['term', 'kill', 'ignore'] as const;
 export const LOG_FORMATS = ['text', 'json'] as const;
 export const ACQUIRE_FORMATS = ['sh', 'json'] as const;
@@ -87,9 +90,12 @@ export interface RawOptions {
 export function duration(option: string, value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) {
-    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h, 1d or a number of seconds');
+    const trimmed = value.trim();
+    if (trimmed !== value && parseDuration(trimmed) !== undefined)
+      throw badOption(option, value, `not a duration; without the spaces: ${trimmed}`);
+    throw badOption(option, value, 'not a duration; use e.g. 250ms, 30s, 5m, 1h30m, 1d or a number of seconds');
   }
-  if (ms > MAX_DURATION_MS) throw badOption(option, value, 'must be at most 576h (24 days)');
+  if (ms > MAX_DURATION_MS) throw badOption(option, value, 'must be at most 36500d (about 100 years)');
   return ms;
 }
 

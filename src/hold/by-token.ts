@@ -5,6 +5,7 @@
 import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { exitFields } from '../untrusted.js';
 import {
   close,
   failureText,
@@ -54,7 +55,7 @@ export async function releaseAsOwner(
     // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
     logUnannounced(log, releases, key);
     if (verdict === 'released') {
-      log.event('released', { key, released: true, exit: exitStatus }, `released ${key}`);
+      log.event('released', { key, released: true, ...exitFields(exitStatus) }, `released ${key}`);
       return 0;
     }
     if (verdict === 'unavailable')

@@ -6,7 +6,7 @@
 
 import { extendAll, type HeldLock, type HolderProgress, type InstanceFailure, type LockSet } from '../lockset/index.js';
 import { killDeadline, localDeadline } from '../timing.js';
-import { now } from '../clock.js';
+import { longTimeout, now, type LongTimer } from '../clock.js';
 
 export interface LossReason {
   kind: 'refused' | 'expiring';
@@ -31,8 +31,8 @@ export class Lease {
   private deadline: number;
   /** When the last successful acquire or renewal round started. */
   private renewedAt: number;
-  private renewTimer: NodeJS.Timeout | undefined;
-  private deadlineTimer: NodeJS.Timeout | undefined;
+  private renewTimer: LongTimer | undefined;
+  private deadlineTimer: LongTimer | undefined;
   private inFlight: Promise<void> | undefined;
   /** Monotonic ms at which the renewal in flight was sent (undefined when none is). */
   private renewingSince: number | undefined;
@@ -88,14 +88,14 @@ export class Lease {
   /** Stop renewing and wait for a renewal in flight, so a release cannot race it. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.renewTimer);
-    clearTimeout(this.deadlineTimer);
+    this.renewTimer?.clear();
+    this.deadlineTimer?.clear();
     await this.inFlight;
   }
 
   private scheduleRenewal(delayMs: number): void {
     if (this.stopped) return;
-    this.renewTimer = setTimeout(
+    this.renewTimer = longTimeout(
       () => {
         this.renewingSince = now();
         this.inFlight = this.renew().finally(() => (this.renewingSince = undefined));
@@ -124,9 +124,9 @@ export class Lease {
   }
 
   private armDeadline(): void {
-    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer?.clear();
     const due = this.givesUpAt;
-    this.deadlineTimer = setTimeout(
+    this.deadlineTimer = longTimeout(
       () => {
         // A timer that fires well after it was due means dlock itself was stalled (a loaded
         // machine, a pause): the run says so, and kills at once when the deadline has passed.
@@ -145,8 +145,8 @@ export class Lease {
   private lose(kind: LossReason['kind'], message: string, lateMs?: number): void {
     if (this.lost.aborted) return;
     this.stopped = true;
-    clearTimeout(this.renewTimer);
-    clearTimeout(this.deadlineTimer);
+    this.renewTimer?.clear();
+    this.deadlineTimer?.clear();
     const reason: LossReason = {
       kind,
       deadline: kind === 'refused' ? now() + this.graceMs : this.deadline,

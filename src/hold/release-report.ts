@@ -4,6 +4,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
+import { exitFields } from '../untrusted.js';
 import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../lockset/index.js';
 
 export interface ReleaseContext {
@@ -22,7 +23,7 @@ export interface ReleaseContext {
 export function reportRelease(log: Logger, releases: InstanceRelease[], context: ReleaseContext): void {
   const { key, fence } = context;
   // The released event carries the run's exit (as the history does), for --on-event hooks.
-  const exit = context.exit ? { exit: context.exit } : {};
+  const exit = context.exit ? exitFields(context.exit) : {};
   const failed = releaseFailures(releases);
   if (failed.length > 0) logReleaseFailed(log, releases, context);
   logUnannounced(log, releases, key, fence);

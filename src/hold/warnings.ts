@@ -112,7 +112,7 @@ export function logPollOnly(log: Logger, key: string, failures: InstanceFailure[
 export function logRetaken(log: Logger, key: string, fence: string, retaken: string[]): void {
   log.event(
     'retaken',
-    { key, fence, instances: retaken.join(' ') },
+    { key, fence, instance: retaken.join(' ') },
     `${key} was gone from ${retaken.join(', ')} (a restart without persistence, an eviction) and is held there ` +
       `again: re-taken while a majority still held it (fence raised to ${fence})`,
   );

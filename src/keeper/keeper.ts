@@ -16,6 +16,7 @@ import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
 import { heldVariables } from '../hold/variables.js';
 import { close, type LockSet, openLockSet } from '../lockset/index.js';
+import { exitFields } from '../untrusted.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
 import { removeFile, removeKeeperNotes, takeSectionStatus, writeKeeperFile, writeKeeperEnding } from './runtime.js';
@@ -200,7 +201,7 @@ const UNKNOWN = 'unknown';
  */
 function handedOver(key: string, fence: string, exit: string, log: KeeperLogger): void {
   const text = `${key} (fence ${fence}) is released by dlock release; the section's exit status: ${exit}`;
-  log.event('released', { key, fence, released: true, by: 'release', exit }, text);
+  log.event('released', { key, fence, released: true, by: 'release', ...exitFields(exit) }, text);
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import { instanceFailure, MalformedReplyError, type RedisClient } from '../redis/client.js';
 import { subscriberFor } from '../redis/nodes.js';
-import { withTimeout } from '../clock.js';
+import { longTimeout, withTimeout } from '../clock.js';
 import type { InstanceFailure, LockSet } from './lockset.js';
 
 /** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
@@ -78,13 +78,13 @@ export class ReleaseWatcher {
     }
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.clear();
         signal.removeEventListener('abort', done);
         this.wake = undefined;
         this.released = false;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = longTimeout(done, ms);
       this.wake = done;
       signal.addEventListener('abort', done, { once: true });
     });

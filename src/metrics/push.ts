@@ -40,9 +40,11 @@ export async function pushMetrics(url: string, text: string, contentType: string
     throw new UnavailableError(`--push ${shown}: cannot reach the Pushgateway (${cause})`);
   }
   if (!response.ok) {
-    const body = (await response.text().catch(() => '')).slice(0, 200);
+    const body = (await response.text().catch(() => '')).slice(0, 200).trim();
+    // Go's servers repeat the status in the body ("404 page not found"): say it once.
+    const reason = body.startsWith(`${response.status} `) ? body.slice(4).trim() : body;
     throw new UnavailableError(
-      `--push ${shown}: the Pushgateway answered ${response.status} ${printable(body.trim())}`,
+      `--push ${shown}: the Pushgateway answered ${response.status}${reason ? ` (${printable(reason)})` : ''}`,
     );
   }
 }

@@ -18,6 +18,8 @@ export function eventVariables(record: Fields): Record<string, string> {
     if (field === 'event' || value === undefined) continue;
     variables[`DLOCK_EVENT_${field.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`] = text(value);
   }
+  // JSON's exit null is a word in the environment, as the history's text says it: lost or unknown.
+  if (record.exit === null) variables.DLOCK_EVENT_EXIT = record.lost === true ? 'lost' : 'unknown';
   return variables;
 }
 

@@ -38,7 +38,7 @@ class Monitor implements EventSink {
   private acquired: Fields | undefined;
   private turnedAway: Fields | undefined;
   private lost = false;
-  /** The `exit` of the last `released` event: how a keeper's section ended ("unknown" when it cannot tell). */
+  /** The `exit` of the last `released` event: how a keeper's section ended (null when it cannot tell). */
   private releasedExit: unknown;
   private started: Promise<void> = Promise.resolve();
   /** Pings sent or waiting to be sent, not yet answered or failed: reported as timed out at the bound. */
@@ -111,8 +111,8 @@ class Monitor implements EventSink {
 
   /** A keeper's section's exit status, from its `released` event; undefined when unknown. */
   private sectionStatus(): number | undefined {
-    const exit = typeof this.releasedExit === 'string' ? this.releasedExit : '';
-    return /^\d{1,3}$/.test(exit) && Number(exit) <= 255 ? Number(exit) : undefined;
+    const exit = this.releasedExit;
+    return typeof exit === 'number' && Number.isInteger(exit) && exit >= 0 && exit <= 255 ? exit : undefined;
   }
 
   /** Ping <url>/<suffix> once `after` has settled (the final ping waits for /start's answer). */

@@ -2,7 +2,7 @@
 // set up so that nothing can hang: bounded connect, no offline queue, no command retried
 // behind dlock's back.
 
-import { now, withTimeout } from '../clock.js';
+import { longTimeout, now, withTimeout } from '../clock.js';
 import { createClient, keepReconnecting, type RedisClient } from './create.js';
 import { AnsweredError } from './describe.js';
 import { isCluster } from './nodes.js';
@@ -66,11 +66,11 @@ export function disconnectAll(instances: Instance[]): void {
 export function reconnected(client: RedisClient, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
-      clearTimeout(timer);
+      timer.clear();
       client.off('ready', done);
       resolve();
     };
-    const timer = setTimeout(done, timeoutMs);
+    const timer = longTimeout(done, timeoutMs);
     client.once('ready', done);
   });
 }

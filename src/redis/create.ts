@@ -4,6 +4,7 @@
 
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RedisTarget } from './target.js';
+import { MAX_TIMER_MS } from '../clock.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -22,7 +23,8 @@ export async function createClient(target: RedisTarget, timeoutMs: number): Prom
     username: target.password !== undefined ? (target.username ?? 'default') : target.username,
     password: target.password,
     disableClientInfo: true,
-    connectTimeout: timeoutMs,
+    // The socket's own timer takes at most MAX_TIMER_MS; withTimeout bounds a longer one (src/clock.ts).
+    connectTimeout: Math.min(timeoutMs, MAX_TIMER_MS),
     maxRetriesPerRequest: 0,
   };
   switch (target.kind) {

@@ -9,6 +9,7 @@ import type { RedisClient } from './create.js';
 import { AnsweredError, describeFailure } from './describe.js';
 import { InstanceUnavailableError } from './failure.js';
 import type { RedisTarget } from './target.js';
+import { longTimeout } from '../clock.js';
 
 /**
  * Prove the path (TLS both ways, AUTH, SELECT) with one round trip. For one server that is
@@ -100,11 +101,11 @@ function answersTls(target: RedisTarget, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: target.host, port: target.port, rejectUnauthorized: false });
     const done = (isTls: boolean) => {
-      clearTimeout(timer);
+      timer.clear();
       socket.destroy();
       resolve(isTls);
     };
-    const timer = setTimeout(() => done(false), ms);
+    const timer = longTimeout(() => done(false), ms);
     socket.once('secureConnect', () => done(true));
     socket.once('error', () => done(false));
   });

@@ -3,7 +3,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { HistoryEntry } from '../lockset/index.js';
-import { parseCount, printable } from '../untrusted.js';
+import { exitFields, parseCount, printable } from '../untrusted.js';
 
 /** The table: time (server, UTC), event, host, pid, what happened, command. */
 export function historyTable(entries: HistoryEntry[]): string {
@@ -105,13 +105,17 @@ const NUMERIC_FIELDS: Record<string, [number, number]> = {
 };
 
 /**
- * The stored fields with pids and times as JSON numbers, as status gives them (the stream
- * stores strings); the 64-bit fence stays a string, and slot and exit stay as stored.
+ * The stored fields with the types of docs/reference/json-schema.json (the stream stores strings):
+ * pids and times as numbers, as status gives them; `slot` a number, null for a lock without slots
+ * (stored -1); `exit` a number, or null with `lost: true` or when no status is known; the 64-bit
+ * fence stays a string.
  */
-function numbered(fields: Record<string, string>): Record<string, string | number | null> {
-  const result: Record<string, string | number | null> = { ...fields };
+function numbered(fields: Record<string, string>): Record<string, string | number | boolean | null> {
+  const result: Record<string, string | number | boolean | null> = { ...fields };
   for (const [name, [min, max]] of Object.entries(NUMERIC_FIELDS)) {
     if (Object.hasOwn(fields, name)) result[name] = parseCount(fields[name], min, max) ?? null;
   }
+  if (Object.hasOwn(fields, 'slot')) result.slot = parseCount(fields.slot, 0, 2 ** 31 - 1) ?? null;
+  if (Object.hasOwn(fields, 'exit')) Object.assign(result, exitFields(fields.exit));
   return result;
 }

@@ -19,7 +19,7 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     since: since === null ? null : new Date(since).toISOString(),
     since_ms: since,
     ttl_ms: holder.ttlMs ?? null,
-    ttl_left_ms: ttlMs,
+    ttl_left_ms: ttlMs ?? null,
     fence: holder.fence,
     ...(holder.maxHoldMs === undefined ? {} : { max_hold_ms: holder.maxHoldMs }),
     ...(holder.beatMs === undefined ? {} : { last_heartbeat_ms: holder.beatMs }),

@@ -93,7 +93,7 @@ test('a background step left by the section’s script keeps the lock until it i
   const { stderr } = await script.result;
   // Released after the subshell's last step: its file was there first.
   expect(existsSync(join(dir, 'after'))).toBe(true);
-  expect(onlyEvent(stderr, 'released')).toMatchObject({ key: 'sec-bg', released: true, exit: 'unknown' });
+  expect(onlyEvent(stderr, 'released')).toMatchObject({ key: 'sec-bg', released: true, exit: null });
   expect(events(stderr, 'signal')).toEqual([]);
   expect((await contend('sec-bg')).code).toBe(0);
 });
@@ -176,10 +176,10 @@ test('--max-hold running out while only background steps run stops them (SIGTERM
   const maxHold = onlyEvent(stderr, 'max-hold');
   expect(maxHold.ts_ms - onlyEvent(stderr, 'acquired').ts_ms).toBeGreaterThanOrEqual(1900);
   expect(onlyEvent(stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'max-hold', other_pids: [pid] });
-  expect(onlyEvent(stderr, 'released')).toMatchObject({ exit: '124' });
+  expect(onlyEvent(stderr, 'released')).toMatchObject({ exit: 124 });
   expect(onlyEvent(stderr, 'released').ts_ms).toBeGreaterThanOrEqual(maxHold.ts_ms);
   const history = await dlock(['history', '--redis', server.url, '--json', 'sec-max-hold'], { env: cleanEnv() });
-  expect(JSON.parse(history.stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+  expect(JSON.parse(history.stdout)[0]).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold' });
 });
 
 test('SIGTERM to the keeper while only background steps run: they get SIGTERM, SIGKILL after the grace, then it releases', async () => {

@@ -59,7 +59,7 @@ test('acquire --max-hold 2s in a shell script: the shell is stopped at 2 s, the 
   expect(released.ts_ms - maxHold.ts_ms).toBeLessThan(1000);
   expect(await admin.exists('dlock:{section}')).toBe(0);
   const { stdout } = await dlock(['history', '--redis', server.url, '--json', 'section'], { env: env() });
-  expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+  expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold' });
 });
 
 test('acquire --signal INT --max-hold 1s: the keeper stops the shell with SIGINT', async () => {
@@ -124,6 +124,6 @@ test.each(['bash', 'dash'])(
     expect(released.filter((event) => event.released === true)[0].ts_ms - maxHold.ts_ms).toBeLessThan(3000);
     expect(stderr).not.toMatch(/no longer ours|no longer this owner's/);
     const { stdout } = await dlock(['history', '--redis', server.url, '--json', key], { env: env() });
-    expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold' });
+    expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold' });
   },
 );

@@ -45,6 +45,39 @@ afterAll(async () => {
   await Promise.all([plain.close(), durable.close()]);
 });
 
+describe('the text report', () => {
+  /** doctor's text on a pipe, with COLUMNS as given (unset: undefined). */
+  async function text(columns: string | undefined): Promise<string> {
+    const env = cleanEnv();
+    delete env.COLUMNS;
+    const result = await dlock(['doctor', '--redis', plain.url], {
+      env: columns === undefined ? env : { ...env, COLUMNS: columns },
+    });
+    expect(result.stderr).toBe('');
+    return result.stdout;
+  }
+  // Measurements (clock offset, round trip) differ from one run to the next: numbers as #.
+  const words = (report: string) =>
+    report
+      .replace(/\d+(\.\d+)?/g, '#')
+      .split(/\s+/)
+      .filter(Boolean);
+
+  test('fits 80 columns on a pipe, COLUMNS when narrower: a long line is wrapped under its message', async () => {
+    // No AOF on `plain`: the persistence WARN is the longest line (about 150 columns unwrapped).
+    const [narrow, sixty, wide] = [await text(undefined), await text('60'), await text('400')];
+    expect(wide).toMatch(/WARN {2}persistence/);
+    expect(narrow.split('\n').filter((line) => line.length > 80)).toEqual([]);
+    expect(sixty.split('\n').filter((line) => line.length > 60)).toEqual([]);
+    expect(words(narrow)).toEqual(words(wide));
+    expect(words(sixty)).toEqual(words(wide));
+    // A wrapped message goes on under the message column, its fix under it too.
+    const column = /^( {2}WARN {2}persistence +)\S/m.exec(narrow)![1]!.length;
+    const block = narrow.split(/^ {2}WARN {2}persistence +/m)[1]!.split(/\n(?= {2}[A-Z]{2,4} )/)[0]!;
+    for (const line of block.split('\n').slice(1).filter(Boolean)) expect(line).toMatch(new RegExp(`^ {${column}}\\S`));
+  });
+});
+
 describe('settings', () => {
   test('allkeys-lru is a FAIL (an evicted fence counter goes back), exit 1; noeviction is OK again', async () => {
     await plain.command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
@@ -60,7 +93,7 @@ describe('settings', () => {
       const text = await dlock(['doctor', '--redis', plain.url]);
       expect(text.code).toBe(1);
       expect(text.stdout).toMatch(
-        /\n {2}FAIL {2}maxmemory-policy {2}allkeys-lru: .*\n {8} +fix: CONFIG SET maxmemory-policy noeviction/,
+        /\n {2}FAIL {2}maxmemory-policy {2}allkeys-lru: [^]*?\n {8} +fix: CONFIG SET maxmemory-policy noeviction/,
       );
       expect(text.stdout).toMatch(/\n\n1 FAIL, \d+ WARN, \d+ OK\n$/);
       expect(text.stderr).toBe('');
@@ -372,7 +405,8 @@ describe('a server that lies or hangs (fake RESP server)', () => {
               : [[]],
     );
     try {
-      const result = await dlock(['doctor', '--redis', fake.url]);
+      // Wide: each check on one line, as the patterns read it.
+      const result = await dlock(['doctor', '--redis', fake.url], { env: cleanEnv({ COLUMNS: '1000' }) });
       expect(result.stderr).toBe('');
       expect(result.stdout).not.toContain('\x1b');
       expect(result.stdout).toMatch(/WARN {2}maxmemory-policy +unknown policy "\\x1b\[31mevil"/);
@@ -423,7 +457,7 @@ describe('a server that lies or hangs (fake RESP server)', () => {
               : [[[]]],
     );
     try {
-      const result = await dlock(['doctor', '--redis', fake.url]);
+      const result = await dlock(['doctor', '--redis', fake.url], { env: cleanEnv({ COLUMNS: '1000' }) });
       expect(result.code, result.stderr).not.toBe(70);
       expect(result.stderr).not.toMatch(/internal error/);
       expect(result.stdout).not.toContain('\x1b');

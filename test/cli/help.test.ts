@@ -3,8 +3,22 @@
 
 import { describe, expect, test } from 'vitest';
 import { cleanEnv, dlock } from '../helpers/cli.js';
+import { buildProgram } from '../../src/cli/program.js';
 
-const COMMANDS = ['run', 'acquire', 'renew', 'status', 'release', 'history', 'doctor', 'completion', 'help'];
+const COMMANDS = [
+  'run',
+  'acquire',
+  'renew',
+  'heartbeat',
+  'status',
+  'release',
+  'history',
+  'doctor',
+  'metrics',
+  'completion',
+  '__complete-keys',
+  'help',
+];
 const HELPS = [['--help'], ...COMMANDS.map((command) => [command, '--help'])];
 
 /** `dlock <args>` with COLUMNS set (or unset, for undefined); stdout is a pipe. */
@@ -19,6 +33,11 @@ async function help(args: readonly string[], columns: string | undefined): Promi
 
 const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));
 const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+test("COMMANDS is every command but the keeper (whose --help is dlock's own)", () => {
+  const names = buildProgram({}, () => {}).commands.map((command) => command.name());
+  expect(names.filter((name) => name !== '__keeper').sort()).toEqual([...COMMANDS].sort());
+});
 
 describe.each(HELPS.map((args) => [args.join(' '), args] as const))('dlock %s', (_name, args) => {
   test('fits in 80 columns with COLUMNS=80 and on a pipe without COLUMNS', async () => {
@@ -80,7 +99,9 @@ describe('options are grouped, everyday ones first', () => {
   });
 });
 
-describe.each(COMMANDS.filter((command) => command !== 'help'))('dlock %s --help', (command) => {
+// heartbeat has one example; __complete-keys (Tab's, hidden) none.
+const WITH_EXAMPLES = COMMANDS.filter((command) => !['help', 'heartbeat', '__complete-keys'].includes(command));
+describe.each(WITH_EXAMPLES)('dlock %s --help', (command) => {
   test('ends with its exit codes, then two or three examples', async () => {
     const text = await help([command, '--help'], '80');
     const [, after] = text.split(/^Exit status:\n/m);

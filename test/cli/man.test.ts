@@ -65,3 +65,47 @@ test('ENVIRONMENT names DLOCK_SLOT among what the command gets; FILES the runtim
   expect(files).toContain('$TMPDIR/dlock-<uid>/');
   expect(files).toMatch(/^ +\$XDG_RUNTIME_DIR\/dlock\/keeper\.log\n +JSON lines a keeper appends/m);
 });
+
+test('fits in 80 columns as `man` shows it at MANWIDTH=80 (EXAMPLES included)', () => {
+  const man = spawnSync('man', [PAGE], {
+    encoding: 'utf8',
+    env: { ...process.env, MANWIDTH: '80', MANPAGER: 'cat', PAGER: 'cat', MAN_KEEP_FORMATTING: '' },
+  });
+  expect(man.status).toBe(0);
+  const long = man.stdout.split('\n').filter((line) => line.length > 80);
+  expect(long).toEqual([]);
+  expect(man.stdout).toContain('EXAMPLES');
+});
+
+test('ENVIRONMENT names COLUMNS, NO_COLOR, and the DLOCK_KEY and DLOCK_TOKEN renew and release read', () => {
+  const environment = section(rendered().text, 'ENVIRONMENT');
+  expect(environment).toMatch(/^ +COLUMNS\n +.*--help.*doctor/m);
+  expect(environment).toMatch(/^ +NO_COLOR\n +.*colour/m);
+  expect(environment).toMatch(/^ +DLOCK_KEY, DLOCK_TOKEN\n +.*renew.*release/m);
+});
+
+test('SEE ALSO names flock(1), timeout(1) and etcdctl(1)', () => {
+  const seeAlso = rendered().text.split(/^SEE ALSO$/m)[1]!;
+  for (const page of ['flock(1)', 'timeout(1)', 'etcdctl(1)']) expect(seeAlso).toContain(page);
+});
+
+test("the zsh example keeps the user's own compinit: fpath goes to ~/.zshenv, read before ~/.zshrc", () => {
+  const examples = section(rendered().text, 'EXAMPLES');
+  expect(examples).toContain("echo 'fpath=(~/.zfunc $fpath)' >> ~/.zshenv");
+  // A compinit is appended only to a ~/.zshrc that has none.
+  const appends = [...examples.matchAll(/^.*compinit.*>> ~\/\.zshrc$/gm)].map((match) => match.index);
+  expect(appends).toHaveLength(1);
+  expect(examples.slice(0, appends[0]).trimEnd()).toMatch(/\n *grep -qs compinit ~\/\.zshrc \|\|$/);
+});
+
+test("the textfile crontab is the monitoring guide's, keys and path", () => {
+  const examples = section(rendered().text, 'EXAMPLES');
+  const guide = readFileSync(join(ROOT, 'docs/guides/monitoring.md'), 'utf8');
+  const cron = guide
+    .split(/^### node_exporter's textfile collector$/m)[1]!
+    .split(/^```cron\n/m)[1]!
+    .split(/^```$/m)[0]!;
+  const lines = cron.split('\n').filter(Boolean);
+  expect(lines.some((line) => /--textfile .* nightly-sync/.test(line))).toBe(true);
+  for (const line of lines) expect(examples).toContain(line);
+});

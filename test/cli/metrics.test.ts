@@ -4,6 +4,8 @@
 // bad option values exit 64 naming the option, with passwords masked.
 
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -295,6 +297,25 @@ test("the tests' Pushgateway keeps what it is pushed in memory, not in Debian's 
     data: { flags: Record<string, string> };
   };
   expect(status.data.flags['persistence.file']).toBe('');
+});
+
+test('--push answered 404 "404 page not found" (Go\'s text): the status once, the reason after it', async () => {
+  // What a Pushgateway (Go's http.NotFound) answers to a path it does not serve.
+  const server = createServer((request, response) => {
+    request.resume();
+    response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const result = await dlock(['metrics', '--redis', redis.url, '--push', `http://127.0.0.1:${port}/wrong`]);
+    expect(result.stderr).toBe(
+      `dlock: --push http://127.0.0.1:${port}/wrong: the Pushgateway answered 404 (page not found)\n`,
+    );
+    expect(result.code).toBe(69);
+  } finally {
+    server.close();
+  }
 });
 
 test('--push to nothing: 69, the password masked', async () => {

@@ -68,7 +68,7 @@ describe('every lock event, with its fields', () => {
       DLOCK_EVENT_RELEASED: 'true',
       DLOCK_EVENT_EXIT: '3',
     });
-    expect(released.json).toMatchObject({ event: 'released', released: true, exit: '3' });
+    expect(released.json).toMatchObject({ event: 'released', released: true, exit: 3 });
   });
 
   test('busy (also with -E 0 and --quiet), with the holder as JSON text; DLOCK_ON_EVENT works as --on-event', async () => {

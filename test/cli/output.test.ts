@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cleanEnv, dlock, DLOCK, runShell, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
-import { spinnerWanted, underCi } from '../../src/spinner.js';
+import { fitColumns, spinnerWanted, underCi } from '../../src/spinner.js';
 import { childPid, events, HOLD, hold, isAlive, onlyEvent, spawnDlock, tempDir } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 
@@ -361,13 +361,13 @@ describe('--log-format json: every outcome is an event, and nothing else is on s
 describe('the spinner on a terminal: CI=false is not CI, NO_COLOR has no colour', () => {
   /** What dlock writes to a pseudo-terminal (script(1)) while it waits 400ms for a held lock. */
   let keys = 0;
-  async function onTerminal(env: Record<string, string>): Promise<string> {
+  async function onTerminal(env: Record<string, string>, columns = 100): Promise<string> {
     const dir = tempDir();
     const key = `tty-wait-${keys++}`;
     const holder = spawnDlock(['run', '--redis', redis.url, key, '--', HOLD, dir]);
     await childPid(dir);
     const result = await shell(
-      `script -qfec 'stty cols 100; "$DLOCK" run -w 400ms --redis "$REDIS" ${key} -- true' /dev/null`,
+      `script -qfec 'stty cols ${columns}; "$DLOCK" run -w 400ms --redis "$REDIS" ${key} -- true' /dev/null`,
       env,
     );
     writeFileSync(join(dir, 'stop'), '');
@@ -396,6 +396,16 @@ describe('the spinner on a terminal: CI=false is not CI, NO_COLOR has no colour'
       'waiting for',
     );
     expect(seen).toMatch(/dlock: tty-wait-\d+ is busy/);
+  });
+
+  test('each frame fits the terminal (stty cols 60): the text is cut, never wrapped', async () => {
+    const seen = await onTerminal({ NO_COLOR: '1' }, 60);
+    expect(seen).toMatch(/\u280b waiting for tty-wait-\d+ /);
+    // What is drawn between cursor moves, line clears, carriage returns and newlines: one frame each.
+    const frames = seen.split(/\r|\n|\u001b\[[0-9;?]*[A-Za-z]/).filter((frame) => frame.includes('waiting for'));
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames.filter((frame) => [...frame].length > 60)).toEqual([]);
+    expect(frames.some((frame) => frame.endsWith('…'))).toBe(true);
   });
 
   test('NO_COLOR=1: spinner without colour', async () => {
@@ -430,5 +440,17 @@ describe('spinner decision', () => {
     [{}, false, { isTTY: false } as NodeJS.WriteStream, false],
   ] as const)('%j, quiet %s, stream %j: spinner %s', ([env, quiet, stream, expected]) => {
     expect(spinnerWanted(env, quiet, stream)).toBe(expected);
+  });
+});
+
+describe('the spinner text in the columns it has', () => {
+  test.for([
+    ['abcdef', 6, 'abcdef'],
+    ['abcdefg', 6, 'abcde…'],
+    ['中文中文', 8, '中文中文'],
+    ['中文中文', 7, '中文中…'],
+    ['😀😀😀', 5, '😀😀…'],
+  ] as const)('%j in %d columns: %j', ([text, columns, fitted]) => {
+    expect(fitColumns(text, columns)).toBe(fitted);
   });
 });

@@ -132,7 +132,7 @@ describe('the sequence of pings', () => {
     await waitUntil(() => server.paths().length >= 2);
     expect(server.paths()).toEqual(['/start', '']);
     expect(server.bodies()[1]).toMatchObject({ key: 'ping-acquire', exit_status: 0 });
-    expect(await lastRelease('ping-acquire')).toMatchObject({ exit: '0' });
+    expect(await lastRelease('ping-acquire')).toMatchObject({ exit: 0 });
   });
 });
 
@@ -154,7 +154,7 @@ describe("a section's exit status (dlock acquire): pings, history, hooks and met
     expect(server.paths()).toEqual(['/start', '/log']);
     expect(server.bodies()[1]).toMatchObject({ key, exit_status: 'unknown' });
     expect(server.bodies()[1].message).toMatch(/exit status is unknown/);
-    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+    expect(await lastRelease(key)).toMatchObject({ exit: null });
   });
 
   test('dlock release without --exit-status: unknown too', async () => {
@@ -165,7 +165,7 @@ describe("a section's exit status (dlock acquire): pings, history, hooks and met
       `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\n"$1" release ${key}`,
     );
     expect(server.paths()).toEqual(['/start', '/log']);
-    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+    expect(await lastRelease(key)).toMatchObject({ exit: null });
   });
 
   test('dlock release --exit-status 3 (a trap on EXIT): <url>/3 and history exit 3', async () => {
@@ -175,7 +175,7 @@ describe("a section's exit status (dlock acquire): pings, history, hooks and met
     await section(server, `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\n${trap}\nexit 3`);
     expect(server.paths()).toEqual(['/start', '/3']);
     expect(server.bodies()[1]).toMatchObject({ key, exit_status: 3 });
-    expect(await lastRelease(key)).toMatchObject({ exit: '3' });
+    expect(await lastRelease(key)).toMatchObject({ exit: 3 });
   });
 
   test('--max-hold ends the section: <url>/124 and history exit 124', async () => {
@@ -186,7 +186,7 @@ describe("a section's exit status (dlock acquire): pings, history, hooks and met
     await section(server, `eval "$(${acquire})" || exit\n${work}`);
     expect(server.paths()).toEqual(['/start', '/124']);
     expect(server.bodies()[1]).toMatchObject({ key, exit_status: 124 });
-    expect(await lastRelease(key)).toMatchObject({ exit: '124', reason: 'max-hold' });
+    expect(await lastRelease(key)).toMatchObject({ exit: 124, reason: 'max-hold' });
   });
 
   test('--on-event hooks see the status: 3 from release --exit-status, unknown otherwise', async () => {
@@ -228,7 +228,7 @@ describe("a section's exit status (dlock acquire): pings, history, hooks and met
     expect(before).toBeDefined();
     const server = await pingServer();
     await section(server, `eval "$("$1" acquire --redis "$R" --ping ${server.url()} ${key})" || exit\nexit 0`);
-    expect(await lastRelease(key)).toMatchObject({ exit: 'unknown' });
+    expect(await lastRelease(key)).toMatchObject({ exit: null });
     expect(await lastSuccess()).toBe(before);
   });
 });

@@ -41,7 +41,7 @@ test('a background child keeps the lock held until it is gone; the exit status i
   process.kill(pid, 'SIGTERM');
   const result = await first.result;
   expect(result.code, result.stderr).toBe(3);
-  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true, exit: '3' });
+  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true, exit: 3 });
   expect(events(result.stderr, 'signal')).toEqual([]);
   expect((await tryRun('bg-held')).code).toBe(0);
 });
@@ -112,7 +112,7 @@ test('--max-hold running out while only background children run stops them: 124'
     reason: 'max-hold',
     other_pids: [pid],
   });
-  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ exit: '124' });
+  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ exit: 124 });
 });
 
 test('SIGTERM to dlock while only background children run stops them; the exit status stays the first process’s', async () => {

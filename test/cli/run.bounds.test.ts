@@ -46,7 +46,7 @@ test('sleep 600 under --max-hold 2s: stopped at 2 s, the lock free at once for t
   expect(next.code, next.stderr).toBe(0);
   expect(onlyEvent(next.stderr, 'acquired').ts_ms - released.ts_ms).toBeLessThan(500);
   const [, ended] = await history('maxhold').then((entries) => entries.filter((e) => e.event === 'released'));
-  expect(ended).toMatchObject({ event: 'released', exit: '124', reason: 'max-hold', fence: acquired.fence });
+  expect(ended).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold', fence: acquired.fence });
   const table = await dlock(['history', '--redis', redis.url, 'maxhold'], { env: env() });
   expect(table.stdout).toContain(`exit 124, ended by dlock: max-hold, held 2`);
 });
@@ -57,7 +57,7 @@ test('heartbeats every 200 ms under --heartbeat 1s: the command runs to its end 
   expect(done.code, done.stderr).toBe(0);
   expect(done.stderr).not.toContain('heartbeat-missed');
   const [ended] = (await history('beating')).filter((e) => e.event === 'released');
-  expect(ended).toMatchObject({ exit: '0' });
+  expect(ended).toMatchObject({ exit: 0 });
   expect(ended).not.toHaveProperty('reason');
 });
 
@@ -77,7 +77,7 @@ test('stops heartbeating: stopped about 1 s after its last heartbeat, exit 124, 
   expect(missed.ts_ms - lastBeat).toBeLessThan(1600);
   expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'heartbeat-missed' });
   const [ended] = (await history('silent')).filter((e) => e.event === 'released');
-  expect(ended).toMatchObject({ exit: '124', reason: 'heartbeat-missed' });
+  expect(ended).toMatchObject({ exit: 124, reason: 'heartbeat-missed' });
 });
 
 test('never heartbeats: --heartbeat counts from the start of the command', async () => {

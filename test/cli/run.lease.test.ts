@@ -95,8 +95,11 @@ describe('the lock removed from outside: lost at the next renewal', () => {
     expect(onlyEvent(result.stderr, 'released').released).toBe(false);
     expect(onlyEvent(result.stderr, 'error')).toMatchObject({
       exit_code: 76,
-      message: expect.stringMatching(/^lost the lock gone-\w+ while the child ran/),
+      message: expect.stringMatching(/^lost the lock gone-\w+ while the command ran/),
     });
+    // "the command", as every other line says, never "the child".
+    expect(onlyEvent(result.stderr, 'lost').message).toMatch(/; terminating the command$/);
+    expect(result.stderr).not.toMatch(/\bchild\b/);
     expect(onlyEvent(result.stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'lost' });
     expect(termAt - removedAt).toBeLessThan(500 + 1000);
   });

@@ -86,10 +86,10 @@ test('nested --max-hold 1s: its tree stopped at 1 s, exit 124; the parent still 
   expect(signal.other_pids).toHaveLength(1);
   expect(sleepsLeft(mark)).toEqual([]);
   // One release, the parent's, when its script ended: the nested run released nothing.
-  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true, exit: '0' });
+  expect(onlyEvent(result.stderr, 'released')).toMatchObject({ released: true, exit: 0 });
   const history = await released('nest-maxhold');
   expect(history).toHaveLength(1);
-  expect(history[0]).toMatchObject({ exit: '0', fence: parent.fence });
+  expect(history[0]).toMatchObject({ exit: 0, fence: parent.fence });
   expect(history[0]).not.toHaveProperty('reason');
 });
 
@@ -159,7 +159,7 @@ test('nested --heartbeat under a parent --heartbeat: the shared file, heartbeats
   expect(sleepsLeft(mark)).toEqual([]);
   const history = await released('nest-sharedbeat');
   expect(history).toHaveLength(1);
-  expect(history[0]).toMatchObject({ exit: '0' });
+  expect(history[0]).toMatchObject({ exit: 0 });
 });
 
 test('an inherited DLOCK_HEARTBEAT_FILE that is no dlock heartbeat file: a nested --heartbeat exits 64, runs nothing', async () => {

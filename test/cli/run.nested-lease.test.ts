@@ -77,7 +77,7 @@ test.each([
   // Found at the next renewal (every ttl/3 = 1 s), not when the command ends.
   expect(lost.ts_ms - onlyEvent(result.stderr, 'acquired').ts_ms).toBeLessThan(3000);
   expect(onlyEvent(result.stderr, 'error').message).toMatch(
-    /^lost the lock nest-taken while the child ran: renewal refused/,
+    /^lost the lock nest-taken while the command ran: renewal refused/,
   );
   expect(events(result.stderr, 'released')).toEqual([]);
   expect(existsSync(join(dir, 'done'))).toBe(false);

@@ -4,7 +4,7 @@
 #   zsh -f zsh-capture.zsh <script or fpath dir or "zshrc"> <command line>...
 #
 # A file is sourced after compinit (`source <(dlock completion zsh)`); a directory is put on
-# $fpath before compinit (the `_dlock` install); "zshrc" sources ~/.zshrc, as installed. For each command line, the matches for its
+# $fpath before compinit (the `_dlock` install); "zshrc" sources ~/.zshenv then ~/.zshrc, as installed. For each command line, the matches for its
 # last word are printed one per line, then a line `--end--`.
 
 zmodload zsh/zpty || exit 2
@@ -13,7 +13,7 @@ shift
 zpty capture zsh -f -i
 zpty -w capture 'PS1= RPS1=; unsetopt zle_bracketed_paste 2>/dev/null'
 if [[ $target == zshrc ]]; then
-  zpty -w capture 'source ~/.zshrc'
+  zpty -w capture '[[ -r ~/.zshenv ]] && source ~/.zshenv; source ~/.zshrc'
 elif [[ -d $target ]]; then
   zpty -w capture "fpath=(${(q)target} \$fpath); autoload -U compinit && compinit -u -D"
 else

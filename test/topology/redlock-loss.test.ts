@@ -67,7 +67,7 @@ describe.each<Fault>(['stop', 'pause'])('instances failing one by one while the 
     expect(JSON.parse(result.stderr.trimEnd().split('\n').at(-1)!)).toMatchObject({
       event: 'error',
       exit_code: 76,
-      message: expect.stringMatching(/^lost the lock one-by-one-\d-\w+ while the child ran: /),
+      message: expect.stringMatching(/^lost the lock one-by-one-\d-\w+ while the command ran: /),
     });
 
     // The child is gone before the lease could run out on the instances still up: it was last

@@ -70,7 +70,7 @@ test('three of five instances restarted empty one at a time: each is re-taken, t
   const result = await holder.result;
   expect(result.code, result.stderr).toBe(0);
   expect(events(result.stderr, 'lost')).toEqual([]);
-  expect(events(result.stderr, 'retaken').map((e) => e.instances)).toEqual([0, 1, 2].map((i) => servers[i].url));
+  expect(events(result.stderr, 'retaken').map((e) => e.instance)).toEqual([0, 1, 2].map((i) => servers[i].url));
   expect(onlyEvent(result.stderr, 'released').released).toBe(true);
   for (const i of [0, 1, 2])
     expect(BigInt((await clients[i].get(`${lock}:fence`)) ?? '0')).toBeGreaterThanOrEqual(BigInt(fence));

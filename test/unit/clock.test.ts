@@ -2,7 +2,7 @@
 // millisecond or more, whatever happened between the clock readings when dlock started.
 
 import { expect, test } from 'vitest';
-import { epochMs } from '../../src/clock.js';
+import { epochMs, longTimeout, MAX_TIMER_MS, now } from '../../src/clock.js';
 
 test('every reading lies between Date.now() before it and Date.now() + 1 ms after it, and never goes back', async () => {
   let last = -Infinity;
@@ -17,4 +17,36 @@ test('every reading lies between Date.now() before it and Date.now() + 1 ms afte
     // Spread the readings over a few milliseconds, across ticks of Date.now().
     if (i % 200 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
   }
+});
+
+// Node's setTimeout fires at once (1 ms, with a TimeoutOverflowWarning) for any delay over
+// 2^31−1 ms; longTimeout splits such a delay into timers of at most that.
+test('MAX_TIMER_MS is the longest delay setTimeout takes', () => {
+  expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
+});
+
+test('a delay longer than one timer is run in chunks, and fires once, not before it is due', async () => {
+  const started = now();
+  const fired = await new Promise<number>((resolve) => {
+    // Chunks of 20 ms for a 90 ms delay: five timers.
+    longTimeout(() => resolve(now()), 90, 20);
+  });
+  expect(fired - started).toBeGreaterThanOrEqual(89);
+});
+
+test('clear() between chunks stops it', async () => {
+  let fired = false;
+  const timer = longTimeout(() => (fired = true), 60, 20);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  timer.clear();
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  expect(fired).toBe(false);
+});
+
+test('a 30-day delay does not fire at once (no overflow to 1 ms)', async () => {
+  let fired = false;
+  const timer = longTimeout(() => (fired = true), 30 * 86_400_000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  timer.clear();
+  expect(fired).toBe(false);
 });

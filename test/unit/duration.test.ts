@@ -18,7 +18,6 @@ describe('parseDuration', () => {
     ['0.5', 500],
     ['1.5m', 90_000],
     ['100ms', 100],
-    [' 30s ', 30_000],
     ['007s', 7_000],
     // flock's man page writes `-w .007`: a leading dot, with or without a unit.
     ['.5', 500],
@@ -26,6 +25,17 @@ describe('parseDuration', () => {
     ['.5s', 500],
     ['.25m', 15_000],
     ['.5ms', 1], // rounded to whole milliseconds
+    // Go's time.ParseDuration forms, as etcdctl and consul take them (and Go's own String()).
+    ['1h30m', 5_400_000],
+    ['1m30s', 90_000],
+    ['1h0m0s', 3_600_000],
+    ['2m30.5s', 150_500],
+    ['1d12h', 129_600_000],
+    ['1s500ms', 1_500],
+    ['1500us', 2],
+    ['1500µs', 2],
+    ['2000000ns', 2],
+    ['30d', 2_592_000_000], // past 2^31 ms: timers are split (src/clock.ts)
   ])('%j is %d ms', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
@@ -43,8 +53,14 @@ describe('parseDuration', () => {
     '1S',
     '1MS',
     '1 s',
-    '1s2m',
-    '1m30s',
+    ' 30s ', // no spaces: the grammar has none (docs/reference/options.md)
+    '30s ',
+    ' 30s',
+    '1m 30s',
+    '1h30', // a bare number only alone
+    '1h.5',
+    '1hm',
+    '5m-1s',
     '.',
     '.s',
     '..5',

@@ -1,0 +1,124 @@
+// Durations as users write them (docs/reference/options.md#durations), and flock's habits at the
+// top level, spawned as a user runs them against a real redis-server.
+
+import { describe, expect, test } from 'vitest';
+import { dlock } from '../helpers/cli.js';
+import { RedisServer } from '../../support/redis-server.mjs';
+import { events } from '../fixtures/observe.js';
+import { useRedisServer } from '../helpers/server.js';
+
+let redis: RedisServer;
+useRedisServer((server) => (redis = server));
+
+describe('long durations: no limit of Node timers shows', () => {
+  test('--once-per 30d (a monthly job) is taken, and the next run in the window is turned away', async () => {
+    const first = await dlock(['run', '--redis', redis.url, '--once-per', '30d', 'monthly', '--', 'true']);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const second = await dlock(['run', '--redis', redis.url, '--once-per', '30d', '-E', '3', 'monthly', '--', 'true']);
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(/done until/);
+  });
+
+  test('bounds past 2^31 ms (--max-hold, --wait, --heartbeat 30d) do not fire at once', async () => {
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--log-format',
+      'json',
+      '--max-hold',
+      '30d',
+      '--heartbeat',
+      '25d',
+      '--wait',
+      '30d',
+      '--ttl',
+      '3s',
+      'long-bounds',
+      '--',
+      'sleep',
+      '0.5',
+    ]);
+    // Node's setTimeout turns any delay over 2^31−1 ms into 1 ms, with a TimeoutOverflowWarning.
+    expect(result.stderr).not.toMatch(/TimeoutOverflowWarning|does not fit/);
+    expect(events(result.stderr).map((e) => e.event)).not.toContain('max-hold');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('the grammar of a duration', () => {
+  test('--ttl " 30s " (spaces) is refused, as the grammar has no such form', async () => {
+    const result = await dlock(['run', '--redis', redis.url, '--ttl', ' 30s ', 'spaced', '--', 'true']);
+    expect(result.stderr).toBe('dlock: --ttl: not a duration; without the spaces: 30s (got " 30s ")\n');
+    expect(result.code).toBe(64);
+  });
+
+  test.each(['1h30m', '1m30s', '500ms', '1h0m0s'])('Go-style %s (etcdctl, consul) is taken by --ttl', async (ttl) => {
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '--ttl',
+      ttl,
+      'go-' + ttl,
+      '--',
+      'sh',
+      '-c',
+      'echo $DLOCK_TTL_MS',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const ms = { '1h30m': 5_400_000, '1m30s': 90_000, '500ms': 500, '1h0m0s': 3_600_000 }[ttl];
+    expect(result.stdout).toBe(`${ms}\n`);
+  });
+
+  test('Go-style 1m30s is taken by --wait and --once-per too', async () => {
+    const result = await dlock([
+      'run',
+      '--redis',
+      redis.url,
+      '-w',
+      '1m30s',
+      '--once-per',
+      '1h0m0s',
+      'go-w',
+      '--',
+      'true',
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe("flock's habits at the top level get the dlock form", () => {
+  test('dlock k true: did you mean dlock run k -- true', async () => {
+    const result = await dlock(['k', 'true']);
+    expect(result.stderr).toBe("dlock: unknown command 'k' — did you mean: dlock run k -- true\n");
+    expect(result.code).toBe(64);
+  });
+
+  test('dlock -n k cmd: did you mean dlock run -n k -- cmd', async () => {
+    const result = await dlock(['-n', 'k', 'echo', 'hi there']);
+    expect(result.stderr).toBe("dlock: unknown option '-n' — did you mean: dlock run -n k -- echo 'hi there'\n");
+    expect(result.code).toBe(64);
+  });
+
+  test('dlock -w 5 -E 3 k -- cmd keeps the option values with their options', async () => {
+    const result = await dlock(['-w', '5', '-E', '3', 'k', '--', 'make']);
+    expect(result.stderr).toBe("dlock: unknown option '-w' — did you mean: dlock run -w 5 -E 3 k -- make\n");
+    expect(result.code).toBe(64);
+  });
+
+  test("dlock -n k -c 'cmd' (flock's -c): did you mean dlock run -n k -- sh -c 'cmd'", async () => {
+    const result = await dlock(['-n', 'k', '-c', 'make deploy']);
+    expect(result.stderr).toBe("dlock: unknown option '-n' — did you mean: dlock run -n k -- sh -c 'make deploy'\n");
+    expect(result.code).toBe(64);
+  });
+
+  test('a typo of a command keeps its suggestion', async () => {
+    const result = await dlock(['rnu', 'k', 'true']);
+    expect(result.stderr).toMatch(/Did you mean run\?/);
+    expect(result.code).toBe(64);
+  });
+});
