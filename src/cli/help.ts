@@ -170,7 +170,6 @@ export const HELP_AFTER: Record<string, string> = {
         '* * * * * dlock metrics --textfile "$TEXTFILE" nightly-sync backup',
       ],
       ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],
-      ["one team's file: its keys only", 'dlock metrics --only --textfile /var/lib/node_exporter/a.prom nightly-sync'],
     ]),
   completion:
     exitStatus([
