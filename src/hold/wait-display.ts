@@ -6,7 +6,7 @@ import { now as monotonicNow } from '../clock.js';
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
-import { conflictIsSilent, notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
+import { notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
   failureText,
@@ -142,11 +142,11 @@ export class WaitDisplay {
 
   /**
    * The busy error, saying who holds the lock (also with --quiet: it is the error's point);
-   * -E 0 means "skip quietly", so it then prints nothing unless --verbose.
+   * -E 0 means "skip quietly", so it then prints nothing unless --verbose, but its event (JSON,
+   * --on-event, history) names the holder as with any -E, and a holder that cannot be read is 69.
    */
   async notObtained(waitedMs: number): Promise<NotObtainedError | UnavailableError> {
-    const silent = conflictIsSilent(this.config);
-    const { snapshot, refused } = silent ? { snapshot: undefined, refused: [] } : await holderSnapshot(this.set);
+    const { snapshot, refused } = await holderSnapshot(this.set);
     if (refused.length > 0) return unreadable(this.config.key, refused);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
