@@ -64,16 +64,18 @@ export class WaitDisplay {
     }
     this.place = place;
     this.waitStartedAt ??= monotonicNow() - waitedMs;
+    // Whatever is shown (spinner, status lines, nothing): a holder that cannot be read (a grant
+    // missing, a malformed reply) ends the wait as 69, as -n and a --wait that runs out do.
+    const { snapshot, refused } = await holderSnapshot(this.set);
+    if (refused.length > 0) return refused;
+    this.snapshot = snapshot ?? this.snapshot;
     if (this.statusLines && !this.ticker) {
-      // Not awaited: the wait goes on (and a release is heard) while the holder is read.
-      void this.statusLine('waiting for');
+      // Not awaited: the wait goes on (and a release is heard) while the hold times are read.
+      void this.statusLine('waiting for', false);
       this.ticker = setInterval(() => void this.statusLine('still waiting for'), STATUS_EVERY_MS).unref();
     }
     if (!this.spinner) return;
     this.holdTimes ??= await recentHoldTimes(this.set);
-    const { snapshot, refused } = await holderSnapshot(this.set);
-    if (refused.length > 0) return refused;
-    this.snapshot = snapshot;
     await this.render();
     // Between polls (up to 5 s apart) the times shown still move, once a second.
     this.ticker ??= setInterval(() => void this.render(), 1000).unref();
@@ -109,10 +111,10 @@ export class WaitDisplay {
    * One "wait-status" line or event: who holds the lock, our place, the estimate. Shown like a
    * warning (without --verbose; --quiet hides it). A holder that cannot be read is "held".
    */
-  private async statusLine(what: string): Promise<void> {
+  private async statusLine(what: string, reread = true): Promise<void> {
     this.holdTimes ??= await recentHoldTimes(this.set);
-    // A holder the ACL will not let us read is "held" here; the busy error names the grant.
-    this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
+    // The first line shows the holder waiting() has just read; a later one reads it again.
+    if (reread) this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
     if (this.stopped) return;
     const now = monotonicNow();
     const waitedMs = now - (this.waitStartedAt ?? now);
