@@ -19,7 +19,8 @@ import {
 } from '../lockset/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
-import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
+import { isNoKeeper, pidAlive } from '../views/dead-pid.js';
+import { recentHoldTimes, type TurnEstimate, turnEstimateMs } from './turn-estimate.js';
 
 type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
 
@@ -94,17 +95,39 @@ export class WaitDisplay {
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
     const turnMs = this.turnMs(now);
-    const turn = turnMs === undefined ? '' : `turn in about ${formatDuration(turnMs)}; `;
+    const turn =
+      turnMs === undefined
+        ? ''
+        : turnMs === 'unknown'
+          ? 'turn time unknown; '
+          : `turn in about ${formatDuration(turnMs)}; `;
     const waited = formatDuration(now - (this.waitStartedAt ?? now));
     return `${what} ${this.config.key} (${inLine}${turn}${holder}; waited ${waited}${limit})`;
   }
 
-  /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
-  private turnMs(now: number): number | undefined {
-    const since = this.snapshot?.holder.sinceMs;
-    const heldMs = since === undefined ? undefined : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
-    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), heldMs);
-    return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
+  /**
+   * About how long until our turn, in whole seconds, from the recent hold times and the holder in
+   * front (turn-estimate.ts); 'unknown' when no honest number can be given, undefined without data.
+   */
+  private turnMs(now: number): TurnEstimate {
+    const holder = this.snapshot?.holder;
+    const since = holder?.sinceMs;
+    // No holder seen (it left as we looked): the next hold is a whole one.
+    const heldMs = !holder
+      ? 0
+      : since === undefined
+        ? undefined
+        : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
+    const ends = !holder
+      ? 'command'
+      : holder.owner === '' || pidAlive(holder) === false
+        ? 'lease'
+        : isNoKeeper(holder)
+          ? 'release-or-lease'
+          : 'command';
+    const current = { ends, heldMs, leaseLeftMs: this.agedPttl(now) } as const;
+    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), current);
+    return typeof ms === 'number' ? Math.max(1000, Math.round(ms / 1000) * 1000) : ms;
   }
 
   /**
@@ -124,7 +147,7 @@ export class WaitDisplay {
       key: this.config.key,
       waited_ms: waitedMs,
       ...(this.place ? { place: this.place } : {}),
-      ...(turnMs === undefined ? {} : { turn_ms: turnMs }),
+      ...(typeof turnMs === 'number' ? { turn_ms: turnMs } : {}),
       holder,
     };
     this.log.event('wait-status', fields, this.statusText(what, now), 'warn');
