@@ -277,7 +277,8 @@ function notAcquiredInOutage(
       : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(
+    // When the outage ended is said: the wait's end (Redis may answer again by the time this is read).
     `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ` +
-      `${formatDuration(result.outageMs)} (${message})${undone}`,
+      `${formatDuration(result.outageMs)} of the wait, until it ran out (${message})${undone}`,
   );
 }
