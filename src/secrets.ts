@@ -31,9 +31,37 @@ const OPENERS = new Set(['"', "'", '=', '(', '<', '[']);
  * `text` with the credentials of everything that looks like a URL or user:password@host
  * masked (`scheme://user:***@host`, `redis:/:***@host`, `:***@host`), and the value of
  * `--password=...`-like words. Masks generously: a word with a ":" before its last "@".
+ * A word is what stands between blanks, except that a quoted argument ("..." as JSON quotes
+ * it, '...' as commander does) is part of its word whole, blanks and all: a password with a
+ * blank in it is masked whole, not cut in two halves that each look like nothing.
  */
 export function maskSecrets(text: string): string {
-  return text.replace(/\S+/g, maskWord);
+  let shown = '';
+  let from = 0;
+  // A quote with no closing one after it: once seen, no later quote of that kind is looked for.
+  const unclosed = { '"': false, "'": false };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (/\s/.test(c)) {
+      shown += maskWord(text.slice(from, i)) + c;
+      from = i + 1;
+    } else if ((c === '"' || c === "'") && !unclosed[c] && (i === from || OPENERS.has(text[i - 1]))) {
+      const end = closingQuote(text, i);
+      if (end < 0) unclosed[c] = true;
+      else i = end;
+    }
+  }
+  return shown + maskWord(text.slice(from));
+}
+
+/** Where the quote opened at `open` closes ("..." with JSON's \" escapes), or -1. */
+function closingQuote(text: string, open: number): number {
+  const quote = text[open];
+  for (let i = open + 1; i < text.length; i++) {
+    if (quote === '"' && text[i] === '\\') i++;
+    else if (text[i] === quote) return i;
+  }
+  return -1;
 }
 
 /** One whitespace-free word of `maskSecrets`. */

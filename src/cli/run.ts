@@ -60,7 +60,7 @@ export function declareRun(program: Command, cli: CommandLine): void {
       .addOption(signalOption('the command'))
       .option(
         '--kill-after <duration>',
-        `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter})`,
+        `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter}, capped at ttl/3)`,
       ),
     'the command',
     '(SIGTERM, SIGKILL after --kill-after) and release the lock; exit 124',

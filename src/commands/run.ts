@@ -65,6 +65,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
     let exitStatus = '';
+    let commandExit = '';
     try {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted)
@@ -91,12 +92,14 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       if (hold.lost.aborted)
         throw new LockLostError(`lost the lock ${config.key} while the command ran: ${hold.lossReason!.message}`);
       if (bounds?.reason) {
+        // dlock's outcome is 124; the command's own status (143 after SIGTERM) is recorded beside it.
+        commandExit = String(status);
         exitStatus = String(BOUND_EXIT);
         return BOUND_EXIT;
       }
       return status;
     } finally {
-      await hold.release(exitStatus, bounds?.reason?.kind);
+      await hold.release(exitStatus, bounds?.reason?.kind, commandExit);
     }
   } finally {
     bounds?.stop();

@@ -21,12 +21,14 @@ import {
 export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
   const connection = connectionConfig(raw, env);
   const validKey = validateKey(key);
+  // The options first: `run -w k -- true` is a bad --wait ("k"), not a missing command after "true".
+  const lock = lockOptions(raw, env, connection.capabilities);
   if (command.length === 0 || command[0] === '') {
     throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
   }
   return {
     ...connection,
-    ...lockOptions(raw, env, connection.capabilities),
+    ...lock,
     key: validKey,
     command,
     oncePerMs: oncePer(raw.oncePer, connection.capabilities),

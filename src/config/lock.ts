@@ -1,5 +1,6 @@
 // The lock options run and acquire share: lease, wait, conflict code, loss, replicas, holder kind, --once-per.
 
+import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
 import { MAX_SLOTS } from '../lock/holder.js';
 import { MODES, type HoldMode } from '../lock/mode.js';
@@ -89,7 +90,7 @@ export function lockOptions(
     waitMs = duration('DLOCK_WAIT', env.DLOCK_WAIT);
   }
 
-  const killAfterMs = duration('--kill-after', raw.killAfter ?? DEFAULTS.killAfter);
+  const killAfterMs = graceMs(raw.killAfter, ttlMs);
   const mode = holdMode(raw, can);
   return {
     ttlMs,
@@ -101,14 +102,30 @@ export function lockOptions(
       255,
     ),
     onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
-    // The grace must fit inside the lease, or a lost lock would outlive its expiry.
-    killAfterMs: Math.min(killAfterMs, Math.floor(ttlMs / 3)),
+    killAfterMs,
     stopSignal: stopSignal(raw.signal),
     syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
     mode,
     slotted: raw.slots !== undefined,
     ...jobBounds(raw, env),
   };
+}
+
+/**
+ * --kill-after: the grace must fit inside the lease, or a command that ignores SIGTERM after a
+ * lost lock would outlive its expiry. The default is capped at ttl/3; a given value above it is
+ * refused, as a --max-hold shorter than the grace is (it was capped without a word).
+ */
+function graceMs(given: string | undefined, ttlMs: number): number {
+  const capMs = Math.floor(ttlMs / 3);
+  if (given === undefined) return Math.min(duration('--kill-after', DEFAULTS.killAfter), capMs);
+  const ms = duration('--kill-after', given);
+  if (ms > capMs) {
+    const third = `${formatDuration(capMs)} of ${formatDuration(ttlMs)}`;
+    const why = `must be at most a third of the lease (${third}): a command ignoring SIGTERM is killed before it ends`;
+    throw badOption('--kill-after', given, why);
+  }
+  return ms;
 }
 
 /**

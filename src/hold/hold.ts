@@ -209,19 +209,26 @@ export class Hold {
    * records it, and "0" with --once-per marks the key done for the window. `reason`: why dlock
    * ended the job ("max-hold", "heartbeat-missed"), recorded beside it.
    */
-  async release(exitStatus = '', reason = ''): Promise<void> {
+  /**
+   * Release, recording `exitStatus` (dlock's: 124 for a job it stopped), `reason` (why it stopped it)
+   * and `commandExit` (the command's own status then, when known).
+   */
+  async release(exitStatus = '', reason = '', commandExit = ''): Promise<void> {
     const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
-    const record = this.set.caps.history ? { exitStatus, reason, oncePerMs: this.config.oncePerMs ?? 0 } : undefined;
+    const record = this.set.caps.history
+      ? { exitStatus, reason, commandExit, oncePerMs: this.config.oncePerMs ?? 0 }
+      : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
     const releases = await releaseAll(this.set, { record, ...afterLoss });
     const { key } = this.config;
     const { fence, set } = this;
     const expiresInMs = expiresBy - now();
-    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs, exit: exitStatus });
+    const ended = { exit: exitStatus, reason, commandExit };
+    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs, ...ended });
   }
 
   /** Stop renewing and leave the lock held until its lease runs out (acquire --no-keeper). */
@@ -270,7 +277,8 @@ function notAcquiredInOutage(
       : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(
+    // When the outage ended is said: the wait's end (Redis may answer again by the time this is read).
     `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ` +
-      `${formatDuration(result.outageMs)} (${message})${undone}`,
+      `${formatDuration(result.outageMs)} of the wait, until it ran out (${message})${undone}`,
   );
 }

@@ -28,7 +28,10 @@ export function doneThisWindow(
   const window = config.oncePerMs ? ` (--once-per ${formatDuration(config.oncePerMs)})` : '';
   // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
   const until =
-    done.untilMs === undefined ? `a time past any date (delete ${doneKey} to run again)` : serverTime(done.untilMs);
+    done.untilMs === undefined
+      ? `a time past any date (delete ${doneKey} to run again)`
+      : // Rounded up: a second already past is no "until" (the JSON event's `until` has the ms).
+        serverTime(Math.ceil(done.untilMs / 1000) * 1000);
   const message =
     `${config.key} is done until ${until}${window}: it last succeeded ${finished} ${where}${started}${took}; ` +
     'not run (server time)';

@@ -4,7 +4,7 @@
 
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
-import { exitFields } from '../untrusted.js';
+import { exitFields, parseCount } from '../untrusted.js';
 import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../lockset/index.js';
 
 export interface ReleaseContext {
@@ -18,12 +18,22 @@ export interface ReleaseContext {
   expiresInMs: number;
   /** How the run ended, as the history records it ("0" … "255", "lost"; "" when no command ran). */
   exit?: string;
+  /** Why dlock ended the job ("max-hold", "heartbeat-missed"), as the history's `reason`; "" or none: it did not. */
+  reason?: string;
+  /** The command's own status when dlock ended it, as the history's `command_exit`; "" or none: not known. */
+  commandExit?: string;
 }
 
 export function reportRelease(log: Logger, releases: InstanceRelease[], context: ReleaseContext): void {
   const { key, fence } = context;
-  // The released event carries the run's exit (as the history does), for --on-event hooks.
-  const exit = context.exit ? exitFields(context.exit) : {};
+  // The released event carries the run's exit (as the history does), for --on-event hooks; for a job
+  // dlock stopped (exit 124), why (`stopped_by`: the event's `reason` says why a release failed) and
+  // the command's own status (`command_exit`), as the history's `reason` and `command_exit`.
+  const exit = {
+    ...(context.exit ? exitFields(context.exit) : {}),
+    ...(context.reason ? { stopped_by: context.reason } : {}),
+    ...(context.commandExit ? { command_exit: parseCount(context.commandExit, 0, 255) ?? null } : {}),
+  };
   const failed = releaseFailures(releases);
   if (failed.length > 0) logReleaseFailed(log, releases, context);
   logUnannounced(log, releases, key, fence);

@@ -6,7 +6,7 @@ import { now as monotonicNow } from '../clock.js';
 import { spinnerWanted, Spinner } from '../spinner.js';
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
-import { conflictIsSilent, notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
+import { notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
   failureText,
@@ -19,7 +19,8 @@ import {
 } from '../lockset/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
-import { recentHoldTimes, turnEstimateMs } from './turn-estimate.js';
+import { isNoKeeper, pidAlive } from '../views/dead-pid.js';
+import { recentHoldTimes, type TurnEstimate, turnEstimateMs } from './turn-estimate.js';
 
 type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
 
@@ -64,16 +65,18 @@ export class WaitDisplay {
     }
     this.place = place;
     this.waitStartedAt ??= monotonicNow() - waitedMs;
+    // Whatever is shown (spinner, status lines, nothing): a holder that cannot be read (a grant
+    // missing, a malformed reply) ends the wait as 69, as -n and a --wait that runs out do.
+    const { snapshot, refused } = await holderSnapshot(this.set);
+    if (refused.length > 0) return refused;
+    this.snapshot = snapshot ?? this.snapshot;
     if (this.statusLines && !this.ticker) {
-      // Not awaited: the wait goes on (and a release is heard) while the holder is read.
-      void this.statusLine('waiting for');
+      // Not awaited: the wait goes on (and a release is heard) while the hold times are read.
+      void this.statusLine('waiting for', false);
       this.ticker = setInterval(() => void this.statusLine('still waiting for'), STATUS_EVERY_MS).unref();
     }
     if (!this.spinner) return;
     this.holdTimes ??= await recentHoldTimes(this.set);
-    const { snapshot, refused } = await holderSnapshot(this.set);
-    if (refused.length > 0) return refused;
-    this.snapshot = snapshot;
     await this.render();
     // Between polls (up to 5 s apart) the times shown still move, once a second.
     this.ticker ??= setInterval(() => void this.render(), 1000).unref();
@@ -92,27 +95,49 @@ export class WaitDisplay {
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
     const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
     const turnMs = this.turnMs(now);
-    const turn = turnMs === undefined ? '' : `turn in about ${formatDuration(turnMs)}; `;
+    const turn =
+      turnMs === undefined
+        ? ''
+        : turnMs === 'unknown'
+          ? 'turn time unknown; '
+          : `turn in about ${formatDuration(turnMs)}; `;
     const waited = formatDuration(now - (this.waitStartedAt ?? now));
     return `${what} ${this.config.key} (${inLine}${turn}${holder}; waited ${waited}${limit})`;
   }
 
-  /** About how long until our turn, in whole seconds, from the recent hold times; undefined without them. */
-  private turnMs(now: number): number | undefined {
-    const since = this.snapshot?.holder.sinceMs;
-    const heldMs = since === undefined ? undefined : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
-    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), heldMs);
-    return ms === undefined ? undefined : Math.max(1000, Math.round(ms / 1000) * 1000);
+  /**
+   * About how long until our turn, in whole seconds, from the recent hold times and the holder in
+   * front (turn-estimate.ts); 'unknown' when no honest number can be given, undefined without data.
+   */
+  private turnMs(now: number): TurnEstimate {
+    const holder = this.snapshot?.holder;
+    const since = holder?.sinceMs;
+    // No holder seen (it left as we looked): the next hold is a whole one.
+    const heldMs = !holder
+      ? 0
+      : since === undefined
+        ? undefined
+        : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
+    const ends = !holder
+      ? 'command'
+      : holder.owner === '' || pidAlive(holder) === false
+        ? 'lease'
+        : isNoKeeper(holder)
+          ? 'release-or-lease'
+          : 'command';
+    const current = { ends, heldMs, leaseLeftMs: this.agedPttl(now) } as const;
+    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), current);
+    return typeof ms === 'number' ? Math.max(1000, Math.round(ms / 1000) * 1000) : ms;
   }
 
   /**
    * One "wait-status" line or event: who holds the lock, our place, the estimate. Shown like a
    * warning (without --verbose; --quiet hides it). A holder that cannot be read is "held".
    */
-  private async statusLine(what: string): Promise<void> {
+  private async statusLine(what: string, reread = true): Promise<void> {
     this.holdTimes ??= await recentHoldTimes(this.set);
-    // A holder the ACL will not let us read is "held" here; the busy error names the grant.
-    this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
+    // The first line shows the holder waiting() has just read; a later one reads it again.
+    if (reread) this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
     if (this.stopped) return;
     const now = monotonicNow();
     const waitedMs = now - (this.waitStartedAt ?? now);
@@ -122,7 +147,7 @@ export class WaitDisplay {
       key: this.config.key,
       waited_ms: waitedMs,
       ...(this.place ? { place: this.place } : {}),
-      ...(turnMs === undefined ? {} : { turn_ms: turnMs }),
+      ...(typeof turnMs === 'number' ? { turn_ms: turnMs } : {}),
       holder,
     };
     this.log.event('wait-status', fields, this.statusText(what, now), 'warn');
@@ -142,11 +167,11 @@ export class WaitDisplay {
 
   /**
    * The busy error, saying who holds the lock (also with --quiet: it is the error's point);
-   * -E 0 means "skip quietly", so it then prints nothing unless --verbose.
+   * -E 0 means "skip quietly", so it then prints nothing unless --verbose, but its event (JSON,
+   * --on-event, history) names the holder as with any -E, and a holder that cannot be read is 69.
    */
   async notObtained(waitedMs: number): Promise<NotObtainedError | UnavailableError> {
-    const silent = conflictIsSilent(this.config);
-    const { snapshot, refused } = silent ? { snapshot: undefined, refused: [] } : await holderSnapshot(this.set);
+    const { snapshot, refused } = await holderSnapshot(this.set);
     if (refused.length > 0) return unreadable(this.config.key, refused);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';

@@ -25,6 +25,8 @@ export interface ReleaseRecord {
   oncePerMs: number;
   /** Why dlock ended the job ("max-hold", "heartbeat-missed"): the entry's `reason` field; "" or none: no field. */
   reason?: string;
+  /** The command's own status when dlock ended it (`exitStatus` is then 124): `command_exit`; "" or none: no field. */
+  commandExit?: string;
 }
 
 export interface ReleaseInput {
@@ -44,7 +46,9 @@ export const releaseScript = defineScript({
     owner,
     notify ? '1' : '0',
     k.wakePrefix,
-    ...(record ? ['1', record.exitStatus, Math.round(record.oncePerMs), record.reason ?? ''] : ['0', '', 0, '']),
+    ...(record
+      ? ['1', record.exitStatus, Math.round(record.oncePerMs), record.reason ?? '', record.commandExit ?? '']
+      : ['0', '', 0, '', '']),
   ],
   parse: parseReleaseReply,
 });

@@ -74,7 +74,13 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const replyLost = { value: false };
   const startedAt = now();
   const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
-  const tryOnce = () => strategy.tryOnce(set, meta, { join: options.waitMs !== 0, replyLost, recorded });
+  // Once waiting, each attempt gets only what the wait has left (attemptTimeoutMs): a Redis that
+  // came back but does not answer yet would otherwise hold the last one up to --connect-timeout
+  // past the wait's end. The first attempt (all that -n makes) keeps the whole timeout.
+  const deadline = options.waitMs === undefined ? Infinity : startedAt + options.waitMs;
+  const within = (): LockSet => ({ ...set, timeoutMs: attemptTimeoutMs(set.timeoutMs, deadline - now()) });
+  const tryOnce = (waiting: boolean) =>
+    strategy.tryOnce(waiting ? within() : set, meta, { join: options.waitMs !== 0, replyLost, recorded });
   const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();
@@ -89,8 +95,11 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
     // (ENTER took a waiter turned away as done out of line already.) The history records why.
     const record = result.kind === 'busy' ? 'busy' : result.kind === 'aborted' ? 'left' : '';
-    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leave(set, record, result.waitedMs);
-    const [notLeft, released] = await Promise.all([leaving, replyLost.value ? releaseAll(set) : Promise.resolve([])]);
+    // Past a --wait, leaving and undoing get an attempt's floor: the place lapses, an undone hold expires.
+    const bounded = within();
+    const undoing = replyLost.value ? releaseAll(bounded, { boundMs: bounded.timeoutMs }) : Promise.resolve([]);
+    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leave(bounded, record, result.waitedMs);
+    const [notLeft, released] = await Promise.all([leaving, undoing]);
     const unreleased = releaseFailures(released);
     // A grant missing to leave the line (+hdel, +zrem) is an error like any other, never busy;
     // interrupted, the signal's status stands and the caller warns.
@@ -107,7 +116,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
 async function attempts(
   set: LockSet,
   options: ObtainOptions,
-  tryOnce: () => Promise<Attempt>,
+  tryOnce: (waiting: boolean) => Promise<Attempt>,
   undoing: (undo: Undo | undefined) => void,
 ): Promise<Obtained | Failed> {
   const start = now();
@@ -122,7 +131,8 @@ async function attempts(
   try {
     for (;;) {
       undoing(undefined);
-      const attempt = await tryOnce();
+      const sentAt = now();
+      const attempt = await tryOnce(watcher !== undefined || unavailableSince !== undefined);
       if (attempt.kind === 'busy' || attempt.kind === 'unavailable') undoing(attempt.undo);
       // One reading of the clock decides and reports: a wait given up as run out says it
       // waited at least --wait (two readings could say 399ms and give up at 400).
@@ -139,7 +149,8 @@ async function attempts(
       if (attempt.kind === 'done') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
-        unavailableSince ??= at;
+        // Unreachable since this attempt was sent, at the latest.
+        unavailableSince ??= sentAt;
         const outageMs = Math.round(at - unavailableSince);
         const ridingOut = watcher !== undefined && waitOutlastsOutages;
         const final = attempt.errors.some(({ permanent }) => permanent);
@@ -176,6 +187,14 @@ async function attempts(
     const subscribed = watcher;
     if (subscribed) setImmediate(() => subscribed.stop());
   }
+}
+
+/** The least time an attempt gets, however little the wait has left: a healthy server answers well within it. */
+export const ATTEMPT_FLOOR_MS = 250;
+
+/** One attempt's timeout: the instance's, capped to what the wait has left (but ATTEMPT_FLOOR_MS at least). */
+export function attemptTimeoutMs(timeoutMs: number, leftMs: number): number {
+  return Math.min(timeoutMs, Math.max(ATTEMPT_FLOOR_MS, Math.ceil(leftMs)));
 }
 
 /**

@@ -40,13 +40,7 @@ export function details(entry: HistoryEntry): string {
       parts.push(fence, slot, `waited ${ms('waited_ms')}`);
       break;
     case 'released':
-      parts.push(
-        f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`,
-        f.reason ? `ended by dlock: ${f.reason}` : '',
-        `held ${ms('held_ms')}`,
-        fence,
-        slot,
-      );
+      parts.push(exitText(f), `held ${ms('held_ms')}`, fence, slot);
       break;
     case 'lost':
       parts.push(`${f.why ?? '?'} (renewal refused)`, fence);
@@ -72,6 +66,26 @@ export function details(entry: HistoryEntry): string {
   }
   return parts.filter(Boolean).join(', ');
 }
+
+/**
+ * "exit 0", "exit lost", "no command"; for a job dlock stopped, which status is which: "exit 124
+ * (stopped by --max-hold; the command ended 143)" (dlock's outcome, then the command's own).
+ */
+function exitText(f: Record<string, string | undefined>): string {
+  const exit =
+    f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`;
+  if (!f.reason) return exit;
+  const by = STOPPED_BY[f.reason] ?? `dlock (${f.reason})`;
+  const own =
+    f.command_exit !== undefined
+      ? `the command ended ${f.command_exit}`
+      : // A keeper is not its shell's parent: the shell's status (143 after SIGTERM, unless a trap chose) is not seen.
+        "the shell's own status is not known here";
+  return `${exit} (stopped by ${by}; ${own})`;
+}
+
+/** The history's `reason` as the option that stopped the job. */
+const STOPPED_BY: Record<string, string> = { 'max-hold': '--max-hold', 'heartbeat-missed': '--heartbeat' };
 
 function untilText(value: string | undefined): string {
   return timeText(parseCount(value, 0, 8.64e15));
@@ -102,6 +116,7 @@ const NUMERIC_FIELDS: Record<string, [number, number]> = {
   waited_ms: [0, 8.64e15],
   held_ms: [0, 8.64e15],
   until_ms: [0, 8.64e15],
+  command_exit: [0, 255],
 };
 
 /**

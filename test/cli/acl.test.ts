@@ -585,6 +585,27 @@ describe('a missing grant is 69 naming it, never busy', () => {
     }
   });
 
+  // Issue 31: -n, the spinner and a --wait that ran out were 69, but a plain wait on a pipe said
+  // "held", waited for the lease to end and ran the command (exit 0).
+  test.for<[string, string[]]>([
+    ['text on a pipe', []],
+    ['--quiet', ['-q']],
+    ['json', ['--log-format', 'json']],
+  ])('without +hgetall, a plain wait (%s) is 69 naming the grant at once, the command not run', async ([, flags]) => {
+    await grant(without('+hgetall'));
+    const key = `acl-plain-${flags.join('')}`;
+    await admins[0].hset(`dlock:{${key}}`, 'owner', 'other', 'fence', '0', 'host', 'h', 'pid', '1');
+    await admins[0].pexpire(`dlock:{${key}}`, 4_000);
+    const marker = join(tempDir(), 'ran');
+    const result = await dlock(['run', ...flags, '--redis', url(servers[0]), key, '--', 'touch', marker]);
+    expect(result.code, result.stderr).toBe(69);
+    const last = result.stderr.trimEnd().split('\n').at(-1)!;
+    expect(last).toMatch(/permission denied by the server's ACL: .*\(grant \+hgetall\)/);
+    expect(result.stderr).not.toMatch(/busy|acquired/);
+    expect(existsSync(marker)).toBe(false);
+    expect(await admins[0].pttl(`dlock:{${key}}`), 'the lease was not waited out').toBeGreaterThan(0);
+  });
+
   test('without +hdel or +zrem, leaving the line is 69 naming the grant when a wait runs out, and a warning when interrupted', async () => {
     for (const rule of ['+hdel', '+zrem']) {
       await grant(without(rule));

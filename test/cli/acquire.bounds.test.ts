@@ -60,6 +60,12 @@ test('acquire --max-hold 2s in a shell script: the shell is stopped at 2 s, the 
   expect(await admin.exists('dlock:{section}')).toBe(0);
   const { stdout } = await dlock(['history', '--redis', server.url, '--json', 'section'], { env: env() });
   expect(JSON.parse(stdout)[0]).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold' });
+  // Issue 31: the keeper is not the shell's parent: the shell's own status is not known, and not claimed.
+  expect(JSON.parse(stdout)[0]).not.toHaveProperty('command_exit');
+  expect(released).toMatchObject({ exit: 124, stopped_by: 'max-hold' });
+  expect(released).not.toHaveProperty('command_exit');
+  const table = await dlock(['history', '--redis', server.url, 'section'], { env: env() });
+  expect(table.stdout).toContain("exit 124 (stopped by --max-hold; the shell's own status is not known here)");
 });
 
 test('acquire --signal INT --max-hold 1s: the keeper stops the shell with SIGINT', async () => {

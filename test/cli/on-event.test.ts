@@ -81,6 +81,12 @@ describe('every lock event, with its fields', () => {
     expect(hooks.map(({ event }) => event)).toEqual(['busy', 'busy']);
     expect(hooks[0].env).toMatchObject({ DLOCK_EVENT_KEY: 'hook-busy', DLOCK_EVENT_EXIT_CODE: '75' });
     expect(JSON.parse(hooks[0].env.DLOCK_EVENT_HOLDER)).toMatchObject({ pid: expect.any(Number) });
+    // Issue 31: with -E 0 the same event had `holder: null` ("held by another owner").
+    const { ttl_left_ms: _left, ...who } = JSON.parse(hooks[0].env.DLOCK_EVENT_HOLDER);
+    expect(hooks[1].env).toMatchObject({ DLOCK_EVENT_EXIT_CODE: '0' });
+    expect(JSON.parse(hooks[1].env.DLOCK_EVENT_HOLDER)).toMatchObject(who);
+    expect(hooks[1].json.holder).toMatchObject(who);
+    expect(hooks[1].env.DLOCK_EVENT_MESSAGE).toMatch(/^hook-busy is busy \(held by \S+ pid \d+, /);
     holder.stop();
     await holder.result;
   });

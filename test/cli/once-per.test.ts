@@ -144,6 +144,19 @@ describe('three hosts, clocks ±2 s apart, each firing the job once per slot', (
   });
 });
 
+test('"done until" never names a second already past: the mark ends at .752Z, the line says the next second', async () => {
+  // Issue 31: the time was cut to the second ("until …:06Z" for a mark ending at …:06.752Z).
+  const args = ['run', '--redis', redis.url, '--once-per', '20s', 'until-rounded'];
+  expect((await dlock([...args, '--', 'true'])).code).toBe(0);
+  const text = await dlock([...args, '--', 'true']);
+  const json = await dlock([...args.slice(0, 3), '--log-format', 'json', ...args.slice(3), '--', 'true']);
+  expect(text.code, text.stderr).toBe(75);
+  const shown = Date.parse(/is done until (\S+Z) /.exec(text.stderr)![1]);
+  const until = Date.parse(JSON.parse(json.stderr).until);
+  expect(until % 1000, 'a mark ending on a whole second proves nothing: run again').not.toBe(0);
+  expect(shown).toBe(Math.ceil(until / 1000) * 1000);
+});
+
 describe('a done mark no run set', () => {
   test('one that expires past any date (PX 9e15): still done, 75, one line naming the mark to delete', async () => {
     await redis.client().set('dlock:{far-done}:done', '{}', 'PX', 9_000_000_000_000_000);

@@ -41,14 +41,17 @@ test('sleep 600 under --max-hold 2s: stopped at 2 s, the lock free at once for t
   expect(isAlive(signal.pid as number)).toBe(false);
   const released = onlyEvent(done.stderr, 'released');
   expect(released.ts_ms - maxHold.ts_ms).toBeLessThan(500);
+  // Issue 31: which is which: dlock's outcome (124, and why) and the command's own status (SIGTERM: 143).
+  expect(released).toMatchObject({ exit: '124', stopped_by: 'max-hold', command_exit: '143' });
 
   const next = await waiter.result;
   expect(next.code, next.stderr).toBe(0);
   expect(onlyEvent(next.stderr, 'acquired').ts_ms - released.ts_ms).toBeLessThan(500);
   const [, ended] = await history('maxhold').then((entries) => entries.filter((e) => e.event === 'released'));
   expect(ended).toMatchObject({ event: 'released', exit: 124, reason: 'max-hold', fence: acquired.fence });
+  expect(ended).toMatchObject({ command_exit: 143 });
   const table = await dlock(['history', '--redis', redis.url, 'maxhold'], { env: env() });
-  expect(table.stdout).toContain(`exit 124, ended by dlock: max-hold, held 2`);
+  expect(table.stdout).toContain(`exit 124 (stopped by --max-hold; the command ended 143), held 2`);
 });
 
 test('heartbeats every 200 ms under --heartbeat 1s: the command runs to its end (2 s), exit 0', async () => {
@@ -59,6 +62,7 @@ test('heartbeats every 200 ms under --heartbeat 1s: the command runs to its end 
   const [ended] = (await history('beating')).filter((e) => e.event === 'released');
   expect(ended).toMatchObject({ exit: 0 });
   expect(ended).not.toHaveProperty('reason');
+  expect(ended).not.toHaveProperty('command_exit');
 });
 
 test('stops heartbeating: stopped about 1 s after its last heartbeat, exit 124, history heartbeat-missed', async () => {
@@ -77,7 +81,8 @@ test('stops heartbeating: stopped about 1 s after its last heartbeat, exit 124, 
   expect(missed.ts_ms - lastBeat).toBeLessThan(1600);
   expect(onlyEvent(done.stderr, 'signal')).toMatchObject({ signal: 'SIGTERM', reason: 'heartbeat-missed' });
   const [ended] = (await history('silent')).filter((e) => e.event === 'released');
-  expect(ended).toMatchObject({ exit: 124, reason: 'heartbeat-missed' });
+  expect(ended).toMatchObject({ exit: 124, reason: 'heartbeat-missed', command_exit: 143 });
+  expect(onlyEvent(done.stderr, 'released')).toMatchObject({ stopped_by: 'heartbeat-missed', command_exit: 143 });
 });
 
 test('never heartbeats: --heartbeat counts from the start of the command', async () => {

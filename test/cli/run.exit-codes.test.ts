@@ -103,6 +103,9 @@ describe('64: bad input, reported before anything runs', () => {
     ['bad duration', ['-t', 'soon', 'k'], 'soon'],
     ['bad --wait duration', ['-w', '5 minutes', 'k'], '5 minutes'],
     ['bad --kill-after', ['--kill-after', '1w', 'k'], '1w'],
+    // Issue 31: it was capped at ttl/3 (10 s) without a word.
+    ['--kill-after over ttl/3', ['--kill-after', '1m', 'k'], '1m'],
+    ['--kill-after over a third of --ttl', ['-t', '3s', '--kill-after', '1001ms', 'k'], '1001ms'],
     ['bad --connect-timeout', ['--connect-timeout', 'fast', 'k'], 'fast'],
     ['ttl 0', ['-t', '0', 'k'], '0'],
     ['ttl 0ms', ['-t', '0ms', 'k'], '0ms'],

@@ -78,6 +78,17 @@ describe('everything after the key is the command, with or without --', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  test('-w with no duration before the key: the key is refused as a duration, as -wk refuses it', async () => {
+    // Issue 31: "no command to run" (-w took "k", "--" ended the options, "true" was the key).
+    for (const wait of [['-w', 'k'], ['-wk']]) {
+      const result = await dlock(['run', '--redis', redis.url, ...wait, '--', 'true']);
+      expect(result.stderr).toBe(
+        'dlock: --wait: not a duration; use e.g. 250ms, 30s, 5m, 1h, 1d or a number of seconds (got "k")\n',
+      );
+      expect(result.code).toBe(64);
+    }
+  });
+
   test('a key starting with "-" after a first --, with or without a second one', async () => {
     for (const args of [
       ['--', '-odd-key', '--', 'sh', '-c', 'echo "$DLOCK_KEY"'],

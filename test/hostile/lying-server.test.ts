@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { dlock, type Result } from '../helpers/cli.js';
+import { dlock, start, type Result } from '../helpers/cli.js';
 import { CLOSE, ErrorReply, FakeRedis, hugeBulk, nested, Raw, type Reply, type Script } from '../helpers/fake-redis.js';
 import { expectOneError } from '../helpers/hostile.js';
 import { startServers, type RedisServer } from '../../support/redis-server.mjs';
@@ -166,6 +166,41 @@ describe('the other scripts', () => {
     await expectInstanceFailed(scripted({ inspect: reply }), ['status', 'k'], INSTANCE_FAILED);
   });
 
+  // Issue 31: a plain wait on a pipe printed "held" and went on waiting; -n and the spinner were 69.
+  test.for<[string, string[]]>([
+    ['text on a pipe', []],
+    ['--quiet', ['-q']],
+    ['json', ['--log-format', 'json']],
+    ['-n', ['-n']],
+  ])(
+    'a waiter whose inspect is answered with a malformed holder list (%s): 69 at once, never a wait',
+    async ([, flags]) => {
+      const fake = await FakeRedis.start(
+        scripted({ enter: [0, 1, 100], inspect: [5000, '3', ['owner'], [], [], 0, 1] }),
+      );
+      try {
+        const started = Date.now();
+        const waiter = start([
+          'run',
+          '--redis',
+          fake.url,
+          '--connect-timeout',
+          `${CONNECT_TIMEOUT_MS}ms`,
+          ...flags,
+          'k',
+          'true',
+        ]);
+        const stop = setTimeout(() => waiter.process.kill('SIGKILL'), 10_000);
+        const result = await waiter.result.finally(() => clearTimeout(stop));
+        expect(result.code, result.stderr).toBe(69);
+        expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/the instance failed: /);
+        expect(Date.now() - started).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+      } finally {
+        await fake.close();
+      }
+    },
+  );
+
   test('a holder whose fence field is not a token is only shown (escaped), never used: status says who holds it', async () => {
     const fake = await FakeRedis.start(
       scripted({
@@ -284,15 +319,19 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     );
   });
 
+  /** Who holds it, as inspect answers (a waiter reads it whatever it shows). */
+  const HELD: Reply = [5000, '3', ['owner', 'o', 'fence', '3', 'host', 'h', 'pid', '1'], [], [], 0, 1_700_000_000_000];
   /** The lock is held by someone else, so dlock waits and subscribes; the subscription lies. */
   const busyThen =
     (subscribe: Script): Script =>
     (argv, conn) =>
       argv[0] === 'EVAL' && scriptOf(argv[1]) === 'enter'
         ? [0, 1, 60_000]
-        : argv[0] === 'EVAL'
-          ? 0
-          : subscribe(argv, conn);
+        : argv[0] === 'EVAL' && scriptOf(argv[1]) === 'inspect'
+          ? HELD
+          : argv[0] === 'EVAL'
+            ? 0
+            : subscribe(argv, conn);
 
   test.each<[string, Script]>([
     ['SUBSCRIBE answered with a string', (argv) => (argv[0] === 'SUBSCRIBE' ? 'x' : undefined)],

@@ -21,6 +21,10 @@ describe('maskSecrets', () => {
     ['user:Sx9Q:aaaa@127.0.0.1:6379', 'user:***@127.0.0.1:6379'],
     ["unknown option '--redis=redis:/:pw@h'", "unknown option '--redis=redis:/:***@h'"],
     ['"--redis=redis://u:pw@h" comes after', '"--redis=redis://u:***@h" comes after'],
+    // A quoted argument is one word: a password with a blank in it is masked whole (issue 31).
+    ['"--redis=redis://:sec ret@h:1" comes after', '"--redis=redis://:***@h:1" comes after'],
+    ["unknown option '--redis=redis:/u:a b c@h'", "unknown option '--redis=redis:/u:***@h'"],
+    ['--ttl: not a duration (got "redis://u:a \\" b@h")', '--ttl: not a duration (got "redis://u:***@h")'],
     ['--password=pw', '--password=***'],
     ["'--redis-pass=pw'", "'--redis-pass=***'"],
     ['DLOCK_REDIS_PASSWORD=pw x', 'DLOCK_REDIS_PASSWORD=*** x'],
@@ -63,6 +67,37 @@ describe('spawned: the password never reaches stderr', () => {
     expectOneError(result, code, message);
     expect(result.stderr).toContain('***');
     expect(result.stderr + result.stdout).not.toContain(SECRET);
+    expect(recorder.connections).toBe(0);
+  });
+
+  // Issue 31: a password with a blank in it was cut at the blank, and the two halves were shown.
+  const SPACED = 'sec ret-Zq7';
+  const spaced = (scheme: string) => `${scheme}:${SPACED}@127.0.0.1:1`;
+  const spacedCases: Case[] = [
+    [
+      '--redis=URL after the key',
+      () => ['run', 'k1', `--redis=${spaced('redis://')}`, '--', 'true'],
+      64,
+      /after the key/,
+    ],
+    ['redis:/ in an unknown option', () => [`--redis=${spaced('redis:/')}`, 'run', 'k'], 64, /unknown option/],
+    ['a URL given to --ttl', () => ['run', '--ttl', spaced('rediss://user'), 'k', '--', 'true'], 64, /^dlock: --ttl: /],
+    ['a URL given to -w', () => ['run', `-w${spaced('redis://')}`, 'k', '--', 'true'], 64, /^dlock: --wait: /],
+    [
+      'a URL in DLOCK_TTL',
+      () => ['run', 'k', '--', 'true'],
+      64,
+      /^dlock: DLOCK_TTL: /,
+      { DLOCK_TTL: spaced('redis:') },
+    ],
+    ['a URL as an unknown help topic', () => ['help', spaced('redis://')], 64, /unknown command/],
+    ['json: after the key', () => ['run', '--log-format', 'json', 'k', `--redis=${spaced('redis:/')}`], 64, /after/],
+  ];
+  test.for(spacedCases)('a password with a blank: %s', async ([, args, code, message, env]) => {
+    const result = await dlock(args(), { env: cleanEnv(env) });
+    expectOneError(result, code, message);
+    expect(result.stderr).toContain('***');
+    expect(result.stderr + result.stdout).not.toMatch(/\bsec\b|ret-Zq7/);
     expect(recorder.connections).toBe(0);
   });
 });

@@ -254,7 +254,7 @@ describe.each([1, 3])('a waiter rides out an outage that starts while it waits (
     // The last line says why: unreachable, not busy.
     expect(lines.at(-1)).toMatch(
       new RegExp(
-        `^dlock: ${key} not acquired within 3s: Redis was unreachable for the last [\\d.]+m?s \\((cannot reach|no quorum)`,
+        `^dlock: ${key} not acquired within 3s: Redis was unreachable for the last [\\d.]+m?s of the wait, until it ran out \\((cannot reach|no quorum)`,
       ),
     );
     // Before it, the outage is announced once it has lasted --connect-timeout. On a loaded machine

@@ -264,7 +264,7 @@ describe('no partial lock is left behind by a failed attempt', () => {
     expect(existsSync(join(dir, 'ran'))).toBe(false);
     for (const i of [2, 3, 4]) expect(result.stderr).toContain(`${servers[i].url}: timed out after 1000ms`);
     expect(onlyEvent(result.stderr, 'error').message).toMatch(
-      /^hung not acquired within 4s: Redis was unreachable for the last [\d.]+m?s \(no quorum: /,
+      /^hung not acquired within 4s: Redis was unreachable for the last [\d.]+m?s of the wait, until it ran out \(no quorum: /,
     );
     expect(events(result.stderr, 'outage')).toHaveLength(1);
     // A wait rides out an outage until it runs out: it took (and undid) 0 and 1 on every try.

@@ -41,3 +41,18 @@ test('every script in src/lock/lua/ is sent by one handle (the shared files by s
     ).toEqual([]);
   }
 });
+
+// Issue 31: the ACL page tied +zcard and +hexists to the line and --slots/--shared only, while
+// every release (Redlock's too) checks its keys with them. Its table names each script's grants.
+test('docs/operations/tls-and-acl.md lists, for each script, exactly the grants its commands need', () => {
+  const page = readFileSync(new URL('../../docs/operations/tls-and-acl.md', import.meta.url), 'utf8');
+  const rows = new Map(
+    [...page.matchAll(/^ *\| [^|]+ \| `([\w-]+)\.lua` \| ([^|]+) \|$/gm)].map((row) => [row[1], row[2].trim()]),
+  );
+  for (const script of ALL_SCRIPTS) {
+    const listed = rows.get(script.name)?.split(/\s+/).sort();
+    const needed = script.commands.map((command) => `\`+${command.toLowerCase()}\``).sort();
+    expect(listed, `${script.name}.lua's row`).toEqual(needed);
+  }
+  expect([...rows.keys()].sort()).toEqual(ALL_SCRIPTS.map((script) => script.name).sort());
+});

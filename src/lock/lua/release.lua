@@ -19,6 +19,8 @@
 -- ARGV[6]  --once-per window ms ("0": none)
 -- ARGV[7]  why dlock ended the job ("max-hold", "heartbeat-missed"; "": it was not ended by dlock),
 --          recorded as the entry's `reason`
+-- ARGV[8]  the command's own status when dlock ended it ("143" after SIGTERM; "": not known, or not
+--          ended by dlock), recorded as the entry's `command_exit` (`exit` is then dlock's 124)
 --
 -- Returns 1 when the owner held it (the exclusive hash, or one holder of --slots/--shared) and
 -- its hold is deleted, the waiters that may now enter woken (unless ARGV[2] is "0"); 2 when it
@@ -70,6 +72,10 @@ if ARGV[4] == '1' then
   if ARGV[7] and ARGV[7] ~= '' then
     table.insert(fields, 'reason')
     table.insert(fields, ARGV[7])
+  end
+  if ARGV[8] and ARGV[8] ~= '' then
+    table.insert(fields, 'command_exit')
+    table.insert(fields, ARGV[8])
   end
   record(H, KEYS[9], 'released', unpack(fields))
 end
