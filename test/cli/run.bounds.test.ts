@@ -42,7 +42,7 @@ test('sleep 600 under --max-hold 2s: stopped at 2 s, the lock free at once for t
   const released = onlyEvent(done.stderr, 'released');
   expect(released.ts_ms - maxHold.ts_ms).toBeLessThan(500);
   // Issue 31: which is which: dlock's outcome (124, and why) and the command's own status (SIGTERM: 143).
-  expect(released).toMatchObject({ exit: '124', stopped_by: 'max-hold', command_exit: '143' });
+  expect(released).toMatchObject({ exit: 124, stopped_by: 'max-hold', command_exit: 143 });
 
   const next = await waiter.result;
   expect(next.code, next.stderr).toBe(0);
