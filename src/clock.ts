@@ -18,18 +18,25 @@ export interface LongTimer {
 
 /**
  * setTimeout for any delay: one past MAX_TIMER_MS is run as a chain of timers of at most `chunkMs`
- * each (a --max-hold or --wait of 30d must not fire at once). `chunkMs` is for tests.
+ * each (a --max-hold or --wait of 30d must not fire at once). Never early: Node's timers run on a
+ * whole-millisecond loop clock and may fire up to 1 ms before `now()` says the delay is over (a
+ * --max-hold 1s stop said held_ms 999), so a timer that comes early waits out the rest. `chunkMs`
+ * is for tests.
  */
 export function longTimeout(fn: () => void, ms: number, chunkMs = MAX_TIMER_MS): LongTimer {
   const due = now() + Math.max(0, ms);
   let timer: NodeJS.Timeout;
   let unref = false;
-  const arm = () => {
-    const left = Math.max(0, due - now());
-    timer = setTimeout(left > chunkMs ? arm : fn, Math.min(left, chunkMs));
+  const arm = (left: number) => {
+    timer = setTimeout(fire, Math.min(Math.ceil(left), chunkMs));
     if (unref) timer.unref();
   };
-  arm();
+  const fire = () => {
+    const left = due - now();
+    if (left > 0) arm(left);
+    else fn();
+  };
+  arm(Math.max(0, ms));
   const handle: LongTimer = {
     clear: () => clearTimeout(timer),
     unref: () => ((unref = true), timer.unref(), handle),

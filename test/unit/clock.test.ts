@@ -50,3 +50,22 @@ test('a 30-day delay does not fire at once (no overflow to 1 ms)', async () => {
   timer.clear();
   expect(fired).toBe(false);
 });
+
+test('never fires before its delay by now(): 300 timers of 1–30 ms each find it over', async () => {
+  // Node's timers count on a whole-millisecond loop clock: a bare setTimeout(fn, 1000) can run when
+  // now() says 999.x ms have passed (a --max-hold 1s stop reported held_ms 999).
+  const early: number[] = [];
+  await Promise.all(
+    Array.from({ length: 300 }, (_, i) => {
+      const ms = 1 + (i % 30);
+      const start = now();
+      return new Promise<void>((resolve) =>
+        longTimeout(() => {
+          if (now() - start < ms) early.push(now() - start - ms);
+          resolve();
+        }, ms),
+      );
+    }),
+  );
+  expect(early).toEqual([]);
+});
