@@ -83,7 +83,7 @@ describe('everything after the key is the command, with or without --', () => {
     for (const wait of [['-w', 'k'], ['-wk']]) {
       const result = await dlock(['run', '--redis', redis.url, ...wait, '--', 'true']);
       expect(result.stderr).toBe(
-        'dlock: --wait: not a duration; use e.g. 250ms, 30s, 5m, 1h, 1d or a number of seconds (got "k")\n',
+        'dlock: --wait: not a duration; use e.g. 250ms, 30s, 5m, 1h30m, 1d or a number of seconds (got "k")\n',
       );
       expect(result.code).toBe(64);
     }

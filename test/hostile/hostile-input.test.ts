@@ -217,6 +217,9 @@ describe('in-process: src/config/ over thousands of inputs', () => {
           if (!ok(raw.ttl, MIN_TTL_MS)) bad.push('--ttl');
           if (!ok(raw.wait, 0)) bad.push('--wait');
           if (!ok(raw.killAfter, 0)) bad.push('--kill-after');
+          // Issue 31: a grace above a third of a valid lease is refused too (it was cut silently).
+          else if (!bad.includes('--ttl') && ms(raw.killAfter)! > Math.floor(ms(raw.ttl)! / 3))
+            bad.push('--kill-after');
           expect(error === undefined).toBe(bad.length === 0);
           if (error) expect(bad.some((option) => error.message.startsWith(`${option}: `))).toBe(true);
         },

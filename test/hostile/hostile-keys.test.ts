@@ -86,11 +86,12 @@ describe('keys are stored literally', () => {
     await admin.hset('dlock:{not-a-lock', 'owner', 'x'); // a hash that only looks like ours
     const holders = await holdAll(LITERAL_KEYS.map((key) => ['dlock:', key]));
     try {
-      // Each key has exactly its hash, fence counter and history under the prefix, and nothing else moved.
+      // Each key has exactly its hash, fence counter, history and totals under the prefix, and nothing else moved.
       const expected = LITERAL_KEYS.flatMap((key) => [
         lockKeys('dlock:', key).lock,
         lockKeys('dlock:', key).fence,
         lockKeys('dlock:', key).history,
+        lockKeys('dlock:', key).totals,
       ]);
       expect(await allKeys()).toEqual([...expected, 'sentinel', 'dlock:{not-a-lock'].sort());
       expect(await admin.get('sentinel')).toBe('still here');
