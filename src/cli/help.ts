@@ -158,7 +158,7 @@ export const HELP_AFTER: Record<string, string> = {
       ['64', COMMON_EXITS[0][1]],
       ['69', 'Redis unreachable (a --textfile says so), a lock unreadable, --push failed'],
       ['70', COMMON_EXITS[2][1]],
-      ['73', '--textfile could not be written'],
+      ['73', '--textfile could not be written, or --listen could not listen (port taken)'],
     ]) +
     examples([
       ['every held lock under the prefix, and nightly-sync even when free', 'dlock metrics nightly-sync'],

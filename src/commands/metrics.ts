@@ -10,7 +10,7 @@ import { serverNow } from '../lockset/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { unreadableSummary } from '../views/status-text.js';
-import { collectLocks } from '../metrics/collect.js';
+import { collectLocks, invalidCountsSummary } from '../metrics/collect.js';
 import { pushMetrics } from '../metrics/push.js';
 import { buildRegistry, failedRegistry, type Origin } from '../metrics/registry.js';
 import { serveMetrics } from '../metrics/serve.js';
@@ -35,7 +35,12 @@ export async function metrics({ config, keys, only, output }: MetricsConfig, out
       const registry = buildRegistry(collection, serverNow(collection.clock), Date.now(), origin);
       const unreadable = collection.unreadable;
       if (output.kind === 'listen' && unreadable.length > 0)
-        log.warn(`could not read ${unreadable.length} locks under ${config.prefix} (${unreadableSummary(unreadable)})`);
+        log.warn(
+          `could not read ${locks(unreadable.length)} under ${config.prefix} (${unreadableSummary(unreadable)})`,
+        );
+      // Forged counts are left out of the text (unknown): said once per collection, escaped.
+      const invalid = invalidCountsSummary(collection.locks);
+      if (invalid) log.warn(invalid);
       return { text: await registry.metrics(), contentType: registry.contentType, unreadable, failed: undefined };
     } catch (error) {
       if (!(error instanceof UnavailableError)) throw error;
@@ -53,8 +58,13 @@ export async function metrics({ config, keys, only, output }: MetricsConfig, out
   if (failed) throw failed;
   if (unreadable.length > 0)
     throw new UnavailableError(
-      `could not read ${unreadable.length} locks under ${config.prefix} (${unreadableSummary(unreadable)}); ` +
+      `could not read ${locks(unreadable.length)} under ${config.prefix} (${unreadableSummary(unreadable)}); ` +
         'the others were written',
     );
   return 0;
+}
+
+/** "1 lock", "2 locks". */
+function locks(count: number): string {
+  return `${count} ${count === 1 ? 'lock' : 'locks'}`;
 }

@@ -1,6 +1,7 @@
 // Read a key's totals (lua/totals.lua): its counts for all time, added to by the scripts that do
 // each counted thing. Read with HMGET of the fields dlock writes, so a forged hash of any size
-// costs one bounded reply; a field that is not a whole number in range reads as 0 (or absent).
+// costs one bounded reply; a field that is not a whole number in range (forged) is unknown:
+// undefined, and listed in `invalid` (never 0, which would make a counter fall).
 
 import type { Instance } from '../redis/client.js';
 import { withTimeout } from '../clock.js';
@@ -25,19 +26,25 @@ export interface Observed {
   buckets: [number, number][];
 }
 
+/** A count, or undefined when its field holds something else than a whole number (forged). */
+export type Count = number | undefined;
+
 export interface Totals {
-  acquisitions: number;
-  forced: number;
-  turnedAway: Record<TurnedAwayReason, number>;
-  losses: Record<LossReason, number>;
-  releases: Record<ExitClass, number>;
-  wait: Observed;
-  hold: Observed;
-  /** Server time (ms) of the last release with exit status 0; undefined if none was counted. */
+  acquisitions: Count;
+  forced: Count;
+  turnedAway: Record<TurnedAwayReason, Count>;
+  losses: Record<LossReason, Count>;
+  releases: Record<ExitClass, Count>;
+  /** undefined when any of its fields is not a whole number. */
+  wait: Observed | undefined;
+  hold: Observed | undefined;
+  /** Server time (ms) of the last release with exit status 0; undefined if none was counted (or forged). */
   lastSuccessMs: number | undefined;
+  /** The fields that hold something else than a whole number in range, as read (untrusted). */
+  invalid: { field: string; value: string }[];
 }
 
-/** The largest count read: 2^53 − 1 (a forged larger one reads as 0). */
+/** The largest count read: 2^53 − 1 (a forged larger one is invalid). */
 const MAX_COUNT = Number.MAX_SAFE_INTEGER;
 
 const FIELDS = [
@@ -63,17 +70,23 @@ export async function readTotals(instance: Instance, keys: LockKeys, timeoutMs: 
   const reply = await withTimeout(read, timeoutMs);
   if (!Array.isArray(reply) || reply.length !== FIELDS.length) throw new Error('HMGET: an unexpected reply');
   const values = new Map(FIELDS.map((field, i) => [field, reply[i]]));
-  const count = (field: string) => {
+  const invalid: Totals['invalid'] = [];
+  // An absent field counted nothing yet (0); a present one that is not a whole number is unknown.
+  const count = (field: string, min = 0): Count => {
     const value = values.get(field);
-    return (typeof value === 'string' ? parseCount(value, 0, MAX_COUNT) : undefined) ?? 0;
+    if (typeof value !== 'string') return 0;
+    const parsed = parseCount(value, min, MAX_COUNT);
+    if (parsed === undefined) invalid.push({ field, value });
+    return parsed;
   };
   const each = <T extends string>(prefix: string, names: readonly T[]) =>
-    Object.fromEntries(names.map((name) => [name, count(`${prefix}:${name}`)])) as Record<T, number>;
-  const observed = (name: string, buckets: number[]): Observed => ({
-    count: count(`${name}:count`),
-    sumMs: count(`${name}:sum_ms`),
-    buckets: buckets.map((bound) => [bound, count(`${name}:le:${bound}`)]),
-  });
+    Object.fromEntries(names.map((name) => [name, count(`${prefix}:${name}`)])) as Record<T, Count>;
+  const observed = (name: string, buckets: number[]): Observed | undefined => {
+    const counts = [count(`${name}:count`), count(`${name}:sum_ms`), ...buckets.map((b) => count(`${name}:le:${b}`))];
+    if (counts.some((value) => value === undefined)) return undefined;
+    const [total, sumMs, ...inBuckets] = counts as number[];
+    return { count: total!, sumMs: sumMs!, buckets: buckets.map((bound, i) => [bound, inBuckets[i]!]) };
+  };
   const last = values.get('last_success_ms');
   return {
     acquisitions: count('acquired'),
@@ -83,6 +96,7 @@ export async function readTotals(instance: Instance, keys: LockKeys, timeoutMs: 
     releases: each('released', EXIT_CLASSES),
     wait: observed('wait', WAIT_BUCKETS_MS),
     hold: observed('hold', HOLD_BUCKETS_MS),
-    lastSuccessMs: typeof last === 'string' ? parseCount(last, 1, MAX_COUNT) : undefined,
+    lastSuccessMs: typeof last === 'string' ? count('last_success_ms', 1) : undefined,
+    invalid,
   };
 }

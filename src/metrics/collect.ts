@@ -21,6 +21,7 @@ import {
   type Totals,
   type UnreadableLock,
 } from '../lockset/index.js';
+import { cut, printable } from '../untrusted.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
 
 /**
@@ -114,4 +115,27 @@ export async function collectLocks(
 /** How many may hold the key at once (the kinds table); undefined for --shared. */
 function capacityOf(mode: HoldMode): number | undefined {
   return MODES[mode.kind].capacity(slotsOf(mode));
+}
+
+/** How many keys the line about forged counts names (the rest are counted). */
+const INVALID_NAMED = 5;
+
+/**
+ * One line about the counts left out because their field is not a whole number (forged), naming
+ * the first keys, each field and what it holds (escaped and cut); undefined when there are none.
+ */
+export function invalidCountsSummary(locks: LockSample[]): string | undefined {
+  const forged = locks.filter((lock) => (lock.totals?.invalid.length ?? 0) > 0);
+  if (forged.length === 0) return undefined;
+  const total = forged.reduce((sum, lock) => sum + lock.totals!.invalid.length, 0);
+  const named = forged.slice(0, INVALID_NAMED).map((lock) => {
+    const fields = lock.totals!.invalid.map(({ field, value }) => `${field} "${cut(printable(value), 32)}"`);
+    return `${cut(printable(lock.key))}: ${fields.join(', ')}`;
+  });
+  const more = forged.length - named.length;
+  return (
+    `${total} ${total === 1 ? 'count' : 'counts'} left out, not whole numbers (forged?): ` +
+    named.join('; ') +
+    (more > 0 ? `; and ${more} more keys` : '')
+  );
 }

@@ -17,7 +17,10 @@ const KEY_LABEL_MAX = 200;
  */
 const TOTAL = " (counted for the life of the key's data on the server: only deleting it, as FLUSHALL does, resets it)";
 
-/** Where the collection went: `prefix`, and the file's name with --textfile (two files must not repeat a series). */
+/**
+ * Where the collection went: `prefix` (on every series), and the file's name with --textfile (on
+ * the dlock_metrics_* series: two files must not repeat a series).
+ */
 export interface Origin {
   prefix: string;
   file?: string;
@@ -32,7 +35,8 @@ export function buildRegistry(collection: Collection, nowMs: number, collectedMs
   const metric = lockMetrics(registry);
   const labels = keyLabels(collection.locks);
   collection.locks.forEach((lock, i) => {
-    const labelled = { key: labels[i] };
+    // Every per-lock series says its prefix: one key name under two prefixes is two locks.
+    const labelled = { key: labels[i]!, prefix: origin.prefix };
     metric.held.set(labelled, lock.held ? 1 : 0);
     metric.holders.set(labelled, lock.holders);
     metric.closed.set(labelled, lock.closed);
@@ -44,10 +48,11 @@ export function buildRegistry(collection: Collection, nowMs: number, collectedMs
       metric.lastSuccess.set(labelled, lastSuccessMs / 1000);
       metric.successAge.set(labelled, Math.max(0, nowMs - lastSuccessMs) / 1000);
     }
-    if (lock.totals) addTotals(metric, labels[i], lock.totals);
+    if (lock.totals) addTotals(metric, labelled, lock.totals);
   });
   const collected = collectionMetrics(registry, origin);
   collected.unreadable.set(collection.unreadable.length);
+  collected.invalid.set(collection.locks.reduce((sum, lock) => sum + (lock.totals?.invalid.length ?? 0), 0));
   collected.omitted.set(collection.omitted);
   collected.success.set(1);
   collected.timestamp.set(collectedMs / 1000);
@@ -85,6 +90,10 @@ function collectionMetrics(registry: Registry, origin: Origin) {
       'dlock_metrics_locks_omitted',
       'Locks left out of this collection: more than the 1000 one run reports',
     ),
+    invalid: gauge(
+      'dlock_metrics_counts_invalid',
+      "Counts in the keys' totals that are not whole numbers (forged): their series are left out (dlock says which)",
+    ),
   };
 }
 
@@ -93,7 +102,7 @@ type Metrics = ReturnType<typeof lockMetrics>;
 /** Every per-lock metric, registered in `registry`. */
 function lockMetrics(registry: Registry) {
   const registers = [registry];
-  const key = ['key'] as const;
+  const key = ['key', 'prefix'] as const;
   const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: key, registers });
   return {
     held: gauge('dlock_lock_held', 'Whether the lock is held: 1 held, 0 free (or only closed by release --force)'),
@@ -122,14 +131,14 @@ function lockMetrics(registry: Registry) {
     }),
     turnedAway: new Counter({
       name: 'dlock_lock_turned_away_total',
-      help: 'Attempts turned away: busy held or line (-n), wait (--wait ran out), done (--once-per)' + TOTAL,
-      labelNames: ['key', 'reason'] as const,
+      help: 'Attempts turned away: held or line (-n), wait (--wait ran out), done (--once-per), other' + TOTAL,
+      labelNames: ['key', 'prefix', 'reason'] as const,
       registers,
     }),
     losses: new Counter({
       name: 'dlock_lock_losses_total',
-      help: 'Locks lost while held, by why: expired, forced, taken' + TOTAL,
-      labelNames: ['key', 'reason'] as const,
+      help: 'Locks lost while held, by why: expired, forced, taken, other' + TOTAL,
+      labelNames: ['key', 'prefix', 'reason'] as const,
       registers,
     }),
     forced: new Counter({
@@ -142,9 +151,9 @@ function lockMetrics(registry: Registry) {
       name: 'dlock_lock_releases_total',
       help:
         'Releases by exit status class: ok (0), error (1-125), cannot_run (126, 127), signal (128+N), lost, ' +
-        'none (no command), other' +
+        'unknown (a section released without --exit-status), none (no command), other' +
         TOTAL,
-      labelNames: ['key', 'exit_class'] as const,
+      labelNames: ['key', 'prefix', 'exit_class'] as const,
       registers,
     }),
     wait: countedHistogram(registry, 'dlock_lock_wait_seconds', 'Time waited before each acquisition' + TOTAL),
@@ -152,20 +161,25 @@ function lockMetrics(registry: Registry) {
   };
 }
 
-function addHistory(metric: Metrics, labelled: { key: string }, stats: HistoryStats): void {
+type Labelled = { key: string; prefix: string };
+
+function addHistory(metric: Metrics, labelled: Labelled, stats: HistoryStats): void {
   metric.entries.set(labelled, stats.entries);
   if (stats.oldestMs !== undefined) metric.oldest.set(labelled, stats.oldestMs / 1000);
 }
 
-function addTotals(metric: Metrics, key: string, totals: Totals): void {
-  metric.acquisitions.inc({ key }, totals.acquisitions);
-  metric.forced.inc({ key }, totals.forced);
-  for (const [reason, count] of Object.entries(totals.turnedAway)) metric.turnedAway.inc({ key, reason }, count);
-  for (const [reason, count] of Object.entries(totals.losses)) metric.losses.inc({ key, reason }, count);
+/** The totals' series; a count that is not a whole number (forged) has none: unknown, never 0. */
+function addTotals(metric: Metrics, labelled: Labelled, totals: Totals): void {
+  if (totals.acquisitions !== undefined) metric.acquisitions.inc(labelled, totals.acquisitions);
+  if (totals.forced !== undefined) metric.forced.inc(labelled, totals.forced);
+  for (const [reason, count] of Object.entries(totals.turnedAway))
+    if (count !== undefined) metric.turnedAway.inc({ ...labelled, reason }, count);
+  for (const [reason, count] of Object.entries(totals.losses))
+    if (count !== undefined) metric.losses.inc({ ...labelled, reason }, count);
   for (const [exitClass, count] of Object.entries(totals.releases))
-    metric.releases.inc({ key, exit_class: exitClass }, count);
-  metric.wait.add(key, totals.wait);
-  metric.hold.add(key, totals.hold);
+    if (count !== undefined) metric.releases.inc({ ...labelled, exit_class: exitClass }, count);
+  if (totals.wait) metric.wait.add(labelled, totals.wait);
+  if (totals.hold) metric.hold.add(labelled, totals.hold);
 }
 
 /**
@@ -186,16 +200,16 @@ function countedHistogram(registry: Registry, name: string, help: string) {
   };
   registry.registerMetric(metric as unknown as Histogram);
   return {
-    add(key: string, observed: Observed): void {
+    add(labelled: Labelled, observed: Observed): void {
       let running = 0;
       for (const [boundMs, count] of observed.buckets) {
         running = Math.max(running, count);
-        values.push({ metricName: `${name}_bucket`, labels: { le: boundMs / 1000, key }, value: running });
+        values.push({ metricName: `${name}_bucket`, labels: { le: boundMs / 1000, ...labelled }, value: running });
       }
       const count = Math.max(running, observed.count);
-      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', key }, value: count });
-      values.push({ metricName: `${name}_sum`, labels: { key }, value: observed.sumMs / 1000 });
-      values.push({ metricName: `${name}_count`, labels: { key }, value: count });
+      values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...labelled }, value: count });
+      values.push({ metricName: `${name}_sum`, labels: { ...labelled }, value: observed.sumMs / 1000 });
+      values.push({ metricName: `${name}_count`, labels: { ...labelled }, value: count });
     },
   };
 }

@@ -2,7 +2,7 @@
 // stores is what Redis said at that scrape); SIGTERM or SIGINT closes it and dlock exits 0.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { UnavailableError } from '../errors.js';
+import { DlockError, EXIT } from '../errors.js';
 import type { Logger } from '../log.js';
 
 /** One scrape's answer: the exposition text and its content type, or a failure (503). */
@@ -16,7 +16,8 @@ export async function serveMetrics(host: string, port: number, scrape: Scrape, l
     server.listen(port, host, () => (server.off('error', reject), resolve()));
   }).catch((error: unknown) => {
     const why = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-    throw new UnavailableError(`--listen ${host}:${port}: cannot listen there (${why})`);
+    // As --textfile's 73: where the metrics go cannot be made (a port taken, not ours to bind).
+    throw new DlockError(`--listen ${host}:${port}: cannot listen there (${why})`, EXIT.cantCreate);
   });
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${shown}:${port}/metrics`;

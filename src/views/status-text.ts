@@ -131,13 +131,18 @@ export function keyJson(
   agreed: InstanceView | undefined,
   state: LockState | undefined,
 ): string {
-  const held = verdict === 'unknown' ? null : verdict === 'held';
   // The mode's kind, and its number when it has one (--slots n: "slots": n).
   const { kind, ...modeNumber } = state?.mode ?? { kind: 'exclusive' };
   const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
+  // A hold closed by release --force (owner "") is nobody's: held means someone else holds it,
+  // as dlock_lock_held says; closed that the key admits nobody until the closed lease ends.
+  const closed = holders.some((holder) => holder.owner === '');
+  const someone = holders.some((holder) => holder.owner !== '');
+  const held = verdict === 'unknown' ? null : verdict === 'held' && someone;
   return `${toJson({
     key,
     held,
+    ...(closed ? { closed: true } : {}),
     holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null,
     mode: kind,
     ...modeNumber,

@@ -189,7 +189,7 @@ const SCENARIOS: Record<string, () => Promise<void>> = {
     expect((await dlock(['run', '-n', '--redis', url(servers[0]), 'acl-metrics', '--', 'true'])).code).toBe(0);
     const result = await dlock(['metrics', '--redis', url(servers[0]), 'acl-metrics']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toContain('dlock_lock_acquisitions_total{key="acl-metrics"} 1\n');
+    expect(result.stdout).toContain('dlock_lock_acquisitions_total{key="acl-metrics",prefix="dlock:"} 1\n');
   },
   async databaseAndReplicas() {
     const result = await dlock([

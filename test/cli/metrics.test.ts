@@ -18,6 +18,8 @@ import { inLine, runIn } from '../helpers/line.js';
 import {
   expectPromtoolPasses,
   samples,
+  sortedLabels,
+  startNodeExporter,
   startPrometheus,
   startPushgateway,
   type HttpServer,
@@ -68,8 +70,9 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   await Promise.all(slotHolders.map((held) => held.child()));
 
   const live = await metrics();
-  expect(series(live, key, 'dlock_lock_held')).toEqual({ '{key="m-scenario"}': '1' });
-  const gauge = (text: string, name: string, which = key) => samples(text).get(`${name}{key="${which}"}`);
+  expect(series(live, key, 'dlock_lock_held')).toEqual({ '{key="m-scenario",prefix="dlock:"}': '1' });
+  const gauge = (text: string, name: string, which = key) =>
+    samples(text).get(`${name}{key="${which}",prefix="dlock:"}`);
   expect(gauge(live, 'dlock_lock_holders')).toBe('1');
   expect(gauge(live, 'dlock_lock_slots')).toBe('1');
   expect(gauge(live, 'dlock_lock_waiters')).toBe('1');
@@ -100,31 +103,31 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   // acquired ×3, released ×2, busy, left, forced, lost.
   expect(gauge(after, 'dlock_lock_history_entries')).toBe('9');
   expect(series(after, key, 'dlock_lock_turned_away_total')).toEqual({
-    '{key="m-scenario",reason="held"}': '1',
-    '{key="m-scenario",reason="line"}': '0',
-    '{key="m-scenario",reason="wait"}': '0',
-    '{key="m-scenario",reason="done"}': '0',
-    '{key="m-scenario",reason="other"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="held"}': '1',
+    '{key="m-scenario",prefix="dlock:",reason="line"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="wait"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="done"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="other"}': '0',
   });
   expect(series(after, key, 'dlock_lock_losses_total')).toEqual({
-    '{key="m-scenario",reason="expired"}': '0',
-    '{key="m-scenario",reason="forced"}': '1',
-    '{key="m-scenario",reason="taken"}': '0',
-    '{key="m-scenario",reason="other"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="expired"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="forced"}': '1',
+    '{key="m-scenario",prefix="dlock:",reason="taken"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="other"}': '0',
   });
   expect(series(after, key, 'dlock_lock_releases_total')).toEqual({
-    '{key="m-scenario",exit_class="ok"}': '1',
-    '{key="m-scenario",exit_class="error"}': '1',
-    '{key="m-scenario",exit_class="cannot_run"}': '0',
-    '{key="m-scenario",exit_class="signal"}': '0',
-    '{key="m-scenario",exit_class="lost"}': '0',
-    '{key="m-scenario",exit_class="unknown"}': '0',
-    '{key="m-scenario",exit_class="none"}': '0',
-    '{key="m-scenario",exit_class="other"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="ok"}': '1',
+    '{key="m-scenario",prefix="dlock:",exit_class="error"}': '1',
+    '{key="m-scenario",prefix="dlock:",exit_class="cannot_run"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="signal"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="lost"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="unknown"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="none"}': '0',
+    '{key="m-scenario",prefix="dlock:",exit_class="other"}': '0',
   });
   expect(gauge(after, 'dlock_lock_wait_seconds_count')).toBe('3');
   expect(gauge(after, 'dlock_lock_hold_seconds_count')).toBe('2');
-  expect(samples(after).get('dlock_lock_wait_seconds_bucket{le="+Inf",key="m-scenario"}')).toBe('3');
+  expect(samples(after).get('dlock_lock_wait_seconds_bucket{le="+Inf",key="m-scenario",prefix="dlock:"}')).toBe('3');
   const since = Number(gauge(after, 'dlock_lock_last_success_age_seconds'));
   expect(since).toBeGreaterThanOrEqual(0);
   expect(since).toBeLessThan(60);
@@ -138,15 +141,52 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
   expect(Math.abs(collected - Date.now() / 1000)).toBeLessThan(60);
 });
 
+test("each counter's HELP names every value its reason or exit_class label takes", async () => {
+  const text = await metrics('m-help-values');
+  const helps = new Map([...text.matchAll(/^# HELP (\S+) (.*)$/gm)].map(([, name, help]) => [name, help]));
+  const missing: string[] = [];
+  for (const [id] of samples(text))
+    for (const [, label, value] of id.matchAll(/(reason|exit_class)="([^"]*)"/g)) {
+      const name = id.replace(/\{.*$/, '');
+      if (!new RegExp(`\\b${value}\\b`).test(helps.get(name) ?? '')) missing.push(`${name} ${label}=${value}`);
+    }
+  expect(missing).toEqual([]);
+});
+
+test('one lock that cannot be read: "could not read 1 lock", the others written, 69', async () => {
+  await redis.client().set('dlock:{m-one-unreadable}', 'not a lock');
+  const result = await dlock(['metrics', '--redis', redis.url, '--only', 'm-one-unreadable', 'm-readable']);
+  expect(result.code).toBe(69);
+  expect(result.stderr).toMatch(/^dlock: could not read 1 lock under dlock: \(m-one-unreadable: .*\)/);
+  expect(samples(result.stdout).get('dlock_lock_held{key="m-readable",prefix="dlock:"}')).toBe('0');
+});
+
+test('--listen on a port already taken: 73 (where the metrics go cannot be made, as --textfile), listed in --help', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address() as AddressInfo;
+    const result = await dlock(['metrics', '--redis', redis.url, '--listen', String(port)]);
+    expect(result).toMatchObject({
+      code: 73,
+      stderr: `dlock: --listen 127.0.0.1:${port}: cannot listen there (EADDRINUSE)\n`,
+    });
+  } finally {
+    taken.close();
+  }
+  const help = (await dlock(['metrics', '--help'])).stdout;
+  expect(help).toMatch(/^ {2}73 +.*--listen/m);
+});
+
 test('--prefix: only the locks under it', async () => {
   const held = hold('m-prefixed', { redis: redis.url, flags: ['--prefix', 'other:'] });
   await held.child();
   const text = await metrics('--prefix', 'other:');
-  expect(samples(text).get('dlock_lock_held{key="m-prefixed"}')).toBe('1');
+  expect(samples(text).get('dlock_lock_held{key="m-prefixed",prefix="other:"}')).toBe('1');
   expect([...samples(text).keys()].filter((id) => id.startsWith('dlock_lock_held{'))).toEqual([
-    'dlock_lock_held{key="m-prefixed"}',
+    'dlock_lock_held{key="m-prefixed",prefix="other:"}',
   ]);
-  expect(samples(await metrics()).get('dlock_lock_held{key="m-prefixed"}')).toBeUndefined();
+  expect(samples(await metrics()).get('dlock_lock_held{key="m-prefixed",prefix="dlock:"}')).toBeUndefined();
   held.stop();
   await held.result;
 });
@@ -158,7 +198,7 @@ test('--textfile: written whole through a renamed temporary file, none left behi
   expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
   const text = readFileSync(path, 'utf8');
   expectPromtoolPasses(text);
-  expect(samples(text).get('dlock_lock_held{key="m-textfile"}')).toBe('0');
+  expect(samples(text).get('dlock_lock_held{key="m-textfile",prefix="dlock:"}')).toBe('0');
   expect(readdirSync(dir)).toEqual(['dlock.prom']);
   expect(statSync(path).mode & 0o777).toBe(0o644);
   const missing = await dlock(['metrics', '--redis', redis.url, '--textfile', join(dir, 'no', 'such.prom')]);
@@ -171,7 +211,7 @@ test('--textfile with Redis down: the file says dlock_metrics_collect_success 0 
   const dir = tempDir();
   const path = join(dir, 'team.prom');
   expect((await dlock(['metrics', '--redis', redis.url, '--textfile', path, 'm-down'])).code).toBe(0);
-  expect(samples(readFileSync(path, 'utf8')).get('dlock_lock_held{key="m-down"}')).toBe('0');
+  expect(samples(readFileSync(path, 'utf8')).get('dlock_lock_held{key="m-down",prefix="dlock:"}')).toBe('0');
   const down = await dlock([
     'metrics',
     '--redis',
@@ -205,13 +245,41 @@ test('two teams, two --textfile --only files on one host: no series in both (nod
     });
   const [a, b] = ['a.prom', 'b.prom'].map((file) => samples(readFileSync(join(dir, file), 'utf8')));
   expect([...a.keys()].filter((id) => b.has(id))).toEqual([]);
-  expect(a.get('dlock_lock_held{key="m-team-a"}')).toBe('1');
-  expect(b.get('dlock_lock_held{key="m-team-b"}')).toBe('0');
+  expect(a.get('dlock_lock_held{key="m-team-a",prefix="dlock:"}')).toBe('1');
+  expect(b.get('dlock_lock_held{key="m-team-b",prefix="dlock:"}')).toBe('0');
   // --only: the lock team a holds is not in team b's file.
   expect([...b.keys()].filter((id) => id.includes('m-team-a'))).toEqual([]);
   expect(b.get('dlock_metrics_collect_success{prefix="dlock:",file="b.prom"}')).toBe('1');
   held.stop();
   await held.result;
+});
+
+test('two prefixes, the same key, one file each: a real node_exporter serves every series of both files', async () => {
+  const key = 'm-two-prefixes';
+  for (const prefix of ['teamA:', 'teamB:'])
+    expect((await dlock(['run', '--redis', redis.url, '--prefix', prefix, key, '--', 'true'])).code).toBe(0);
+  const dir = tempDir();
+  for (const [prefix, file] of [
+    ['teamA:', 'a.prom'],
+    ['teamB:', 'b.prom'],
+  ]) {
+    const args = ['metrics', '--redis', redis.url, '--prefix', prefix, '--only', '--textfile', join(dir, file), key];
+    expect(await dlock(args)).toMatchObject({ code: 0, stderr: '' });
+  }
+  const written = ['a.prom', 'b.prom'].flatMap((file) => [...samples(readFileSync(join(dir, file), 'utf8')).keys()]);
+  // node_exporter reads every *.prom of the directory at each scrape; a series given twice is
+  // dropped (logged "was collected before with the same name and label values") and the scrape
+  // still answers 200 with node_textfile_scrape_error 0: so every written series must come out.
+  const exporter = await startNodeExporter(dir);
+  servers.push(exporter);
+  const scraped = await (await fetch(`${exporter.url}/metrics`)).text();
+  expect(samples(scraped).get('node_textfile_scrape_error')).toBe('0');
+  const served = [...samples(scraped).keys()].filter((id) => id.startsWith('dlock_')).map(sortedLabels);
+  expect(exporter.log()).not.toContain('collected before');
+  expect(served.sort()).toEqual(written.map(sortedLabels).sort());
+  // Each per-lock series says which prefix it belongs to.
+  expect(written).toContain(`dlock_lock_held{key="${key}",prefix="teamA:"}`);
+  expect(written).toContain(`dlock_lock_held{key="${key}",prefix="teamB:"}`);
 });
 
 test('--listen: a real Prometheus scrapes it and a PromQL query returns the series; SIGTERM exits 0', async () => {
@@ -228,7 +296,7 @@ test('--listen: a real Prometheus scrapes it and a PromQL query returns the seri
   expect(serving.stderr()).toContain(`"event":"listening","url":"${endpoint}"`);
   const prometheus = await startPrometheus(`127.0.0.1:${port}`);
   servers.push(prometheus);
-  const query = encodeURIComponent('dlock_lock_slots{key="m-listen"}');
+  const query = encodeURIComponent('dlock_lock_slots{key="m-listen",prefix="dlock:"}');
   const result = await waitUntil(
     'Prometheus to have scraped dlock',
     async () => {
@@ -241,7 +309,13 @@ test('--listen: a real Prometheus scrapes it and a PromQL query returns the seri
   );
   expect(result).toEqual([
     {
-      metric: { __name__: 'dlock_lock_slots', instance: `127.0.0.1:${port}`, job: 'dlock', key: 'm-listen' },
+      metric: {
+        __name__: 'dlock_lock_slots',
+        instance: `127.0.0.1:${port}`,
+        job: 'dlock',
+        key: 'm-listen',
+        prefix: 'dlock:',
+      },
       value: [expect.any(Number), '2'],
     },
   ]);
@@ -250,7 +324,7 @@ test('--listen: a real Prometheus scrapes it and a PromQL query returns the seri
   await held.result;
   await waitUntil('the release to show at a scrape', async () => {
     const text = await (await fetch(endpoint)).text();
-    return samples(text).get('dlock_lock_held{key="m-listen"}') === undefined;
+    return samples(text).get('dlock_lock_held{key="m-listen",prefix="dlock:"}') === undefined;
   });
   expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
   serving.process.kill('SIGTERM');
@@ -373,9 +447,9 @@ evaluation_interval: 1m
 tests:
   - interval: 1h
     input_series:
-      - series: 'dlock_lock_last_success_timestamp_seconds{key="nightly"}'
+      - series: 'dlock_lock_last_success_timestamp_seconds{key="nightly",prefix="dlock:"}'
         values: '0x30'
-      - series: 'dlock_lock_last_success_timestamp_seconds{key="hourly"}'
+      - series: 'dlock_lock_last_success_timestamp_seconds{key="hourly",prefix="dlock:"}'
         values: '0+3600x30'
     alert_rule_test:
       - eval_time: 24h59m
@@ -384,8 +458,8 @@ tests:
       - eval_time: 25h1m
         alertname: DlockNoSuccess25h
         exp_alerts:
-          - exp_labels: { severity: warning, key: nightly }
-            exp_annotations: { summary: 'dlock: no successful run of nightly in 25 hours' }
+          - exp_labels: { severity: warning, key: nightly, prefix: 'dlock:' }
+            exp_annotations: { summary: 'dlock: no successful run of nightly (prefix dlock:) in 25 hours' }
   - interval: 1m
     input_series:
       - series: 'dlock_metrics_collect_success{prefix="dlock:",file="a.prom"}'
@@ -499,8 +573,8 @@ test('counters never fall: 1200+ events, scraped across the 1000 the history kee
   expect((await client.xlen(keys.history)).valueOf()).toBe(1000);
   expectNoCounterFalls(scrapes);
   const last = samples(scrapes.at(-1)!);
-  expect(last.get(`dlock_lock_acquisitions_total{key="${key}"}`)).toBe('405');
-  expect(last.get(`dlock_lock_turned_away_total{key="${key}",reason="held"}`)).toBe('404');
-  expect(last.get(`dlock_lock_releases_total{key="${key}",exit_class="ok"}`)).toBe('404');
-  expect(last.get(`dlock_lock_wait_seconds_count{key="${key}"}`)).toBe('405');
+  expect(last.get(`dlock_lock_acquisitions_total{key="${key}",prefix="dlock:"}`)).toBe('405');
+  expect(last.get(`dlock_lock_turned_away_total{key="${key}",prefix="dlock:",reason="held"}`)).toBe('404');
+  expect(last.get(`dlock_lock_releases_total{key="${key}",prefix="dlock:",exit_class="ok"}`)).toBe('404');
+  expect(last.get(`dlock_lock_wait_seconds_count{key="${key}",prefix="dlock:"}`)).toBe('405');
 }, 60_000);

@@ -50,15 +50,16 @@ test("the next holder starts only after the removed holder's command is gone; -n
   );
   const status = await dlock(['status', '--redis', server.url, '--json', 'closed']);
   expect(status.code).toBe(0);
-  expect(JSON.parse(status.stdout).holder).toMatchObject({ closed: true, fence: '1' });
+  // Closed, not held (as dlock_lock_held 0 says below): exit 0 all the same, the key is not free.
+  expect(JSON.parse(status.stdout)).toMatchObject({ held: false, closed: true, holder: { closed: true, fence: '1' } });
   // The list and the metrics say it too: closed, not held by anyone.
   const list = await dlock(['status', '--redis', server.url]);
   expect(list.stdout).toMatch(/^closed \(closed by release --force\) /m);
   const metrics = samples((await dlock(['metrics', '--redis', server.url])).stdout);
-  expect([metrics.get('dlock_lock_held{key="closed"}'), metrics.get('dlock_lock_closed{key="closed"}')]).toEqual([
-    '0',
-    '1',
-  ]);
+  expect([
+    metrics.get('dlock_lock_held{key="closed",prefix="dlock:"}'),
+    metrics.get('dlock_lock_closed{key="closed",prefix="dlock:"}'),
+  ]).toEqual(['0', '1']);
 
   // The old command ignores SIGTERM: its dlock must SIGKILL it before the lease it lost runs out.
   const report = join(dir, 'report');

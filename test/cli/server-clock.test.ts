@@ -133,7 +133,9 @@ test('metrics on a clock 1 h ahead: the age of the last success counts on the se
   const result = await dlock(['metrics', '--redis', redis.url, key], shifted('+1h'));
   const collected = Date.now();
   expect(result.code, result.stderr).toBe(0);
-  const seconds = Number(samples(result.stdout).get(`dlock_lock_last_success_age_seconds{key="${key}"}`));
+  const seconds = Number(
+    samples(result.stdout).get(`dlock_lock_last_success_age_seconds{key="${key}",prefix="dlock:"}`),
+  );
   expectBetween(seconds * 1000, 0, collected - before, 'seconds since success');
 });
 

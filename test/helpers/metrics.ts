@@ -37,17 +37,22 @@ export interface HttpServer {
 }
 
 /** Start `command` (given its port) and resolve once GET `<url>/-/ready` answers 200. */
-async function startHttpServer(name: string, args: (port: number, dir: string) => string[]): Promise<HttpServer> {
+async function startHttpServer(
+  name: string,
+  args: (port: number, dir: string) => string[],
+  ready = '/-/ready',
+  stdio: 'ignore' | 'pipe' = 'ignore',
+): Promise<HttpServer> {
   const port = await freePort();
   const dir = tempDir();
-  const child = spawn(name, args(port, dir), { stdio: 'ignore' });
+  const child = spawn(name, args(port, dir), { stdio });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
   await waitUntil(
     `${name} on 127.0.0.1:${port} to be ready`,
     async () => {
       if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-      return (await fetch(`${url}/-/ready`)).ok;
+      return (await fetch(`${url}${ready}`)).ok;
     },
     { timeoutMs: 30_000, everyMs: 50 },
   );
@@ -89,4 +94,34 @@ export function startPushgateway(): Promise<HttpServer> {
     '--persistence.file=',
     '--log.level=error',
   ]);
+}
+
+/**
+ * Debian's node_exporter with its textfile collector alone, reading `dir`'s *.prom files at each
+ * scrape of `<url>/metrics`; its log (where it says which series it dropped) is `log()`.
+ */
+export async function startNodeExporter(dir: string): Promise<HttpServer & { log(): string }> {
+  const server = await startHttpServer(
+    'prometheus-node-exporter',
+    (port) => [
+      '--collector.disable-defaults',
+      '--collector.textfile',
+      `--collector.textfile.directory=${dir}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    '/',
+    'pipe',
+  );
+  let log = '';
+  server.process.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  server.process.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  return { ...server, log: () => log };
+}
+
+/** A sample line's series with its labels sorted (node_exporter writes them sorted): `name{a="1",b="2"}`. */
+export function sortedLabels(id: string): string {
+  const open = id.indexOf('{');
+  if (open < 0) return id;
+  const labels = [...id.slice(open + 1, -1).matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)].map((m) => m[0]);
+  return `${id.slice(0, open)}{${labels.sort().join(',')}}`;
 }

@@ -169,8 +169,8 @@ test('metrics and completion with forged keys under the prefix: bounded, promtoo
   expect(metrics.stderr.split('\n')).toHaveLength(2);
   expectPromtoolPasses(metrics.stdout);
   // Held: the 6 real locks and the 1000 forged hashes of one field; the first 1000 by name are reported.
-  expect(samples(metrics.stdout).get('dlock_lock_held{key="a-real000001"}')).toBe('1');
-  expect(samples(metrics.stdout).get('dlock_lock_held{key="zreal000003"}')).toBeUndefined();
+  expect(samples(metrics.stdout).get('dlock_lock_held{key="a-real000001",prefix="dlock:"}')).toBe('1');
+  expect(samples(metrics.stdout).get('dlock_lock_held{key="zreal000003",prefix="dlock:"}')).toBeUndefined();
   expect(samples(metrics.stdout).get('dlock_metrics_locks_omitted{prefix="dlock:"}')).toBe('6');
   expect(samples(metrics.stdout).get('dlock_metrics_locks_unreadable{prefix="dlock:"}')).toBe('1003');
   console.log(`metrics, 4000 forged keys: ${(metrics.ms / 1000).toFixed(2)}s`);
@@ -224,8 +224,8 @@ test('one forged history too large to read spoils no other lock in metrics', asy
   await admin.eval(lua, 1, 'dlock:{k000002}:history');
   const metrics = await timed(['metrics']);
   expect(metrics.code).toBe(69);
-  expect(metrics.stderr).toMatch(/^dlock: could not read 1 locks under dlock: \(k000002: history: .*larger than 8 MiB/);
+  expect(metrics.stderr).toMatch(/^dlock: could not read 1 lock under dlock: \(k000002: history: .*larger than 8 MiB/);
   expectPromtoolPasses(metrics.stdout);
   for (const key of ['k000001', 'k000003', 'k000004', 'k000005'])
-    expect(samples(metrics.stdout).get(`dlock_lock_history_entries{key="${key}"}`)).toBe('0');
+    expect(samples(metrics.stdout).get(`dlock_lock_history_entries{key="${key}",prefix="dlock:"}`)).toBe('0');
 });

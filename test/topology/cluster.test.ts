@@ -151,8 +151,8 @@ describe('a 3-master cluster with a password', () => {
     const metrics = await dlock(['metrics', '--redis', url, ...keys]);
     expect(metrics.code, metrics.stderr).toBe(0);
     for (const key of keys) {
-      expect(metrics.stdout).toContain(`dlock_lock_acquisitions_total{key="${key}"} 6\n`);
-      expect(metrics.stdout).toContain(`dlock_lock_releases_total{key="${key}",exit_class="ok"} 6\n`);
+      expect(metrics.stdout).toContain(`dlock_lock_acquisitions_total{key="${key}",prefix="dlock:"} 6\n`);
+      expect(metrics.stdout).toContain(`dlock_lock_releases_total{key="${key}",prefix="dlock:",exit_class="ok"} 6\n`);
     }
   });
 
