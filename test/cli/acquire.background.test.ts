@@ -138,7 +138,7 @@ test('an explicit dlock release releases at once, background steps or not (from 
   const dir = tempDir();
   // The step releases the section itself half-way, and runs on unprotected.
   const script = sh(`${acquire('sec-release')}
-    (sleep ${first}; "$D" release --redis "$R" sec-release; echo $? > ${dir}/released; sleep ${second}) >/dev/null 2>&1 &
+    (sleep ${first}; "$D" release --redis "$R" sec-release; echo $? > ${dir}/released.tmp; mv ${dir}/released.tmp ${dir}/released; sleep ${second}) >/dev/null 2>&1 &
     exit 0`);
   await script.exited;
   const pid = await started(first);
