@@ -2,7 +2,7 @@
 // silent too long, is stopped like a lost lock (SIGTERM, SIGKILL after --kill-after), the lock
 // released, exit 124, the history saying why; `dlock heartbeat` outside a dlock is a usage error.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
@@ -251,4 +251,32 @@ test('--max-hold stops the whole command: sh -c "sleep & sleep & wait" leaves no
       }
     });
   expect(left).toEqual([]);
+});
+
+describe('nested runs on other keys: a dlock heartbeat reaches every enclosing dlock that watches one', () => {
+  test('--heartbeat 1s o1 around --heartbeat 5m i1: DLOCK_HEARTBEAT_MS is 1000 and the beats reach the outer run', async () => {
+    const beats = 'echo "$DLOCK_HEARTBEAT_MS"; for i in 1 2 3 4 5; do sleep .5; "$D" heartbeat || exit 9; done';
+    const middle = `"$D" run --redis "$R" --heartbeat 5m hb-i1 -- sh -c '${beats}'`;
+    const inner = `"$D" run --redis "$R" --heartbeat 2s hb-i2 -- "$D" run --redis "$R" hb-i3 -- sh -c '${beats}'`;
+    const script = `${middle} && ${inner}`;
+    const done = await spawnDlock(
+      ['run', '--redis', redis.url, '--log-format', 'json', '--heartbeat', '1s', 'hb-o1', '--', 'sh', '-c', script],
+      { env: env({ R: redis.url }) },
+    ).result;
+    expect(done.stderr).not.toContain('heartbeat-missed');
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout.trim().split('\n')).toEqual(['1000', '1000']);
+  });
+
+  test('a forged DLOCK_HEARTBEAT_ENCLOSING entry is refused (64) and never touched', async () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'x');
+    utimesSync(victim, 1_000_000, 1_000_000);
+    const script = `DLOCK_HEARTBEAT_ENCLOSING="${victim}" "$D" heartbeat; echo "exit=$?"`;
+    const done = await run(['--heartbeat', '5s'], 'hb-forged', ['sh', '-c', script]).result;
+    expect(done.stdout).toBe('exit=64\n');
+    expect(done.stderr).toContain('DLOCK_HEARTBEAT_ENCLOSING');
+    expect(statSync(victim).mtimeMs).toBe(1_000_000_000);
+  });
 });
