@@ -458,6 +458,10 @@ describe('bad input: 64, naming the option', () => {
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '0'], /--ping-output: must be from 1 byte to 100k/],
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '101k'], /--ping-output: must be from 1 byte to 100k/],
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', 'lots'], /--ping-output: not a size/],
+    // Only the forms the docs give (4096, 10k): no spaces, no kb, no K.
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', ' 5'], /--ping-output: not a size/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '10kb'], /--ping-output: not a size/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '10K'], /--ping-output: not a size/],
   ] as const)('%j', async ([flags, message]) => {
     const result = await run('ping-bad', [...flags], ['true']);
     expect(result.code).toBe(64);
