@@ -129,3 +129,12 @@ test('no flag letter means two things across commands', async () => {
   expect(twice).toEqual([]);
   expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
 });
+
+test('--help names the stop signal as --signal chooses it, not always SIGTERM', async () => {
+  for (const command of ['run', 'acquire']) {
+    const { stdout } = await dlock([command, '--help'], { env: cleanEnv({ COLUMNS: '300' }) });
+    expect(stdout, command).not.toMatch(/SIGTERM and SIGKILL|\(SIGTERM, SIGKILL/);
+    const lines = stdout.split('\n').filter((line) => /--kill-after <|--max-hold </.test(line));
+    for (const line of lines) expect(line, command).toMatch(/--signal/);
+  }
+});

@@ -217,6 +217,16 @@ test('--max-hold 0, and a --max-hold not longer than --kill-after: 64 naming the
   );
   expect(short.code).toBe(64);
   expect(short.stderr).toMatch(/^dlock: --max-hold: must be longer than --kill-after/);
+  expect(short.stderr).toContain('the grace between SIGTERM and SIGKILL');
+  // With --signal INT the messages name SIGINT, not SIGTERM.
+  const int = ['--signal', 'INT', '--kill-after', '2s'];
+  const intShort = await dlock(['run', '--redis', redis.url, ...int, '--max-hold', '1s', 'k', '--', 'true'], {
+    env: env(),
+  });
+  expect(intShort.stderr).toContain('the grace between SIGINT and SIGKILL');
+  const intLong = await dlock(['run', '--redis', redis.url, ...int, '--ttl', '3s', 'k', '--', 'true'], { env: env() });
+  expect(intLong.code).toBe(64);
+  expect(intLong.stderr).toContain('a command ignoring SIGINT is killed');
   const fast = await dlock(['run', '--redis', redis.url, '--heartbeat', '50ms', 'k', '--', 'true'], { env: env() });
   expect(fast.code).toBe(64);
   expect(fast.stderr).toMatch(/^dlock: --heartbeat: must be at least 100ms/);
