@@ -18,6 +18,8 @@ describe('long durations: no limit of Node timers shows', () => {
     const second = await dlock(['run', '--redis', redis.url, '--once-per', '30d', '-E', '3', 'monthly', '--', 'true']);
     expect(second.code).toBe(3);
     expect(second.stderr).toMatch(/done until/);
+    // Shown in days, as given: not "720h".
+    expect(second.stderr).toContain('--once-per 30d');
   });
 
   test('bounds past 2^31 ms (--max-hold, --wait, --heartbeat 30d) do not fire at once', async () => {
