@@ -80,7 +80,7 @@ test('acquire --signal INT --max-hold 1s: the keeper stops the shell with SIGINT
 
 test('acquire --heartbeat 1500ms tells the section its interval: DLOCK_HEARTBEAT_MS, heartbeat_ms in --json', async () => {
   const done = await sh(`eval "$("$D" acquire --redis "$R" --heartbeat 1500ms told)" || exit 9
-    echo "$DLOCK_HEARTBEAT_MS"; "$D" release --exit-status 0 told
+    echo "$DLOCK_HEARTBEAT_MS"; "$D" release --redis "$R" --exit-status 0 told || exit 8
     "$D" acquire --redis "$R" --heartbeat 2s --json told-json`);
   expect(done.code, done.stderr).toBe(0);
   const [sh_, json] = done.stdout.trim().split('\n');
