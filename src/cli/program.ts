@@ -10,7 +10,7 @@ import { joinLines } from '../untrusted.js';
 import { declareAcquire } from './acquire.js';
 import { declareCompleteKeys, declareCompletion } from './completion.js';
 import { declareDoctor } from './doctor.js';
-import { environmentHelp, helpWidth, RUN_EXAMPLES } from './help.js';
+import { environmentHelp, fitHelp, formatItem, helpWidth, RUN_EXAMPLES } from './help.js';
 import { declareHeartbeat } from './heartbeat.js';
 import { declareHistory } from './history.js';
 import type { CommandLine, Invocation } from './invocation.js';
@@ -65,12 +65,19 @@ export function buildProgram(
   argv: string[] = [],
 ): Command {
   // Set first: every subcommand inherits how errors and output are handled.
+  const outWidth = output.getOutHelpWidth ?? (() => helpWidth(env, process.stdout));
+  const errWidth = output.getErrHelpWidth ?? (() => helpWidth(env, process.stderr));
+  const writeOut = output.writeOut ?? ((text: string) => process.stdout.write(text));
+  const writeErr = output.writeErr ?? ((text: string) => process.stderr.write(text));
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
     .configureOutput({
-      getOutHelpWidth: () => helpWidth(env, process.stdout),
-      getErrHelpWidth: () => helpWidth(env, process.stderr),
+      getOutHelpWidth: outWidth,
+      getErrHelpWidth: errWidth,
       ...output,
+      // Help's own text (exit codes, environment, usage) fitted to the width too (help.ts).
+      writeOut: (text) => writeOut(fitHelp(text, outWidth())),
+      writeErr: (text) => writeErr(fitHelp(text, errWidth())),
       outputError: () => {},
     })
     .description('flock(1) for distributed systems: run a command while holding a Redis lock')
@@ -84,6 +91,9 @@ export function buildProgram(
     .option('-v, --verbose', 'print one line per lock event')
     // The commands' list shows a short summary beside each; `dlock help <command>` has the rest.
     .configureHelp({
+      // A description column of 24 or more is wrapped beside its term; below that, under it (formatItem).
+      minWidthToWrap: 24,
+      formatItem,
       subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim(),
     })
     .showSuggestionAfterError(true)
