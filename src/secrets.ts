@@ -3,9 +3,9 @@
 // length only, whatever the text, since every argument of every run goes through here.
 
 /**
- * The URL with everything that may be a password masked (and query values such as ?token=); safe for any output, even when
- * the text is not a valid URL. The credentials end at the last "@" (as a URL parser reads
- * them), so a password holding "@", "/" or ":" is masked whole.
+ * The URL with everything that may be a password masked (and query values such as ?token=);
+ * safe for any output, even when the text is not a valid URL. The credentials end at the last
+ * "@" (as a URL parser reads them), so a password holding "@", "/" or ":" is masked whole.
  */
 export function redactUrl(url: string): string {
   const at = url.lastIndexOf('@');

@@ -60,7 +60,8 @@ export function declareRun(program: Command, cli: CommandLine): void {
       .addOption(signalOption('the command'))
       .option(
         '--kill-after <duration>',
-        `grace between the --signal (default TERM) and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter}, capped at ttl/3)`,
+        'grace between the --signal (default TERM) and SIGKILL, at most ttl/3 ' +
+          `(default ${DEFAULTS.killAfter}, capped at ttl/3)`,
       ),
     'the command',
     '(the --signal, SIGKILL after --kill-after) and release the lock; exit 124',

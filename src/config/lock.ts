@@ -122,7 +122,8 @@ function graceMs(given: string | undefined, ttlMs: number, signal: string | unde
   const ms = duration('--kill-after', given);
   if (ms > capMs) {
     const third = `${formatDuration(capMs)} of ${formatDuration(ttlMs)}`;
-    const why = `must be at most a third of the lease (${third}): a command ignoring ${stopSignal(signal)} is killed before it ends`;
+    const ignoring = `a command ignoring ${stopSignal(signal)} is killed before it ends`;
+    const why = `must be at most a third of the lease (${third}): ${ignoring}`;
     throw badOption('--kill-after', given, why);
   }
   return ms;
