@@ -222,7 +222,8 @@ function flockOptions(run: Command, argv: string[], from: number, afterKey: bool
       return true;
     }
     const option = run.options.find((candidate) => candidate.short === name || candidate.long === name);
-    if (!option) return false;
+    // Not run's hidden -c and -u either: they only answer with a hint (options.ts, flockHints).
+    if (!option || option.hidden) return false;
     const value = option.required ? (inline ?? argv[++i]) : undefined;
     if (option.required && value === undefined) return false;
     found.words.push(value === undefined ? [name] : inline === undefined ? [name, value] : [`${name}=${value}`]);

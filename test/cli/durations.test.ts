@@ -181,6 +181,12 @@ describe("flock's options are translated to dlock's, and every suggestion is its
     }
   });
 
+  test("flock -c before the key (not flock's order) gets no suggestion: dlock run would refuse it", async () => {
+    const result = await dlock(['-c', 'true', 'k', 'true']);
+    expect(result.stderr).toBe("dlock: unknown option '-c'\n");
+    expect(result.code).toBe(64);
+  });
+
   test('every suggestion dlock prints runs (no 64) against a free redis', async () => {
     for (const [argv] of cases) {
       const { stderr } = await dlock(argv);
