@@ -206,7 +206,7 @@ complete -c dlock -n '__dlock_using run' \
 complete -c dlock -n '__dlock_using run' \
   -l signal -x -d 'the signal that stops the command for --on-lost term, --max-hold and --heartbeat'
 complete -c dlock -n '__dlock_using run' \
-  -l kill-after -x -d 'grace between SIGTERM and SIGKILL, at most ttl/3'
+  -l kill-after -x -d 'grace between the --signal and SIGKILL, at most ttl/3'
 complete -c dlock -n '__dlock_using run' \
   -l max-hold -x -d 'once the lock has been held this long, stop the command and release the lock'
 complete -c dlock -n '__dlock_using run' \

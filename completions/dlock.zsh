@@ -81,7 +81,7 @@ _dlock_cmd_run() {
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--signal=[the signal that stops the command for --on-lost term, --max-hold and --heartbeat]:signal:' \
-    '--kill-after=[grace between SIGTERM and SIGKILL, at most ttl/3]:duration:' \
+    '--kill-after=[grace between the --signal and SIGKILL, at most ttl/3]:duration:' \
     '--max-hold=[once the lock has been held this long, stop the command and release the lock]:duration:' \
     '--heartbeat=[stop the command the same way when it goes this long without running `dlock heartbeat`]:duration:' \
     '--no-cmd-metadata[do not store the command line in the lock]' \

@@ -31,9 +31,14 @@ const CHILD_ENVIRONMENT = [
   ],
   ['DLOCK_HEARTBEAT_FILE', 'with --heartbeat: the file dlock heartbeat touches'],
   [
+    'DLOCK_HEARTBEAT_ENCLOSING',
+    'with --heartbeat under enclosing dlocks that watch one: their heartbeat files, colon-separated; ' +
+      'dlock heartbeat touches them too',
+  ],
+  [
     'DLOCK_HEARTBEAT_MS',
     'with --heartbeat: how often, at the least, the command must run dlock heartbeat, in milliseconds ' +
-      "(as systemd's WATCHDOG_USEC)",
+      "(as systemd's WATCHDOG_USEC); under enclosing dlocks that watch one, the shortest of them all",
   ],
 ];
 

@@ -29,13 +29,14 @@ export function parseDuration(text: string): number | undefined {
   return Number.isFinite(ms) && ms <= Number.MAX_SAFE_INTEGER ? Math.round(ms) : undefined;
 }
 
-/** Short human form for messages: 1500 -> "1.5s", 90000 -> "1m30s". */
+/** Short human form for messages: 1500 -> "1.5s", 90000 -> "1m30s", a day or more in days ("30d", "1d2h"). */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
   if (ms < 60_000) return `${+(ms / 1000).toFixed(1)}s`;
   const totalSeconds = Math.round(ms / 1000);
-  const h = Math.floor(totalSeconds / 3600);
+  const d = Math.floor(totalSeconds / 86_400);
+  const h = Math.floor((totalSeconds % 86_400) / 3600);
   const m = Math.floor((totalSeconds % 3600) / 60);
   const s = totalSeconds % 60;
-  return (h ? `${h}h` : '') + (m ? `${m}m` : '') + (s || (!h && !m) ? `${s}s` : '');
+  return (d ? `${d}d` : '') + (h ? `${h}h` : '') + (m ? `${m}m` : '') + (s || (!d && !h && !m) ? `${s}s` : '');
 }

@@ -82,13 +82,28 @@ export function addEventSink(sink: EventSink): void {
  */
 export function tellEventSinks(fields: Fields): void {
   if (sinks.length === 0 || typeof fields.key !== 'string') return;
-  const record = { ...timestamp(), ...fields };
+  const record = { ...timestamp(), ...wholeMs(fields) };
   for (const sink of sinks) sink.seen(record);
 }
 
 /** Before exiting: let each sink send what is left, each within its bound. */
 export async function finishEventSinks(exitCode: number): Promise<void> {
   await Promise.all(sinks.map((sink) => sink.finish(exitCode)));
+}
+
+/**
+ * `fields` with every `*_ms` number rounded to a whole millisecond, at any depth (a holder's
+ * ttl_left_ms): events say 7, not 6.98127399943769 (json-schema.json types them integer). ts_ms,
+ * the event's own time, keeps its fraction and is added after.
+ */
+function wholeMs<T>(fields: T): T {
+  if (Array.isArray(fields)) return fields.map(wholeMs) as T;
+  if (fields === null || typeof fields !== 'object' || Object.getPrototypeOf(fields) !== Object.prototype)
+    return fields;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields))
+    out[name] = name.endsWith('_ms') && typeof value === 'number' ? Math.round(value) : wholeMs(value);
+  return out as T;
 }
 
 function timestamp(): { ts: string; ts_ms: number } {
@@ -124,7 +139,8 @@ export class Logger {
     this.emit(level, text, { event, ...fields });
   }
 
-  private emit(level: Level, text: string, fields: Fields): void {
+  private emit(level: Level, text: string, given: Fields): void {
+    const fields = wholeMs(given);
     const message = level === 'info' ? {} : { message: oneLine(text) };
     if (this.toSinks) tellEventSinks({ ...fields, ...message });
     if (level !== 'error' && this.verbosity === 'quiet') return;

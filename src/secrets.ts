@@ -3,13 +3,13 @@
 // length only, whatever the text, since every argument of every run goes through here.
 
 /**
- * The URL with everything that may be a password masked; safe for any output, even when
- * the text is not a valid URL. The credentials end at the last "@" (as a URL parser reads
- * them), so a password holding "@", "/" or ":" is masked whole.
+ * The URL with everything that may be a password masked (and query values such as ?token=);
+ * safe for any output, even when the text is not a valid URL. The credentials end at the last
+ * "@" (as a URL parser reads them), so a password holding "@", "/" or ":" is masked whole.
  */
 export function redactUrl(url: string): string {
   const at = url.lastIndexOf('@');
-  if (at < 0) return url;
+  if (at < 0) return maskQuery(url);
   // "scheme:" and any slashes: redis://, and the mistyped redis:/ or redis: as well.
   const scheme = /^[a-z][a-z0-9+.-]*:\/*/i.exec(url)?.[0] ?? '';
   const auth = url.slice(scheme.length, at);
@@ -17,7 +17,7 @@ export function redactUrl(url: string): string {
   const user = scheme.endsWith('/') && auth.includes(':') ? auth.slice(0, auth.indexOf(':')) : undefined;
   // Keep a plain user name (redis://dlock:***@host); anything odder is masked whole.
   const shown = user !== undefined && /^[\w.%-]*$/.test(user) ? `${user}:***` : auth.startsWith(':') ? ':***' : '***';
-  return `${scheme}${shown}${url.slice(at)}`;
+  return maskQuery(`${scheme}${shown}${url.slice(at)}`);
 }
 
 /** A name whose value is a secret: --password=, PGPASSWORD=, --pw=, REDISCLI_AUTH= (not --author=). */
@@ -64,8 +64,29 @@ function closingQuote(text: string, open: number): number {
   return -1;
 }
 
+/**
+ * A query-string parameter's name whose value is a secret: token, key, secret, password, pass,
+ * pwd, auth, sig, signature, api_key, access_key, credential, session (any case, as part of the name).
+ */
+const SECRET_QUERY = /token|key|secret|pass|pwd|auth|sig|credential|session/i;
+/** One `name=value` of a query string (after "?", "&" or ";"), the value up to the next separator. */
+const QUERY_PARAM = /([?&;])([^=&;#?\s'"]*)=([^&;#'"]*)/g;
+
+/** `word` with the values of its query-string parameters whose names look secret masked (`?token=***&rid=…`). */
+function maskQuery(word: string): string {
+  if (!word.includes('?')) return word;
+  return word.replace(QUERY_PARAM, (whole, separator: string, name: string, value: string) =>
+    SECRET_QUERY.test(name) && value !== '' ? `${separator}${name}=***` : whole,
+  );
+}
+
 /** One whitespace-free word of `maskSecrets`. */
 function maskWord(word: string): string {
+  return maskQuery(maskCredentials(word));
+}
+
+/** maskWord's user:password@ and --password= part. */
+function maskCredentials(word: string): string {
   const at = word.lastIndexOf('@');
   const colon = word.indexOf(':');
   if (at > 0 && colon >= 0 && colon < at) {

@@ -7,7 +7,7 @@
 import { lutimesSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { EXIT } from '../errors.js';
-import { HEARTBEAT_FILE_ENV } from './heartbeat-file.js';
+import { enclosingEntries, HEARTBEAT_ENCLOSING_ENV, HEARTBEAT_FILE_ENV, isHeartbeatPath } from './heartbeat-file.js';
 
 export interface BeatResult {
   code: number;
@@ -37,21 +37,40 @@ export function beat(key: string | undefined, env: Record<string, string | undef
   if (!basename(file).startsWith('heartbeat-')) {
     return { code: EXIT.usage, message: `heartbeat: ${HEARTBEAT_FILE_ENV} is not a dlock heartbeat file` };
   }
+  // The enclosing dlocks' files too: each checked as a heartbeat path before any is touched.
+  const enclosing = enclosingEntries(env[HEARTBEAT_ENCLOSING_ENV]);
+  if (!enclosing.every(isHeartbeatPath)) {
+    return {
+      code: EXIT.usage,
+      message:
+        `heartbeat: ${HEARTBEAT_ENCLOSING_ENV} lists a path that is not a dlock heartbeat file ` +
+        '(absolute, named heartbeat-*): nothing touched',
+    };
+  }
+  let failed: BeatResult | undefined;
+  for (const path of [file, ...enclosing]) {
+    const result = touch(path, held, path === file);
+    failed ??= result;
+  }
+  return failed ?? { code: 0 };
+}
+
+/** Touch one heartbeat file: undefined when done, else the 76 to report (every file is tried). */
+function touch(file: string, held: string, own: boolean): BeatResult | undefined {
   try {
     // lutimes: never follows a symlink swapped in, never opens the file (a FIFO cannot block it).
     const time = new Date();
     lutimesSync(file, time, time);
-    return { code: 0 };
+    return undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' || code === 'ENOTDIR'
         ? 'its heartbeat file is gone: the dlock has ended'
         : `its heartbeat file could not be touched (${code ?? 'error'})`;
-    return {
-      code: EXIT.lost,
-      message: `heartbeat: the dlock holding ${JSON.stringify(held)} no longer holds it: ${why}`,
-    };
+    const whose = own ? `the dlock holding ${JSON.stringify(held)}` : 'an enclosing dlock';
+    const holds = own ? 'no longer holds it' : 'no longer holds its lock';
+    return { code: EXIT.lost, message: `heartbeat: ${whose} ${holds}: ${why}` };
   }
 }
 

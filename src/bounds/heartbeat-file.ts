@@ -12,6 +12,51 @@ import { closeSync, fstatSync, lstatSync, openSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join } from 'node:path';
 
 export const HEARTBEAT_FILE_ENV = 'DLOCK_HEARTBEAT_FILE';
+/**
+ * The heartbeat files of the enclosing dlocks that watch one, colon-separated: a nested run with a
+ * file of its own (another key) keeps its caller's here, and `dlock heartbeat` touches them all.
+ */
+export const HEARTBEAT_ENCLOSING_ENV = 'DLOCK_HEARTBEAT_ENCLOSING';
+
+/** A path `dlock heartbeat` may touch: absolute, named heartbeat-*, no colon (the list's separator). */
+export function isHeartbeatPath(path: string): boolean {
+  return isAbsolute(path) && basename(path).startsWith('heartbeat-') && !path.includes(':');
+}
+
+/** A heartbeat path with a regular file there (lstat: never followed): a dlock still watching it. */
+function isLiveHeartbeat(path: string): boolean {
+  if (!isHeartbeatPath(path)) return false;
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The non-empty entries of a DLOCK_HEARTBEAT_ENCLOSING list. */
+export function enclosingEntries(list: string | undefined): string[] {
+  return (list ?? '').split(':').filter((entry) => entry !== '');
+}
+
+/**
+ * For a command given a heartbeat file of its own (`ownMs` its --heartbeat), under a caller whose
+ * environment is `env`: DLOCK_HEARTBEAT_ENCLOSING (the caller's file and those enclosing it, when
+ * the caller watches one) and DLOCK_HEARTBEAT_MS, the shortest of its own and the caller's.
+ * Entries that are not heartbeat paths, or whose file is gone (a dlock that has ended: a shell
+ * keeps the variables of a section it released), are dropped (never passed on).
+ */
+export function enclosingHeartbeats(
+  env: Record<string, string | undefined>,
+  ownMs: number,
+): { DLOCK_HEARTBEAT_ENCLOSING: string | undefined; DLOCK_HEARTBEAT_MS: string } {
+  const callerFile = env[HEARTBEAT_FILE_ENV];
+  if (!callerFile || !isLiveHeartbeat(callerFile))
+    return { DLOCK_HEARTBEAT_ENCLOSING: undefined, DLOCK_HEARTBEAT_MS: String(ownMs) };
+  const files = [callerFile, ...enclosingEntries(env[HEARTBEAT_ENCLOSING_ENV])].filter(isLiveHeartbeat);
+  const callerMs = Number(env.DLOCK_HEARTBEAT_MS);
+  const ms = Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
+  return { DLOCK_HEARTBEAT_ENCLOSING: [...new Set(files)].join(':'), DLOCK_HEARTBEAT_MS: String(ms) };
+}
 
 export class HeartbeatFile {
   private seen: string;

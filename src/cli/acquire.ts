@@ -52,12 +52,12 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
       '--no-keeper',
       'leave nothing running: the lock lasts --ttl unless `dlock renew` extends it (steps on different machines)',
     )
-    .addOption(onLostOption('the watched process (SIGTERM, SIGKILL, or only a warning)'))
+    .addOption(onLostOption('the watched process (the --signal, SIGKILL, or only a warning)'))
     .addOption(signalOption('the watched process'));
   jobBoundOptions(
     acquire,
     'the watched process',
-    `(SIGTERM, SIGKILL ${DEFAULTS.killAfter} later, at most ttl/3) and release the lock`,
+    `(the --signal, SIGKILL ${DEFAULTS.killAfter} later, at most ttl/3) and release the lock`,
   );
   flockHints(connectionOptions(outputOptions(monitoringOptions(acquire), acquireFormat))).addHelpText(
     'after',

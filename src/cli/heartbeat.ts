@@ -12,7 +12,8 @@ export function declareHeartbeat(program: Command, cli: CommandLine): void {
     .summary('tell the dlock this job runs under that it makes progress (--heartbeat)')
     .description(
       'prove progress to the dlock this process runs under (dlock run --heartbeat, or dlock acquire --heartbeat ' +
-        'and its keeper): touches the file DLOCK_HEARTBEAT_FILE names; no Redis round trip',
+        'and its keeper): touches the file DLOCK_HEARTBEAT_FILE names and those DLOCK_HEARTBEAT_ENCLOSING lists ' +
+        '(the enclosing dlocks that watch one); no Redis round trip',
     )
     .argument('[key]', 'the lock the heartbeat is for (default: DLOCK_KEY); another key exits 76')
     .helpOption('-h, --help', 'show help')

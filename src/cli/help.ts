@@ -1,11 +1,11 @@
 // What --help prints besides the options: its width, the environment, and each command's
 // exit codes and examples. Kept apart from the other src/cli/ files, which declare the options themselves.
 
-import type { Command } from 'commander';
+import { Help, type Command } from 'commander';
 import type { Env } from '../config/index.js';
 import { INSTALL_LINES } from '../completion/install.js';
 
-/** Narrowest width worth wrapping to; below it a line is left as it is. */
+/** Narrowest width wrapped to: a smaller COLUMNS is taken as 40. */
 const MIN_HELP_WIDTH = 40;
 const DEFAULT_HELP_WIDTH = 80;
 
@@ -18,6 +18,66 @@ export function helpWidth(env: Env, stream: NodeJS.WriteStream): number {
   if (env.COLUMNS && Number.isInteger(columns) && columns > 0) return Math.max(MIN_HELP_WIDTH, columns);
   if (stream.isTTY && stream.columns > 0) return Math.max(MIN_HELP_WIDTH, stream.columns);
   return DEFAULT_HELP_WIDTH;
+}
+
+/**
+ * commander's formatItem (an option or command and its description, side by side), except where
+ * the description's column would be narrower than commander wraps (its minWidthToWrap: 24 here,
+ * program.ts): there commander leaves the description unwrapped, one line of any length. Here the term gets its own
+ * line and the description follows, indented 6 and wrapped to the width, as GNU tools do.
+ */
+export function formatItem(this: Help, term: string, termWidth: number, description: string, helper: Help): string {
+  const width = this.helpWidth ?? DEFAULT_HELP_WIDTH;
+  // commander's layout: 2 of indent, the term column, 2 between.
+  if (!description || width - termWidth - 4 >= this.minWidthToWrap)
+    return Help.prototype.formatItem.call(this, term, termWidth, description, helper);
+  return `  ${term}\n${wrapWords(description, width - 6, '      ')}`;
+}
+
+/** `text` broken between words into lines of at most `width` (a longer word stays whole), each after `indent`. */
+export function wrapWords(text: string, width: number, indent = ''): string {
+  const lines: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    for (const word of paragraph.split(/\s+/).filter(Boolean)) {
+      if (line !== '' && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else line = line === '' ? word : `${line} ${word}`;
+    }
+    lines.push(line);
+  }
+  return lines.map((line) => (line === '' ? '' : indent + line)).join('\n');
+}
+
+/**
+ * Help text as written out, fitted to `width`: a line too long for it (an "Exit status:" or
+ * "Environment:" row, the usage line) is broken between words, a row's text kept in its column
+ * (or, where that column would be under 20, below the row's term, indented 6). The Examples are
+ * left as written: command lines that cannot be broken, at most 73 columns (they fit 80).
+ */
+export function fitHelp(text: string, width: number): string {
+  const at = text.search(/^Examples:$/m);
+  const [body, examples] = at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at)];
+  return (
+    body
+      .split('\n')
+      .map((line) => fitLine(line, width))
+      .join('\n') + examples
+  );
+}
+
+function fitLine(line: string, width: number): string {
+  if (line.length <= width || !/\S\s+\S/.test(line.trim())) return line;
+  // "  64             usage error ...": a term, two blanks or more, its text.
+  const row = /^( {2}\S+(?: \S+)*? {2,})(\S.*)$/.exec(line);
+  if (row && width - row[1].length >= 20) {
+    return wrapWords(row[2], width - row[1].length, ' '.repeat(row[1].length)).replace(/^ +/, row[1]);
+  }
+  if (row) return `${row[1].trimEnd()}\n${wrapWords(row[2], width - 6, '      ')}`;
+  // Anything else (the usage line): continued under its first word's end.
+  const lead = /^ *(\S+ )?/.exec(line)![0];
+  return wrapWords(line.slice(lead.length), width - lead.length, ' '.repeat(lead.length)).replace(/^ +/, lead);
 }
 
 /** Exit codes every command that talks to Redis shares. */

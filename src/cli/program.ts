@@ -10,7 +10,7 @@ import { joinLines } from '../untrusted.js';
 import { declareAcquire } from './acquire.js';
 import { declareCompleteKeys, declareCompletion } from './completion.js';
 import { declareDoctor } from './doctor.js';
-import { environmentHelp, helpWidth, RUN_EXAMPLES } from './help.js';
+import { environmentHelp, fitHelp, formatItem, helpWidth, RUN_EXAMPLES } from './help.js';
 import { declareHeartbeat } from './heartbeat.js';
 import { declareHistory } from './history.js';
 import type { CommandLine, Invocation } from './invocation.js';
@@ -65,12 +65,19 @@ export function buildProgram(
   argv: string[] = [],
 ): Command {
   // Set first: every subcommand inherits how errors and output are handled.
+  const outWidth = output.getOutHelpWidth ?? (() => helpWidth(env, process.stdout));
+  const errWidth = output.getErrHelpWidth ?? (() => helpWidth(env, process.stderr));
+  const writeOut = output.writeOut ?? ((text: string) => process.stdout.write(text));
+  const writeErr = output.writeErr ?? ((text: string) => process.stderr.write(text));
   const program: Command = new Command('dlock')
     .exitOverride(asUsageError)
     .configureOutput({
-      getOutHelpWidth: () => helpWidth(env, process.stdout),
-      getErrHelpWidth: () => helpWidth(env, process.stderr),
+      getOutHelpWidth: outWidth,
+      getErrHelpWidth: errWidth,
       ...output,
+      // Help's own text (exit codes, environment, usage) fitted to the width too (help.ts).
+      writeOut: (text) => writeOut(fitHelp(text, outWidth())),
+      writeErr: (text) => writeErr(fitHelp(text, errWidth())),
       outputError: () => {},
     })
     .description('flock(1) for distributed systems: run a command while holding a Redis lock')
@@ -84,6 +91,9 @@ export function buildProgram(
     .option('-v, --verbose', 'print one line per lock event')
     // The commands' list shows a short summary beside each; `dlock help <command>` has the rest.
     .configureHelp({
+      // A description column of 24 or more is wrapped beside its term; below that, under it (formatItem).
+      minWidthToWrap: 24,
+      formatItem,
       subcommandTerm: (command) => `${command.name()} ${command.usage().replace(/\[options\] ?/, '')}`.trim(),
     })
     .showSuggestionAfterError(true)
@@ -115,29 +125,130 @@ export function buildProgram(
 
 /**
  * flock's habits at the top level (`dlock -n k cmd`, `dlock k true`: no command named) get the
- * dlock form: `unknown command 'k' — did you mean: dlock run k -- true`. Left alone when commander
- * already suggests a command (a typo of one), or when no key and command follow.
+ * dlock form: `unknown command 'k' — did you mean: dlock run k -- true`, flock(1)'s options
+ * translated to dlock run's (FLOCK_OPTIONS), options before the key, the command after `--`. Left
+ * alone when commander already suggests a command (a typo of one), when no key and command follow,
+ * or when an option is neither flock's nor dlock run's: a suggestion is always a valid command.
  */
 function withFlockForm(error: UsageError, program: Command, argv: string[]): UsageError {
   if (!/^unknown (option|command) /.test(error.message) || /Did you mean/.test(error.message)) return error;
   const names = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
   const run = program.commands.find((command) => command.name() === 'run');
   if (!run) return error;
-  const options: string[] = [];
-  let i = 0;
-  for (; i < argv.length && argv[i].startsWith('-') && argv[i] !== '--' && argv[i] !== '-'; i++) {
-    options.push(argv[i]);
-    const option = run.options.find((candidate) => candidate.short === argv[i] || candidate.long === argv[i]);
-    if (option?.required && i + 1 < argv.length) options.push(argv[++i]);
+  const before = flockOptions(run, argv, 0, false);
+  if (!before || names.has(argv[before.end] ?? '')) return error;
+  const key = argv[before.end];
+  const after = key === undefined || key === '--' ? undefined : flockOptions(run, argv, before.end + 1, true);
+  if (before.unlock || after?.unlock) {
+    const why = "flock's -u (unlock) has no dlock form: dlock run releases the lock when its command ends";
+    return new UsageError(`${error.message} — ${why} (an acquired section: dlock release)`);
   }
-  if (names.has(argv[i] ?? '')) return error;
-  const [key, ...rest] = argv.slice(i);
+  if (!after) return error;
+  const rest = argv.slice(after.end);
   const given = rest[0] === '--' ? rest.slice(1) : rest;
   // flock's `-c 'cmd'` runs it through sh: dlock's form says so.
   const command = given[0] === '-c' || given[0] === '--command' ? ['sh', '-c', ...given.slice(1)] : given;
-  if (key === undefined || key === '--' || command.length === 0) return error;
+  if (command.length === 0) return error;
+  const words = [...before.words, ...after.words];
+  const dropped = [...before.dropped, ...after.dropped];
+  const notes: string[] = [];
+  const nonblock = words.some((word) => word[0] === '-n');
+  const waits = words.filter((word) => word[0] === '-w');
+  if (nonblock && waits.length > 0)
+    notes.push(`${waits.map((w) => w.join(' ')).join(', ')} dropped: -n wins, as in flock`);
+  if (dropped.length > 0) {
+    const list = dropped.length === 1 ? dropped[0] : `${dropped.slice(0, -1).join(', ')} and ${dropped.at(-1)}`;
+    notes.push(`${list} dropped: dlock runs the command as its child and hands it no lock descriptor`);
+  }
+  const options = words.filter((word) => !(nonblock && word[0] === '-w')).flat();
   const form = ['dlock', 'run', ...options.map(quoteWord), quoteWord(key), '--', ...command.map(quoteWord)].join(' ');
-  return new UsageError(`${error.message} — did you mean: ${maskSecrets(form)}`);
+  const note = notes.length === 0 ? '' : ` (${notes.join('; ')})`;
+  return new UsageError(`${error.message} — did you mean: ${maskSecrets(form)}${note}`);
+}
+
+/** flock(1)'s options (util-linux) as dlock run writes them: "" dropped (no use to dlock), "-u" none. */
+const FLOCK_OPTIONS: Record<string, { to: string; value?: boolean }> = {
+  '-n': { to: '-n' },
+  '--nb': { to: '-n' },
+  '--nonblock': { to: '-n' },
+  '--nonblocking': { to: '-n' },
+  '-w': { to: '-w', value: true },
+  '--wait': { to: '-w', value: true },
+  '--timeout': { to: '-w', value: true },
+  '-E': { to: '-E', value: true },
+  '--conflict-exit-code': { to: '-E', value: true },
+  '-s': { to: '-s' },
+  '--shared': { to: '-s' },
+  '-x': { to: '-x' },
+  '-e': { to: '-x' },
+  '--exclusive': { to: '-x' },
+  '--verbose': { to: '-v' },
+  '-o': { to: '' },
+  '--close': { to: '' },
+  '-F': { to: '' },
+  '--no-fork': { to: '' },
+  '-u': { to: '-u' },
+  '--unlock': { to: '-u' },
+};
+
+interface FlockOptions {
+  /** dlock run's options, each with its value. */
+  words: string[][];
+  /** flock's options that mean nothing to dlock, as given. */
+  dropped: string[];
+  unlock: boolean;
+  /** The index of the first word that is not an option. */
+  end: number;
+}
+
+/**
+ * The options from argv[from] on, flock's translated and dlock run's kept (grouped short ones
+ * such as -nw5 split); `afterKey`: flock's -c starts the command there. Undefined at an option
+ * that is neither flock's nor dlock run's.
+ */
+function flockOptions(run: Command, argv: string[], from: number, afterKey: boolean): FlockOptions | undefined {
+  const found: FlockOptions = { words: [], dropped: [], unlock: false, end: from };
+  let i = from;
+  const take = (name: string, inline: string | undefined): boolean => {
+    const flock = FLOCK_OPTIONS[name];
+    if (flock) {
+      const value = flock.value ? (inline ?? argv[++i]) : undefined;
+      if (flock.value && value === undefined) return false;
+      if (flock.to === '-u') found.unlock = true;
+      else if (flock.to === '') found.dropped.push(name);
+      // flock's -w 0 is its -n.
+      else if (flock.to === '-w' && Number(value) === 0) found.words.push(['-n']);
+      else found.words.push(value === undefined ? [flock.to] : [flock.to, value]);
+      return true;
+    }
+    const option = run.options.find((candidate) => candidate.short === name || candidate.long === name);
+    // Not run's hidden -c and -u either: they only answer with a hint (options.ts, flockHints).
+    if (!option || option.hidden) return false;
+    const value = option.required ? (inline ?? argv[++i]) : undefined;
+    if (option.required && value === undefined) return false;
+    found.words.push(value === undefined ? [name] : inline === undefined ? [name, value] : [`${name}=${value}`]);
+    return true;
+  };
+  for (; i < argv.length; i++) {
+    const word = argv[i];
+    if (!word.startsWith('-') || word === '-' || word === '--') break;
+    if (afterKey && (word === '-c' || word === '--command')) break;
+    if (word.startsWith('--')) {
+      const eq = word.indexOf('=');
+      if (!take(eq < 0 ? word : word.slice(0, eq), eq < 0 ? undefined : word.slice(eq + 1))) return undefined;
+      continue;
+    }
+    // -nw5, -nw 5, -sn: one letter at a time; a letter taking a value takes the rest of the word, else the next.
+    for (let j = 1; j < word.length; j++) {
+      const name = `-${word[j]}`;
+      const valued = FLOCK_OPTIONS[name]?.value ?? run.options.find((o) => o.short === name)?.required;
+      const rest = word.slice(j + 1);
+      if (!take(name, valued && rest !== '' ? rest : undefined)) return undefined;
+      if (valued) break;
+    }
+  }
+  found.end = i;
+  return found;
 }
 
 /** A word as a POSIX shell reads it back: bare when plain, else single-quoted. */

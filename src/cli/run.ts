@@ -60,10 +60,11 @@ export function declareRun(program: Command, cli: CommandLine): void {
       .addOption(signalOption('the command'))
       .option(
         '--kill-after <duration>',
-        `grace between SIGTERM and SIGKILL, at most ttl/3 (default ${DEFAULTS.killAfter}, capped at ttl/3)`,
+        'grace between the --signal (default TERM) and SIGKILL, at most ttl/3 ' +
+          `(default ${DEFAULTS.killAfter}, capped at ttl/3)`,
       ),
     'the command',
-    '(SIGTERM, SIGKILL after --kill-after) and release the lock; exit 124',
+    '(the --signal, SIGKILL after --kill-after) and release the lock; exit 124',
   ).option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
   flockHints(connectionOptions(outputOptions(monitoringOptions(run)))).addHelpText('after', HELP_AFTER.run!);
   const runWait = waitChoice(run);

@@ -2,7 +2,7 @@
 // command's status (etcdctl's lock command over a Session and a Mutex).
 
 import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
-import { HEARTBEAT_FILE_ENV, type HeartbeatFile } from '../bounds/heartbeat-file.js';
+import { enclosingHeartbeats, HEARTBEAT_FILE_ENV, type HeartbeatFile } from '../bounds/heartbeat-file.js';
 import { signalStatus } from '../child/exit-status.js';
 import { prepareChild, type PreparedChild } from '../child/launcher.js';
 import { resolveCommand } from '../child/command-path.js';
@@ -116,7 +116,9 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
  * DLOCK_SLOT with --slots, are left out: the grant brings them (launcher.ts).
  */
 function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?: SectionGrant): NodeJS.ProcessEnv {
-  const env = enclosedEnv(callerEnv, lockVariables(lock));
+  // With --heartbeat: the enclosing dlocks' heartbeat files too, and the shortest interval of all.
+  const heartbeat = lock.heartbeatMs === undefined ? {} : enclosingHeartbeats(callerEnv, lock.heartbeatMs);
+  const env = enclosedEnv(callerEnv, { ...lockVariables(lock), ...heartbeat });
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
@@ -177,9 +179,17 @@ async function runUnderParent(
     const ttl = String(lease.ttlMs);
     const variables = { DLOCK_KEY: key, DLOCK_TOKEN: parent.token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl };
     const childEnv = enclosedEnv(env, { ...variables, DLOCK_SLOT: slot });
-    if (heartbeat?.own) childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
-    // The bound its command must heartbeat within: its own, or the caller's when that is shorter (a shared file).
-    if (heartbeat) childEnv.DLOCK_HEARTBEAT_MS = String(heartbeatWithin(config.heartbeatMs!, heartbeat.own, env));
+    if (heartbeat?.own) {
+      // A file of its own: the caller's (when it watches one) and those enclosing it are listed beside it.
+      childEnv[HEARTBEAT_FILE_ENV] = heartbeat.file.path;
+      const { DLOCK_HEARTBEAT_ENCLOSING, DLOCK_HEARTBEAT_MS } = enclosingHeartbeats(env, config.heartbeatMs!);
+      childEnv.DLOCK_HEARTBEAT_MS = DLOCK_HEARTBEAT_MS;
+      if (DLOCK_HEARTBEAT_ENCLOSING === undefined) delete childEnv.DLOCK_HEARTBEAT_ENCLOSING;
+      else childEnv.DLOCK_HEARTBEAT_ENCLOSING = DLOCK_HEARTBEAT_ENCLOSING;
+    } else if (heartbeat) {
+      // The caller's file, shared: the bound is its own or the caller's when that is shorter.
+      childEnv.DLOCK_HEARTBEAT_MS = String(heartbeatWithin(config.heartbeatMs!, env));
+    }
     const startedAt = now();
     const child = await spawnChild(file, args, childEnv, tail);
     if (config.maxHoldMs !== undefined || heartbeat) {
@@ -210,10 +220,10 @@ async function runUnderParent(
   }
 }
 
-/** A nested run's --heartbeat, or the caller's (DLOCK_HEARTBEAT_MS) when the file is shared and it is shorter. */
-function heartbeatWithin(ownMs: number, own: boolean, env: Env): number {
+/** A nested run's --heartbeat, or the caller's (DLOCK_HEARTBEAT_MS) when it is shorter (the file is shared). */
+function heartbeatWithin(ownMs: number, env: Env): number {
   const callerMs = Number(env.DLOCK_HEARTBEAT_MS);
-  return !own && Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
+  return Number.isInteger(callerMs) && callerMs > 0 ? Math.min(ownMs, callerMs) : ownMs;
 }
 
 /** A lease length from the environment, when it is one --ttl would take (MIN_TTL_MS up to MAX_DURATION_MS). */

@@ -4,6 +4,7 @@
 import { badOption } from '../errors.js';
 import { formatDuration, parseDuration } from '../duration.js';
 import { positiveDuration, type Env, type RawOptions } from './options.js';
+import { stopSignal } from './signal.js';
 
 /** The shortest --heartbeat: below it the polling of the heartbeat file would cost more than it tells. */
 export const MIN_HEARTBEAT_MS = 100;
@@ -18,7 +19,7 @@ export interface JobBounds {
 /**
  * --max-hold (env DLOCK_MAX_HOLD) and --heartbeat (env DLOCK_HEARTBEAT), each more than zero; a
  * --max-hold longer than a --kill-after given with it (a bound shorter than the grace between
- * SIGTERM and SIGKILL is a mistake), and a --heartbeat of at least MIN_HEARTBEAT_MS. An empty env
+ * the --signal and SIGKILL is a mistake), and a --heartbeat of at least MIN_HEARTBEAT_MS. An empty env
  * value counts as unset.
  */
 export function jobBounds(raw: RawOptions, env: Env): JobBounds {
@@ -29,7 +30,8 @@ export function jobBounds(raw: RawOptions, env: Env): JobBounds {
     maxHoldMs = positiveDuration(maxHold.option, maxHold.value);
     const killAfterMs = raw.killAfter === undefined ? undefined : parseDuration(raw.killAfter);
     if (killAfterMs !== undefined && maxHoldMs <= killAfterMs) {
-      const grace = `--kill-after (${formatDuration(killAfterMs)}), the grace between SIGTERM and SIGKILL`;
+      const stop = stopSignal(raw.signal);
+      const grace = `--kill-after (${formatDuration(killAfterMs)}), the grace between ${stop} and SIGKILL`;
       throw badOption(maxHold.option, maxHold.value, `must be longer than ${grace}`);
     }
   }

@@ -90,7 +90,7 @@ export function lockOptions(
     waitMs = duration('DLOCK_WAIT', env.DLOCK_WAIT);
   }
 
-  const killAfterMs = graceMs(raw.killAfter, ttlMs);
+  const killAfterMs = graceMs(raw.killAfter, ttlMs, raw.signal);
   const mode = holdMode(raw, can);
   return {
     ttlMs,
@@ -116,13 +116,14 @@ export function lockOptions(
  * lost lock would outlive its expiry. The default is capped at ttl/3; a given value above it is
  * refused, as a --max-hold shorter than the grace is (it was capped without a word).
  */
-function graceMs(given: string | undefined, ttlMs: number): number {
+function graceMs(given: string | undefined, ttlMs: number, signal: string | undefined): number {
   const capMs = Math.floor(ttlMs / 3);
   if (given === undefined) return Math.min(duration('--kill-after', DEFAULTS.killAfter), capMs);
   const ms = duration('--kill-after', given);
   if (ms > capMs) {
     const third = `${formatDuration(capMs)} of ${formatDuration(ttlMs)}`;
-    const why = `must be at most a third of the lease (${third}): a command ignoring SIGTERM is killed before it ends`;
+    const ignoring = `a command ignoring ${stopSignal(signal)} is killed before it ends`;
+    const why = `must be at most a third of the lease (${third}): ${ignoring}`;
     throw badOption('--kill-after', given, why);
   }
   return ms;

@@ -43,11 +43,11 @@ export function monitorConfig(raw: RawOptions, env: Env): MonitorConfig | undefi
 /** The most --ping-output keeps: what healthchecks.io keeps of a ping's body (100 kB). */
 export const PING_OUTPUT_MAX = 100_000;
 
-/** --ping-output's size: bytes, or k for 1000 bytes (`10k`, `10kB`); 1 byte up to PING_OUTPUT_MAX. */
+/** --ping-output's size: bytes, or k for 1000 bytes (`4096`, `10k`: no spaces); 1 byte up to PING_OUTPUT_MAX. */
 function outputSize(text: string): number {
-  const match = /^(\d+)(b|k|kb)?$/i.exec(text.trim());
+  const match = /^(\d+)(k)?$/.exec(text);
   if (!match) throw badOption('--ping-output', text, 'not a size (bytes, or k for 1000 bytes: 10k)');
-  const bytes = Number(match[1]) * (match[2]?.toLowerCase().startsWith('k') ? 1000 : 1);
+  const bytes = Number(match[1]) * (match[2] === 'k' ? 1000 : 1);
   if (bytes < 1 || bytes > PING_OUTPUT_MAX)
     throw badOption('--ping-output', text, 'must be from 1 byte to 100k (100000 bytes, what healthchecks.io keeps)');
   return bytes;

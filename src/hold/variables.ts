@@ -18,6 +18,8 @@ export interface SectionVariables {
   DLOCK_HEARTBEAT_FILE?: string;
   /** With --heartbeat: its interval in ms (as systemd's WATCHDOG_USEC tells a service its watchdog's). */
   DLOCK_HEARTBEAT_MS?: string;
+  /** With --heartbeat under dlocks that watch one: their heartbeat files, colon-separated (heartbeat-file.ts). */
+  DLOCK_HEARTBEAT_ENCLOSING?: string;
   /**
    * The other locks enclosing dlocks hold: `key=token,fence,ttl_ms,slot` entries, space-separated
    * (config/enclosing.ts); a nested run or acquire of one of those keys, at any depth, finds its token

@@ -6,7 +6,7 @@
 // SIGTERM, then SIGKILL when the grace ends).
 
 import { BOUND_EXIT, JobBounds } from '../bounds/bounds.js';
-import type { HeartbeatFile } from '../bounds/heartbeat-file.js';
+import { enclosingHeartbeats, type HeartbeatFile } from '../bounds/heartbeat-file.js';
 import { heartbeatFile } from '../bounds/make.js';
 import type { ChildSignals } from '../child/child-signals.js';
 import { lossResponse, respondToLoss } from '../child/loss.js';
@@ -90,7 +90,10 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     owner = hold.owner;
     sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
     reported = true;
-    const delivered = sendReport({ kind: 'held', variables: heldVariables(config, hold, heartbeat?.path) });
+    const variables = heldVariables(config, hold, heartbeat?.path);
+    // The enclosing dlocks' heartbeat files (a `dlock heartbeat` reaches them too), the shortest interval.
+    if (heartbeat) Object.assign(variables, enclosingHeartbeats(process.env, config.heartbeatMs!));
+    const delivered = sendReport({ kind: 'held', variables });
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
       await hold.release();

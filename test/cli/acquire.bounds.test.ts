@@ -3,6 +3,8 @@
 // status is its own (143 on SIGTERM, or what a TERM trap exits with, here 124).
 
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
@@ -78,13 +80,29 @@ test('acquire --signal INT --max-hold 1s: the keeper stops the shell with SIGINT
 
 test('acquire --heartbeat 1500ms tells the section its interval: DLOCK_HEARTBEAT_MS, heartbeat_ms in --json', async () => {
   const done = await sh(`eval "$("$D" acquire --redis "$R" --heartbeat 1500ms told)" || exit 9
-    echo "$DLOCK_HEARTBEAT_MS"; "$D" release --exit-status 0 told
+    echo "$DLOCK_HEARTBEAT_MS"; "$D" release --redis "$R" --exit-status 0 told || exit 8
     "$D" acquire --redis "$R" --heartbeat 2s --json told-json`);
   expect(done.code, done.stderr).toBe(0);
   const [sh_, json] = done.stdout.trim().split('\n');
   expect(sh_).toBe('1500');
   expect(JSON.parse(json)).toMatchObject({ key: 'told-json', heartbeat_ms: 2000 });
   await dlock(['release', '--redis', server.url, '--token', JSON.parse(json).token, 'told-json'], { env: env() });
+});
+
+test('acquire --heartbeat 5m on another key under run --heartbeat 3s: told 3000, its heartbeats reach the run', async () => {
+  const dir = tempDir();
+  const inner = join(dir, 'inner.sh');
+  writeFileSync(
+    inner,
+    `eval "$("$D" acquire --redis "$R" --heartbeat 5m acq-inner)" || exit 9
+    echo "$DLOCK_HEARTBEAT_MS"
+    for i in 1 2 3 4 5 6 7 8; do sleep .5; "$D" heartbeat || exit 7; done
+    "$D" release --redis "$R" --exit-status 0 acq-inner`,
+  );
+  const done = await sh(`"$D" run --redis "$R" --log-format json --heartbeat 3s acq-outer -- sh ${inner}`);
+  expect(done.stderr).not.toContain('heartbeat-missed');
+  expect(done.code, done.stderr).toBe(0);
+  expect(done.stdout).toBe('3000\n');
 });
 
 test('acquire --heartbeat 1s: a section that heartbeats runs on; once it stops, it is stopped ~1 s later', async () => {

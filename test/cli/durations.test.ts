@@ -2,7 +2,7 @@
 // top level, spawned as a user runs them against a real redis-server.
 
 import { describe, expect, test } from 'vitest';
-import { dlock } from '../helpers/cli.js';
+import { cleanEnv, DLOCK, dlock, runShell } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { events } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
@@ -18,6 +18,8 @@ describe('long durations: no limit of Node timers shows', () => {
     const second = await dlock(['run', '--redis', redis.url, '--once-per', '30d', '-E', '3', 'monthly', '--', 'true']);
     expect(second.code).toBe(3);
     expect(second.stderr).toMatch(/done until/);
+    // Shown in days, as given: not "720h".
+    expect(second.stderr).toContain('--once-per 30d');
   });
 
   test('bounds past 2^31 ms (--max-hold, --wait, --heartbeat 30d) do not fire at once', async () => {
@@ -120,5 +122,81 @@ describe("flock's habits at the top level get the dlock form", () => {
     const result = await dlock(['rnu', 'k', 'true']);
     expect(result.stderr).toMatch(/Did you mean run\?/);
     expect(result.code).toBe(64);
+  });
+});
+
+describe("flock's options are translated to dlock's, and every suggestion is itself a valid dlock command", () => {
+  const cases: [string[], string][] = [
+    [['--timeout', '5', 'k', 'true'], "unknown option '--timeout' — did you mean: dlock run -w 5 k -- true"],
+    [
+      ['-nw', '5', 'k', 'true'],
+      "unknown option '-nw' — did you mean: dlock run -n k -- true (-w 5 dropped: -n wins, as in flock)",
+    ],
+    [
+      ['-nw5', 'k', 'true'],
+      "unknown option '-nw5' — did you mean: dlock run -n k -- true (-w 5 dropped: -n wins, as in flock)",
+    ],
+    [
+      ['--nonblock', '-o', '-F', 'k', 'true'],
+      "unknown option '--nonblock' — did you mean: dlock run -n k -- true " +
+        '(-o and -F dropped: dlock runs the command as its child and hands it no lock descriptor)',
+    ],
+    [
+      ['--nb', '--close', 'k', 'true'],
+      "unknown option '--nb' — did you mean: dlock run -n k -- true (--close dropped: dlock runs the command as its child and hands it no lock descriptor)",
+    ],
+    [
+      ['-s', '--wait=2.5', '-E', '3', '--verbose', 'k', '-c', 'echo hi'],
+      "unknown option '-s' — did you mean: dlock run -s -w 2.5 -E 3 -v k -- sh -c 'echo hi'",
+    ],
+    [
+      ['-x', 'k', '--conflict-exit-code', '9', 'true'],
+      "unknown option '-x' — did you mean: dlock run -x -E 9 k -- true",
+    ],
+    [['-e', '--timeout=1', 'k', 'true'], "unknown option '-e' — did you mean: dlock run -x -w 1 k -- true"],
+    [['k', '-n', 'true'], "unknown command 'k' — did you mean: dlock run -n k -- true"],
+    [
+      ['-n', 'k', '--redis=redis://:sec ret@127.0.0.1:1', 'true'],
+      "unknown option '-n' — did you mean: dlock run -n '--redis=redis://:***@127.0.0.1:1' k -- true",
+    ],
+  ];
+
+  test.each(cases)('dlock %j', async (argv, message) => {
+    const result = await dlock(argv);
+    expect(result.stderr).toBe(`dlock: ${message}\n`);
+    expect(result.code).toBe(64);
+  });
+
+  test('flock -u has no dlock form: said so, with or without a command', async () => {
+    for (const argv of [
+      ['-u', 'k'],
+      ['k1', '-u'],
+      ['-n', 'k', '-u', 'true'],
+    ]) {
+      const result = await dlock(argv);
+      expect(result.stderr, argv.join(' ')).toMatch(
+        /^dlock: unknown (option '-\w+'|command 'k1') — flock's -u \(unlock\) has no dlock form: dlock run releases the lock when its command ends \(an acquired section: dlock release\)\n$/,
+      );
+      expect(result.code).toBe(64);
+    }
+  });
+
+  test("flock -c before the key (not flock's order) gets no suggestion: dlock run would refuse it", async () => {
+    const result = await dlock(['-c', 'true', 'k', 'true']);
+    expect(result.stderr).toBe("dlock: unknown option '-c'\n");
+    expect(result.code).toBe(64);
+  });
+
+  test('every suggestion dlock prints runs (no 64) against a free redis', async () => {
+    for (const [argv] of cases) {
+      const { stderr } = await dlock(argv);
+      const hint = /did you mean: (dlock run .*?)(?: \(.*\))?$/m
+        .exec(stderr)![1]
+        .replace(/'--redis=[^']*'/, `--redis=${redis.url}`);
+      const env = cleanEnv({ D: DLOCK, DLOCK_REDIS_URL: redis.url, HINT: hint });
+      const result = await runShell('sh', ['-c', 'dlock() { "$D" "$@"; }; eval "$HINT"'], env);
+      // The key is free: each runs its command, 0.
+      expect(result.code, `${argv.join(' ')} -> ${hint}: ${result.stderr}`).toBe(0);
+    }
   });
 });

@@ -48,6 +48,17 @@ describe.each(HELPS.map((args) => [args.join(' '), args] as const))('dlock %s', 
     }
   });
 
+  test('fits any COLUMNS from 40 on, its Examples aside (command lines as written, within 80 columns)', async () => {
+    for (const columns of [40, 50, 60, 70, 72, 79]) {
+      const text = await help(args, String(columns));
+      const [body, examples = ''] = text.split(/^Examples:\n/m);
+      // A single word longer than the width cannot be broken: only lines with a blank to break at count.
+      const long = body.split('\n').filter((line) => line.length > columns && / \S+ /.test(line.trim()));
+      expect(long, `COLUMNS=${columns}`).toEqual([]);
+      expect(widest(examples), `COLUMNS=${columns}`).toBeLessThanOrEqual(80);
+    }
+  });
+
   test('breaks lines only between words, and uses a wider terminal', async () => {
     const [narrow, wide] = [await help(args, '80'), await help(args, '400')];
     expect(words(narrow)).toEqual(words(wide));
@@ -128,4 +139,13 @@ test('no flag letter means two things across commands', async () => {
     .map(([short, longs]) => `${short}: ${[...longs].join(' ')}`);
   expect(twice).toEqual([]);
   expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
+});
+
+test('--help names the stop signal as --signal chooses it, not always SIGTERM', async () => {
+  for (const command of ['run', 'acquire']) {
+    const { stdout } = await dlock([command, '--help'], { env: cleanEnv({ COLUMNS: '300' }) });
+    expect(stdout, command).not.toMatch(/SIGTERM and SIGKILL|\(SIGTERM, SIGKILL/);
+    const lines = stdout.split('\n').filter((line) => /--kill-after <|--max-hold </.test(line));
+    for (const line of lines) expect(line, command).toMatch(/--signal/);
+  }
 });

@@ -140,6 +140,21 @@ describe('every JSON output matches docs/reference/json-schema.json', () => {
     expect(validate(SCHEMA, SCHEMA.$defs.history, old)).toHaveLength(3);
   });
 
+  test('every *_ms but ts_ms is a whole number (no 6.98127399943769), at any depth', () => {
+    const fractions: string[] = [];
+    const walk = (value: unknown, path: string, from: string): void => {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}[${i}]`, from));
+      else if (value !== null && typeof value === 'object')
+        for (const [name, field] of Object.entries(value)) {
+          if (name.endsWith('_ms') && name !== 'ts_ms' && typeof field === 'number' && !Number.isInteger(field))
+            fractions.push(`${from}: ${path}.${name} = ${field}`);
+          walk(field, `${path}.${name}`, from);
+        }
+    };
+    for (const { value, from } of seen) walk(value, '', from);
+    expect(fractions).toEqual([]);
+  });
+
   test('types chosen once: fence a decimal string, exit a number or null, slot a number or null', () => {
     const history = seen
       .filter((doc) => doc.kind === 'history')

@@ -289,6 +289,21 @@ describe('a monitor that hangs or is down', () => {
     expect((await run('ping-down', ['--ping', url, '-q'], ['sh', '-c', 'exit 4'])).code).toBe(4);
   });
 
+  test('down, a token in the query string: masked in the warning and the JSON event, other values kept', async () => {
+    const server = await PingServer.down();
+    const url = `http://127.0.0.1:${server.port}/ping/x?token=topsecret&api_key=k2y&plain=keep`;
+    const result = await run('ping-query', ['--ping', url, '--log-format', 'json'], ['true']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain('topsecret');
+    expect(result.stderr).not.toContain('k2y');
+    const failed = events(result.stderr).filter((e) => e.event === 'ping-failed');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const event of failed) {
+      expect(event.url).toMatch(/\/ping\/x(\/start)?\?token=\*\*\*&api_key=\*\*\*&plain=keep(&rid=[0-9a-f-]{36})?$/);
+      expect(event.message).toContain('token=***');
+    }
+  });
+
   test('a slow monitor (1s) is still answered: the pings arrive', async () => {
     const server = await pingServer({ kind: 'slow', ms: 1_000 });
     const result = await run('ping-slow', ['--ping', server.url()], ['true']);
@@ -458,6 +473,10 @@ describe('bad input: 64, naming the option', () => {
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '0'], /--ping-output: must be from 1 byte to 100k/],
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '101k'], /--ping-output: must be from 1 byte to 100k/],
     [['--ping', 'http://127.0.0.1:1/x', '--ping-output', 'lots'], /--ping-output: not a size/],
+    // Only the forms the docs give (4096, 10k): no spaces, no kb, no K.
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', ' 5'], /--ping-output: not a size/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '10kb'], /--ping-output: not a size/],
+    [['--ping', 'http://127.0.0.1:1/x', '--ping-output', '10K'], /--ping-output: not a size/],
   ] as const)('%j', async ([flags, message]) => {
     const result = await run('ping-bad', [...flags], ['true']);
     expect(result.code).toBe(64);

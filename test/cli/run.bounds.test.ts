@@ -2,7 +2,7 @@
 // silent too long, is stopped like a lost lock (SIGTERM, SIGKILL after --kill-after), the lock
 // released, exit 124, the history saying why; `dlock heartbeat` outside a dlock is a usage error.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cleanEnv, DLOCK, dlock } from '../helpers/cli.js';
@@ -170,13 +170,18 @@ describe('--signal: the stop signal for a bound or a lost lock (timeout -s), SIG
     ]);
   });
 
-  test.each([['FOO'], ['0'], ['65'], ['SIG'], ['-15'], ['']])('--signal %j: 64, one line', async (value) => {
-    const { code, stderr } = await dlock(['run', '--redis', redis.url, '--signal', value, 'sig-bad', '--', 'true'], {
-      env: env(),
-    });
-    expect(code).toBe(64);
-    expect(stderr).toMatch(/^dlock: --signal: not a signal name or number .*\n$/);
-  });
+  test.each([['FOO'], ['0'], ['65'], ['SIG'], ['-15'], [''], [' TERM'], ['TERM '], ['34']])(
+    '--signal %j: 64, one line',
+    async (value) => {
+      const { code, stderr } = await dlock(['run', '--redis', redis.url, '--signal', value, 'sig-bad', '--', 'true'], {
+        env: env(),
+      });
+      expect(code).toBe(64);
+      expect(stderr).toMatch(/^dlock: --signal: not a signal name or number .*\n$/);
+      // Real-time signals are not among what it takes: the message does not send the user to kill -l.
+      expect(stderr).not.toContain('kill -l');
+    },
+  );
 });
 
 test('dlock heartbeat outside a dlock: 64 and one "dlock: " line', async () => {
@@ -212,6 +217,16 @@ test('--max-hold 0, and a --max-hold not longer than --kill-after: 64 naming the
   );
   expect(short.code).toBe(64);
   expect(short.stderr).toMatch(/^dlock: --max-hold: must be longer than --kill-after/);
+  expect(short.stderr).toContain('the grace between SIGTERM and SIGKILL');
+  // With --signal INT the messages name SIGINT, not SIGTERM.
+  const int = ['--signal', 'INT', '--kill-after', '2s'];
+  const intShort = await dlock(['run', '--redis', redis.url, ...int, '--max-hold', '1s', 'k', '--', 'true'], {
+    env: env(),
+  });
+  expect(intShort.stderr).toContain('the grace between SIGINT and SIGKILL');
+  const intLong = await dlock(['run', '--redis', redis.url, ...int, '--ttl', '3s', 'k', '--', 'true'], { env: env() });
+  expect(intLong.code).toBe(64);
+  expect(intLong.stderr).toContain('a command ignoring SIGINT is killed');
   const fast = await dlock(['run', '--redis', redis.url, '--heartbeat', '50ms', 'k', '--', 'true'], { env: env() });
   expect(fast.code).toBe(64);
   expect(fast.stderr).toMatch(/^dlock: --heartbeat: must be at least 100ms/);
@@ -251,4 +266,32 @@ test('--max-hold stops the whole command: sh -c "sleep & sleep & wait" leaves no
       }
     });
   expect(left).toEqual([]);
+});
+
+describe('nested runs on other keys: a dlock heartbeat reaches every enclosing dlock that watches one', () => {
+  test('--heartbeat 1s o1 around --heartbeat 5m i1: DLOCK_HEARTBEAT_MS is 1000 and the beats reach the outer run', async () => {
+    const beats = 'echo "$DLOCK_HEARTBEAT_MS"; for i in 1 2 3 4 5; do sleep .5; "$D" heartbeat || exit 9; done';
+    const middle = `"$D" run --redis "$R" --heartbeat 5m hb-i1 -- sh -c '${beats}'`;
+    const inner = `"$D" run --redis "$R" --heartbeat 2s hb-i2 -- "$D" run --redis "$R" hb-i3 -- sh -c '${beats}'`;
+    const script = `${middle} && ${inner}`;
+    const done = await spawnDlock(
+      ['run', '--redis', redis.url, '--log-format', 'json', '--heartbeat', '1s', 'hb-o1', '--', 'sh', '-c', script],
+      { env: env({ R: redis.url }) },
+    ).result;
+    expect(done.stderr).not.toContain('heartbeat-missed');
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout.trim().split('\n')).toEqual(['1000', '1000']);
+  });
+
+  test('a forged DLOCK_HEARTBEAT_ENCLOSING entry is refused (64) and never touched', async () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'x');
+    utimesSync(victim, 1_000_000, 1_000_000);
+    const script = `DLOCK_HEARTBEAT_ENCLOSING="${victim}" "$D" heartbeat; echo "exit=$?"`;
+    const done = await run(['--heartbeat', '5s'], 'hb-forged', ['sh', '-c', script]).result;
+    expect(done.stdout).toBe('exit=64\n');
+    expect(done.stderr).toContain('DLOCK_HEARTBEAT_ENCLOSING');
+    expect(statSync(victim).mtimeMs).toBe(1_000_000_000);
+  });
 });

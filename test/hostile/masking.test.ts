@@ -30,7 +30,15 @@ describe('maskSecrets', () => {
     ['DLOCK_REDIS_PASSWORD=pw x', 'DLOCK_REDIS_PASSWORD=*** x'],
     ['--pw=pw@h', '--pw=***'],
     ['PGPASSWORD=pw REDISCLI_AUTH=pw', 'PGPASSWORD=*** REDISCLI_AUTH=***'],
+    // A query value whose name looks secret (a monitor's ?token=), in a URL or a hook's command.
+    ['ping https://hc/x/0?token=t0p&rid=1 failed', 'ping https://hc/x/0?token=***&rid=1 failed'],
+    [
+      'https://h/p?a=1&api_key=k&sig=s;X-Amz-Signature=v#f',
+      'https://h/p?a=1&api_key=***&sig=***;X-Amz-Signature=***#f',
+    ],
+    ["curl 'https://u:pw@h/x?password=p w'", "curl 'https://u:***@h/x?password=***'"],
     // Not credentials: left as they are.
+    ['https://h/p?rid=abc&plain=1', 'https://h/p?rid=abc&plain=1'],
     ['mail me@example.com', 'mail me@example.com'],
     ['--ttl=5s a=b k:v --author=me', '--ttl=5s a=b k:v --author=me'],
     ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379'],

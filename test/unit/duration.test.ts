@@ -99,11 +99,21 @@ describe('formatDuration', () => {
     [3_600_000, '1h'],
     [3_661_000, '1h1m1s'],
     [7_200_000 + 5_000, '2h5s'],
+    // A day or more is shown in days (--once-per 30d, not 720h).
+    [86_400_000 - 1_000, '23h59m59s'],
+    [86_400_000, '1d'],
+    [86_400_000 + 7_200_000 + 60_000, '1d2h1m'],
+    [30 * 86_400_000, '30d'],
+    [25 * 86_400_000, '25d'],
+    [36_500 * 86_400_000, '36500d'],
   ])('%d ms is %j', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
 
-  test.each([250, 1_000, 1_500, 30_000, 60_000, 300_000, 3_600_000])('%d ms survives format then parse', (ms) => {
-    expect(parseDuration(formatDuration(ms))).toBe(ms);
-  });
+  test.each([250, 1_000, 1_500, 30_000, 60_000, 300_000, 3_600_000, 86_400_000, 93_784_000, 30 * 86_400_000])(
+    '%d ms survives format then parse',
+    (ms) => {
+      expect(parseDuration(formatDuration(ms))).toBe(ms);
+    },
+  );
 });
