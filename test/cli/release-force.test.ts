@@ -116,6 +116,16 @@ test('a closed key forced again says so; --now then opens it', async () => {
   expect((await old.result).code).toBe(76);
 });
 
+test('status --json of a closed key: the top level and each instance agree (held false, closed true)', async () => {
+  const taken = await dlock(['acquire', '--no-keeper', '--ttl', '30s', '--redis', server.url, 'closed-json']);
+  expect(taken.code).toBe(0);
+  expect((await dlock(['release', '--force', '--redis', server.url, 'closed-json'])).code).toBe(0);
+  const status = JSON.parse((await dlock(['status', '--json', '--redis', server.url, 'closed-json'])).stdout);
+  expect(status).toMatchObject({ held: false, closed: true });
+  expect(status.instances).toHaveLength(1);
+  expect(status.instances[0]).toMatchObject({ held: false, closed: true, holder: { closed: true } });
+});
+
 test('a hash without an expiry (not written by dlock) is deleted, never closed forever', async () => {
   await admin.hset('dlock:{forged}', 'owner', 'x', 'host', 'h', 'pid', '1');
   const forced = await dlock(['release', '--force', '--redis', server.url, 'forged']);
