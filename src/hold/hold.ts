@@ -223,7 +223,7 @@ export class Hold {
       : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
-    const releases = await releaseAll(this.set, { record, ...afterLoss });
+    const releases = await releaseAll(this.set, { record, fence: this.fence, ...afterLoss });
     const { key } = this.config;
     const { fence, set } = this;
     const expiresInMs = expiresBy - now();
