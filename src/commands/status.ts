@@ -16,6 +16,7 @@ import {
   serverNow,
   strategyOf,
   unavailable,
+  unreadable,
 } from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
 import {
@@ -65,6 +66,9 @@ async function showKey(
   const { verdict, agreed } = majority(views, set.total);
   const strategy = strategyOf(set);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
+  // Reached, but refused for good (a grant missing, a malformed reply): the words of run -n's error.
+  if (verdict === 'unknown' && !strategy.quorum && failures.length > 0 && failures.every((f) => f.permanent))
+    throw unreadable(key, failures);
   if (verdict === 'unknown' && !strategy.quorum) throw unavailable(1, failures);
   // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.
   const state = strategy.wholeState(views.map((view) => view.state));

@@ -43,8 +43,11 @@ type Failed =
       waiters: number;
       waitedMs: number;
     }
-  /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
-  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number };
+  /**
+   * `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before);
+   * `unreadable`: Redis answered, but refused to say who holds the lock (a grant missing, a malformed reply).
+   */
+  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number; unreadable?: true };
 
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
@@ -178,7 +181,7 @@ async function attempts(
       if (set.total - watcher.failures.length < quorumSize(set.total))
         return { kind: 'unavailable', errors: watcher.failures, waitedMs };
       const refused = await options.onWait?.(waitedMs, attempt.place);
-      if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs };
+      if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs, unreadable: true };
       await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {
