@@ -66,8 +66,13 @@ async function showKey(
   const { verdict, agreed } = majority(views, set.total);
   const strategy = strategyOf(set);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
-  // Reached, but refused for good (a grant missing, a malformed reply): the words of run -n's error.
-  if (verdict === 'unknown' && !strategy.quorum && failures.length > 0 && failures.every((f) => f.permanent))
+  // Refused for good (a grant missing): the words of run -n's error; a key of another type says so itself.
+  if (
+    verdict === 'unknown' &&
+    !strategy.quorum &&
+    failures.length > 0 &&
+    failures.every((f) => f.permanent && !f.reached)
+  )
     throw unreadable(key, failures);
   if (verdict === 'unknown' && !strategy.quorum) throw unavailable(1, failures);
   // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.

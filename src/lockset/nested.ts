@@ -51,7 +51,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     // +hgetall, or servers down): the nested run would wait for its own parent, or split the job: 69.
     if (listed === 'refused') return undefined;
     // One instance that answered but refused to be read (a grant missing): the words of run -n's error.
-    if (set.total === 1 && failures.length > 0 && failures.every((f) => f.permanent))
+    if (set.total === 1 && failures.length > 0 && failures.every((f) => f.permanent && !f.reached))
       throw unreadable(nested.key, failures);
     throw unavailable(set.total, failures);
   }

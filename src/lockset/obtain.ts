@@ -108,7 +108,10 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     // interrupted, the signal's status stands and the caller warns.
     if (notLeft?.permanent && result.kind === 'aborted') return { ...result, unreleased, notLeft };
     if (notLeft?.permanent) {
-      const errors = result.kind === 'unavailable' ? [...result.errors, notLeft] : [notLeft];
+      // The same failure once (a key of another type fails the attempt and the leaving alike).
+      const known = result.kind === 'unavailable' ? result.errors : [];
+      const same = known.some(({ label, reason }) => label === notLeft.label && reason === notLeft.reason);
+      const errors = same ? known : [...known, notLeft];
       return { kind: 'unavailable', errors, waitedMs: result.waitedMs, unreleased };
     }
     return { ...result, unreleased };
