@@ -107,7 +107,13 @@ describe('spawned: the password never reaches stderr', () => {
     ['json: after the key', () => ['run', '--log-format', 'json', 'k', `--redis=${spaced('redis:/')}`], 64, /after/],
     // The review of issue 31: a path or URL echoed by metrics was shown whole.
     ['a URL as --textfile', () => ['metrics', '--textfile', `${spaced('redis://')}.prom`], 73, /--textfile/],
-    ['a URL as --push', () => ['metrics', '--push', `${spaced('http://u')}/x`], 69, /push|Pushgateway/],
+    // Port 2: fetch refuses port 1 itself ("bad port"); this one is refused by the host.
+    [
+      'a URL as --push',
+      () => ['metrics', '--push', `http://u:${SPACED}@127.0.0.1:2/x`],
+      69,
+      /^dlock: --push http:\/\/u:\*\*\*@127\.0\.0\.1:2\/x: cannot reach the Pushgateway \(connection refused\)$/,
+    ],
   ];
   test.for(spacedCases)('a password with a blank: %s', async ([, args, code, message, env]) => {
     const result = await dlock(args(), { env: cleanEnv(env) });
