@@ -80,9 +80,9 @@ export function addEventSink(sink: EventSink): void {
  * An event for the sinks only: one that is not printed (the busy error with -E 0). Every event
  * that names a key is a lock event; dlock's other lines (a ping's own warning) are not.
  */
-export function tellEventSinks(fields: Fields): void {
+export function tellEventSinks(fields: Fields, stamp: { ts: string; ts_ms: number } = timestamp()): void {
   if (sinks.length === 0 || typeof fields.key !== 'string') return;
-  const record = { ...timestamp(), ...wholeMs(fields) };
+  const record = { ...stamp, ...wholeMs(fields) };
   for (const sink of sinks) sink.seen(record);
 }
 
@@ -142,10 +142,12 @@ export class Logger {
   private emit(level: Level, text: string, given: Fields): void {
     const fields = wholeMs(given);
     const message = level === 'info' ? {} : { message: oneLine(text) };
-    if (this.toSinks) tellEventSinks({ ...fields, ...message });
+    // One time for the event: a hook (--on-event) gets the very event stderr shows.
+    const stamp = timestamp();
+    if (this.toSinks) tellEventSinks({ ...fields, ...message }, stamp);
     if (level !== 'error' && this.verbosity === 'quiet') return;
     if (this.format === 'json') {
-      this.out.write(`${toJson({ ...timestamp(), ...fields, ...message })}\n`);
+      this.out.write(`${toJson({ ...stamp, ...fields, ...message })}\n`);
     } else if (level !== 'info' || this.verbosity === 'verbose') {
       this.out.write(`dlock: ${oneLine(text)}\n`);
     }

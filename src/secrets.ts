@@ -43,6 +43,11 @@ export function maskSecrets(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (/\s/.test(c)) {
+      const at = credentialsGoOn(text, from, i);
+      if (at > 0) {
+        i = at;
+        continue;
+      }
       shown += maskWord(text.slice(from, i)) + c;
       from = i + 1;
     } else if ((c === '"' || c === "'") && !unclosed[c] && (i === from || OPENERS.has(text[i - 1]))) {
@@ -53,6 +58,22 @@ export function maskSecrets(text: string): string {
   }
   return shown + maskWord(text.slice(from));
 }
+
+/**
+ * A URL's credentials cut by a blank ("ping http://u:sec ret@h/x failed"): when the word from `from`
+ * to the blank at `blank` ends in "scheme:/user:" and something that is not a port, where the "@"
+ * that ends them is (on the same line, before another URL), else -1.
+ */
+function credentialsGoOn(text: string, from: number, blank: number): number {
+  if (!OPEN_CREDENTIALS.test(text.slice(from, blank))) return -1;
+  const line = text.indexOf('\n', blank);
+  const rest = text.slice(blank, line < 0 ? text.length : line);
+  const at = rest.indexOf('@');
+  return at < 0 || rest.slice(0, at).includes('://') ? -1 : blank + at;
+}
+
+/** A word ending in "scheme:/" or "scheme://", a user, ":" and not a port: a password's start. */
+const OPEN_CREDENTIALS = /(^|[^\w+.-])[a-z][a-z0-9+.-]*:\/+[^\s@/:]*:(?!\d*(\/|$))[^\s@]*$/i;
 
 /** Where the quote opened at `open` closes ("..." with JSON's \" escapes), or -1. */
 function closingQuote(text: string, open: number): number {
@@ -66,9 +87,10 @@ function closingQuote(text: string, open: number): number {
 
 /**
  * A query-string parameter's name whose value is a secret: token, key, secret, password, pass,
- * pwd, auth, sig, signature, api_key, access_key, credential, session (any case, as part of the name).
+ * passwd, pwd, auth, sig, signature, api_key, access_key, credential, session (any case, as part of the
+ * name), and pw as a whole word of it (pw, db_pw).
  */
-const SECRET_QUERY = /token|key|secret|pass|pwd|auth|sig|credential|session/i;
+const SECRET_QUERY = /token|key|secret|pass|pwd|auth|sig|credential|session|(^|[-_.])pw([-_.]|$)/i;
 /** One `name=value` of a query string (after "?", "&" or ";"), the value up to the next separator. */
 const QUERY_PARAM = /([?&;])([^=&;#?\s'"]*)=([^&;#'"]*)/g;
 

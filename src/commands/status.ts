@@ -16,6 +16,7 @@ import {
   serverNow,
   strategyOf,
   unavailable,
+  unreadable,
 } from '../lockset/index.js';
 import { stdout, type Output } from '../output.js';
 import {
@@ -65,6 +66,14 @@ async function showKey(
   const { verdict, agreed } = majority(views, set.total);
   const strategy = strategyOf(set);
   const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
+  // Refused for good (a grant missing): the words of run -n's error; a key of another type says so itself.
+  if (
+    verdict === 'unknown' &&
+    !strategy.quorum &&
+    failures.length > 0 &&
+    failures.every((f) => f.permanent && !f.reached)
+  )
+    throw unreadable(key, failures);
   if (verdict === 'unknown' && !strategy.quorum) throw unavailable(1, failures);
   // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.
   const state = strategy.wholeState(views.map((view) => view.state));

@@ -22,6 +22,7 @@ import {
   slotsOf,
   syncReplicas,
   unavailable,
+  unreadable,
 } from '../lockset/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
@@ -110,6 +111,8 @@ export class Hold {
       onPollOnly: (errors) => logPollOnly(log, config.key, errors),
     }).finally(() => display.stop());
 
+    // The holder could not be read (a wait, whatever it shows): the words of -n's error.
+    if (result.kind === 'unavailable' && result.unreadable) throw unreadable(config.key, result.errors);
     if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
     if (result.kind === 'mismatch') throw inUseOtherwise(config.key, set.mode, result);
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
@@ -223,7 +226,7 @@ export class Hold {
       : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
-    const releases = await releaseAll(this.set, { record, ...afterLoss });
+    const releases = await releaseAll(this.set, { record, fence: this.fence, ...afterLoss });
     const { key } = this.config;
     const { fence, set } = this;
     const expiresInMs = expiresBy - now();

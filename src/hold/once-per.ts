@@ -4,7 +4,7 @@
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError } from '../errors.js';
-import type { DoneMark } from '../lockset/index.js';
+import { type DoneMark, pidNumber } from '../lockset/index.js';
 
 /**
  * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this
@@ -42,13 +42,17 @@ export function doneThisWindow(
       key: config.key,
       waited_ms: waitedMs,
       until: isoOrNull(done.untilMs),
+      until_ms: done.untilMs ?? null,
+      // Typed as everywhere (json-schema.json): a pid a number, null when the mark holds none.
       last: {
         host: done.host,
-        pid: done.pid,
+        pid: pidNumber(done) ?? null,
         cmd: done.cmd,
         fence: done.fence,
         started: isoOrNull(done.startedMs),
+        started_ms: done.startedMs ?? null,
         finished: isoOrNull(done.finishedMs),
+        finished_ms: done.finishedMs ?? null,
       },
     },
   );

@@ -41,14 +41,19 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
   );
   const notOurs = releases.filter(({ outcome }) => outcome.kind === 'not-ours').length;
+  // Closed by `dlock release --force` (the release script tells it from an expiry or a new holder).
+  const forced = releases.filter(({ outcome }) => outcome.kind === 'not-ours' && outcome.forced).length;
   const unsure = released.flatMap(({ label, outcome }) =>
     outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : [],
   );
   if (notOurs >= quorumSize(context.total) && !context.lost) {
-    const text =
-      `${key} was no longer ours at release (it expired or was taken, fence ${fence}): the command may ` +
-      'have run unprotected';
-    log.event('released', { key, fence, released: false, reason: 'not-ours', ...exit }, text, 'warn');
+    const byForce = forced >= quorumSize(context.total);
+    const why = byForce
+      ? `${key} was removed by dlock release --force before its release (fence ${fence})`
+      : `${key} was no longer ours at release (it expired or was taken, fence ${fence})`;
+    const text = `${why}: the command may have run unprotected`;
+    const fields = { key, fence, released: false, reason: 'not-ours', ...(byForce ? { forced: true } : {}), ...exit };
+    log.event('released', fields, text, 'warn');
   } else if (released.length === 0) {
     log.event(
       'released',

@@ -9,13 +9,13 @@ import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
-  failureText,
   holderSnapshot,
   type HolderSnapshot,
   type InstanceFailure,
   type LockSet,
   serverNow,
   slotsOf,
+  unreadable,
 } from '../lockset/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
@@ -185,11 +185,6 @@ export class WaitDisplay {
       },
     );
   }
-}
-
-/** 69: the lock is held, but who holds it may not be read (a grant is missing): never "busy". */
-export function unreadable(key: string, refused: InstanceFailure[]): UnavailableError {
-  return new UnavailableError(`cannot read who holds ${key}: ${refused.map(failureText).join('; ')}`);
 }
 
 /** 1st, 2nd, 3rd, 4th … 11th, 12th, 13th, 21st. */

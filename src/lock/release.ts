@@ -10,11 +10,12 @@ import { LINE_LIB_CALLS, RELEASE } from './scripts.js';
 
 /**
  * released: it was ours and is deleted; unannounced: deleted, but the server refused the
- * PUBLISH that wakes the waiters (they notice by polling); not-ours: it was not ours (any more).
+ * PUBLISH that wakes the waiters (they notice by polling); not-ours: it was not ours (any more);
+ * forced: not ours because `release --force` closed our hold.
  * Throws on errors (an error reply means nothing was deleted; a lost reply may hide a DEL).
  * `notify: false` leaves the waiters asleep (undoing a partial hold that turned nobody away).
  */
-export type ReleaseReply = 'released' | 'unannounced' | 'not-ours';
+export type ReleaseReply = 'released' | 'unannounced' | 'not-ours' | 'forced';
 
 /**
  * What the release records (one instance only): the history entry with the run's exit status
@@ -34,6 +35,8 @@ export interface ReleaseInput {
   /** false: delete without waking the waiters. */
   notify: boolean;
   record?: ReleaseRecord;
+  /** The owner's fence, when known: a hold closed by release --force is told by it (reply "forced"). */
+  fence?: string;
 }
 
 /** lua/release.lua: compare-and-delete our hold, then wake the waiters that may now enter. */
@@ -42,13 +45,14 @@ export const releaseScript = defineScript({
   lua: RELEASE,
   commands: [...LINE_LIB_CALLS, 'SET'],
   keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
-  args: ({ owner, notify, record }: ReleaseInput, k) => [
+  args: ({ owner, notify, record, fence }: ReleaseInput, k) => [
     owner,
     notify ? '1' : '0',
     k.wakePrefix,
     ...(record
       ? ['1', record.exitStatus, Math.round(record.oncePerMs), record.reason ?? '', record.commandExit ?? '']
       : ['0', '', 0, '', '']),
+    fence ?? '',
   ],
   parse: parseReleaseReply,
 });
@@ -60,6 +64,7 @@ export async function releaseOn(
   timeoutMs: number,
   notify = true,
   record?: ReleaseRecord,
+  fence?: string,
 ): Promise<ReleaseReply> {
-  return releaseScript.run(instance.client, keys, { owner, notify, record }, timeoutMs);
+  return releaseScript.run(instance.client, keys, { owner, notify, record, fence }, timeoutMs);
 }

@@ -47,12 +47,13 @@ export function parseAcquireReply(reply: unknown): AcquireReply {
   throw malformed('acquire', reply, '{1, fence} or {0, ttl, owner}');
 }
 
-/** RELEASE: 1 (deleted, waiters told), 2 (deleted, PUBLISH denied), 0 (not ours). */
-export function parseReleaseReply(reply: unknown): 'released' | 'unannounced' | 'not-ours' {
+/** RELEASE: 1 (deleted, waiters told), 2 (deleted, PUBLISH denied), 0 (not ours), 3 (not ours: forced). */
+export function parseReleaseReply(reply: unknown): 'released' | 'unannounced' | 'not-ours' | 'forced' {
   if (reply === 1) return 'released';
   if (reply === 2) return 'unannounced';
   if (reply === 0) return 'not-ours';
-  throw malformed('release', reply, '0, 1 or 2');
+  if (reply === 3) return 'forced';
+  throw malformed('release', reply, '0, 1, 2 or 3');
 }
 
 /** EXTEND, RAISE_FENCE: 1 (done) or 0 (not ours). */

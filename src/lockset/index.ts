@@ -29,7 +29,7 @@ export { failureText, instanceFailure, retryableFailure, type InstanceFailure } 
 // Opening and closing a set, and what its backend can do.
 export type { Capabilities } from './capabilities.js';
 export { close, type LockSet } from './lockset.js';
-export { newOwnerToken, openLockSet, unavailable } from './open.js';
+export { newOwnerToken, openLockSet, unavailable, unreadable } from './open.js';
 export { quorumSize, tally } from './quorum.js';
 export { strategyOf } from './strategy.js';
 

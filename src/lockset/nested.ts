@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import { cut, toJson } from '../untrusted.js';
 import { instanceFailure } from '../redis/client.js';
 import type { LockSet } from './lockset.js';
-import { unavailable } from './open.js';
+import { unavailable, unreadable } from './open.js';
 import { tally, type Outcome } from './quorum.js';
 
 /** The nested call: its key and command (for the refusal), and the DLOCK_SLOT it inherited. */
@@ -50,6 +50,9 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     // A quorum says it is not a holder. Else too few answered to tell (a grant missing, such as
     // +hgetall, or servers down): the nested run would wait for its own parent, or split the job: 69.
     if (listed === 'refused') return undefined;
+    // One instance that answered but refused to be read (a grant missing): the words of run -n's error.
+    if (set.total === 1 && failures.length > 0 && failures.every((f) => f.permanent && !f.reached))
+      throw unreadable(nested.key, failures);
     throw unavailable(set.total, failures);
   }
   const other = mine.find((hold) => hold && !gives(hold, set.mode));

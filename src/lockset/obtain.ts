@@ -43,8 +43,11 @@ type Failed =
       waiters: number;
       waitedMs: number;
     }
-  /** `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before). */
-  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number };
+  /**
+   * `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before);
+   * `unreadable`: Redis answered, but refused to say who holds the lock (a grant missing, a malformed reply).
+   */
+  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number; unreadable?: true };
 
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
@@ -105,7 +108,10 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
     // interrupted, the signal's status stands and the caller warns.
     if (notLeft?.permanent && result.kind === 'aborted') return { ...result, unreleased, notLeft };
     if (notLeft?.permanent) {
-      const errors = result.kind === 'unavailable' ? [...result.errors, notLeft] : [notLeft];
+      // The same failure once (a key of another type fails the attempt and the leaving alike).
+      const known = result.kind === 'unavailable' ? result.errors : [];
+      const same = known.some(({ label, reason }) => label === notLeft.label && reason === notLeft.reason);
+      const errors = same ? known : [...known, notLeft];
       return { kind: 'unavailable', errors, waitedMs: result.waitedMs, unreleased };
     }
     return { ...result, unreleased };
@@ -178,7 +184,7 @@ async function attempts(
       if (set.total - watcher.failures.length < quorumSize(set.total))
         return { kind: 'unavailable', errors: watcher.failures, waitedMs };
       const refused = await options.onWait?.(waitedMs, attempt.place);
-      if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs };
+      if (refused && refused.length > 0) return { kind: 'unavailable', errors: refused, waitedMs, unreadable: true };
       await watcher.next(Math.min(busyRetryMs(attempt.retryInMs), Math.max(0, deadline - now())), options.signal);
     }
   } finally {

@@ -117,6 +117,14 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
 }
 
 /** The 69 error: which instances failed and why (labels carry no passwords). */
+/**
+ * 69: the lock is held, but who holds it may not be read (a grant is missing, a malformed reply):
+ * the server answered, so never "cannot reach", and never "busy".
+ */
+export function unreadable(key: string, refused: InstanceFailure[]): UnavailableError {
+  return new UnavailableError(`cannot read who holds ${key}: ${refused.map(failureText).join('; ')}`);
+}
+
 export function unavailable(total: number, failures: InstanceFailure[]): UnavailableError {
   if (total === 1)
     return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');

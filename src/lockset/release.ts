@@ -10,8 +10,8 @@ import type { LockSet } from './lockset.js';
 export type ReleaseOutcome =
   /** Deleted; `unannounced`: the server refused the PUBLISH, so waiters notice by polling. */
   | { kind: 'released'; unannounced?: boolean }
-  /** The owner did not match on the first answer: it had expired or was taken. */
-  | { kind: 'not-ours' }
+  /** The owner did not match on the first answer: it had expired or was taken; `forced`: release --force closed it. */
+  | { kind: 'not-ours'; forced?: boolean }
   /**
    * An earlier attempt's reply was lost (it may have deleted the lock) and a retry found the
    * lock gone or someone else's: released by that attempt, or expired before it. `reason`: why
@@ -39,6 +39,8 @@ export interface ReleaseOptions {
   boundMs?: number;
   /** false: one attempt per instance, a failed one is not retried. */
   retry?: boolean;
+  /** The owner's fence, when known: lets the release tell a hold closed by release --force. */
+  fence?: string;
 }
 
 /** Release where asked; one entry per instance released on, in the lock set's order. */
@@ -54,14 +56,15 @@ export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Pr
 
 /** One instance: retry a failed release (error, timeout, dropped connection) until the bound. */
 async function releaseWithRetry(set: LockSet, instance: Instance, options: ReleaseOptions): Promise<ReleaseOutcome> {
-  const { notify = true, signal, record, retry = true } = options;
+  const { notify = true, signal, record, retry = true, fence } = options;
   const deadline = now() + (options.boundMs ?? set.connectTimeoutMs);
   let replyLost: string | undefined;
   let firstFailure: string | undefined;
   for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
     try {
-      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record);
+      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record, fence);
+      if (reply === 'forced') return { kind: 'not-ours', forced: true };
       if (reply === 'not-ours')
         return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
       return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };

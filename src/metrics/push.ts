@@ -36,8 +36,7 @@ export async function pushMetrics(url: string, text: string, contentType: string
       signal: AbortSignal.timeout(PUSH_TIMEOUT_MS),
     });
   } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-    throw new UnavailableError(`--push ${shown}: cannot reach the Pushgateway (${cause})`);
+    throw new UnavailableError(`--push ${shown}: cannot reach the Pushgateway (${fetchFailure(error)})`);
   }
   if (!response.ok) {
     const body = (await response.text().catch(() => '')).slice(0, 200).trim();
@@ -52,4 +51,12 @@ export async function pushMetrics(url: string, text: string, contentType: string
 /** A label value as the Pushgateway's base64url path segment ("=" for the empty value). */
 function base64Label(value: string): string {
   return value === '' ? '=' : Buffer.from(value).toString('base64url');
+}
+
+/** Why fetch failed, in a few words: Node names the system error in its cause, Bun on the error itself. */
+function fetchFailure(error: unknown): string {
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return 'timed out';
+  if ((err.cause?.code ?? err.code) === 'ECONNREFUSED') return 'connection refused';
+  return (err.cause?.message ?? err.message ?? String(error)).split('\n')[0];
 }

@@ -10,7 +10,7 @@ import { addEventSink, type EventSink, type Fields, type Logger } from '../log.j
 import { Hooks } from './hooks.js';
 import { ping, pingUrl, runId } from './ping.js';
 import { newOwnerToken } from '../lockset/index.js';
-import { maskSecrets } from '../secrets.js';
+import { maskSecrets, redactUrl } from '../secrets.js';
 import type { OutputTail } from './output-tail.js';
 
 /**
@@ -145,7 +145,8 @@ class Monitor implements EventSink {
     if (entry.reported) return;
     entry.reported = true;
     this.pending.delete(entry);
-    const url = maskSecrets(entry.url);
-    this.log.warn(maskSecrets(`ping ${entry.url} failed: ${why}`), { event: 'ping-failed', url });
+    // The URL through the URL masker (a password with a blank, a malformed one), the rest as any text.
+    const url = redactUrl(entry.url);
+    this.log.warn(`ping ${url} failed: ${maskSecrets(why)}`, { event: 'ping-failed', url });
   }
 }

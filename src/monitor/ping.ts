@@ -18,7 +18,7 @@ const RETRY_PAUSE_MS = 250;
  * <url>/<suffix>; with `rid`, the run id healthchecks pairs a start with its end by (`?rid=`).
  */
 export function pingUrl(base: string, suffix: string, rid?: string): string {
-  if (suffix === '' && rid === undefined) return base;
+  // Always serialized by URL, the bare <url> too: one form for every ping (a blank is %20).
   const url = new URL(base);
   if (suffix !== '') url.pathname = `${url.pathname.replace(/\/+$/, '')}/${suffix}`;
   if (rid !== undefined) url.searchParams.set('rid', rid);

@@ -39,10 +39,13 @@ export function publicWaiter(waiter: Waiter, place: number) {
   };
 }
 
+/** An instance's view (JSON), by keyJson's rule: a hold closed by release --force is held by nobody, and closed. */
 export function publicView(v: InstanceView) {
+  const closed = v.holder?.owner === '';
   return {
     redis: v.redis,
-    held: v.held,
+    held: v.held && !closed,
+    ...(closed ? { closed: true } : {}),
     ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}),
     ...(v.error ? { error: v.error } : {}),
   };

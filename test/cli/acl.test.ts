@@ -606,6 +606,31 @@ describe('a missing grant is 69 naming it, never busy', () => {
     expect(await admins[0].pttl(`dlock:{${key}}`), 'the lease was not waited out').toBeGreaterThan(0);
   });
 
+  // The review of issue 31: every mode but -n said "cannot reach <url>", though the server answered.
+  test('without +hgetall, every output mode, acquire and status KEY say "cannot read who holds K" (as -n does), 69', async () => {
+    await grant(without('+hgetall'));
+    const key = 'acl-words';
+    await admins[0].hset(`dlock:{${key}}`, 'owner', 'other', 'fence', '0', 'host', 'h', 'pid', '1');
+    await admins[0].pexpire(`dlock:{${key}}`, 20_000);
+    const redis = ['--redis', url(servers[0])];
+    const cases: [string, string[], Record<string, string>?][] = [
+      ['plain', ['run', ...redis, key, '--', 'true']],
+      ['-w 1s', ['run', '-w', '1s', ...redis, key, '--', 'true']],
+      ['-q', ['run', '-q', ...redis, key, '--', 'true']],
+      ['-n', ['run', '-n', ...redis, key, '--', 'true']],
+      ['CI', ['run', ...redis, key, '--', 'true'], { CI: 'true' }],
+      ['acquire', ['acquire', '--no-keeper', ...redis, key]],
+      ['status KEY', ['status', ...redis, key]],
+    ];
+    for (const [name, args, env] of cases) {
+      const result = await dlock(args, { env: cleanEnv(env) });
+      expect(result.code, name).toBe(69);
+      const last = result.stderr.trimEnd().split('\n').at(-1)!;
+      expect(last, name).toMatch(new RegExp(`^dlock: cannot read who holds ${key}: .*\\(grant \\+hgetall\\)$`));
+      expect(result.stderr, name).not.toMatch(/cannot reach/);
+    }
+  });
+
   test('without +hdel or +zrem, leaving the line is 69 naming the grant when a wait runs out, and a warning when interrupted', async () => {
     for (const rule of ['+hdel', '+zrem']) {
       await grant(without(rule));
@@ -674,7 +699,7 @@ describe('a missing grant is 69 naming it, never busy', () => {
     const result = await dlock(['run', '--redis', url(servers[0]), 'acl-nested', '--', 'sh', '-c', nested], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(
-      /^dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/,
+      /^dlock: cannot read who holds acl-nested: redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)\nnested=69\n$/,
     );
   });
 
@@ -691,7 +716,7 @@ describe('a missing grant is 69 naming it, never busy', () => {
     const started = Date.now();
     await new Promise((resolve) => child.on('close', resolve));
     expect(seen).toMatch(
-      /dlock: cannot reach redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)/,
+      /dlock: cannot read who holds acl-held: redis:\/\/dlock:\*\*\*@127\.0\.0\.1:\d+: permission denied .*\(grant \+hgetall\)/,
     );
     expect(seen).toMatch(/rc=69\r?\n/);
     expect(Date.now() - started).toBeLessThan(5_000);

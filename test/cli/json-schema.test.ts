@@ -120,6 +120,7 @@ describe('every JSON output matches docs/reference/json-schema.json', () => {
       'lost',
       'error',
       'background',
+      'done',
     ])
       expect(names, name).toContain(name);
     const history = seen.filter((doc) => doc.kind === 'history').flatMap((doc) => doc.value as { event: string }[]);
@@ -167,6 +168,28 @@ describe('every JSON output matches docs/reference/json-schema.json', () => {
     expect(lost?.value).toMatchObject({ exit: null, lost: true });
     const section = seen.find((doc) => doc.from === 'release --exit-status');
     expect(section?.value).toMatchObject({ event: 'released', exit: 5 });
+  });
+
+  test('every field of every event is named (typed) in the schema', () => {
+    const named = new Set(Object.keys(SCHEMA.$defs.event.properties));
+    const unnamed = seen
+      .filter((doc) => doc.kind === 'event')
+      .flatMap(({ value, from }) =>
+        Object.keys(value as object)
+          .filter((field) => !named.has(field))
+          .map((field) => `${from}: ${field}`),
+      );
+    expect(unnamed).toEqual([]);
+  });
+
+  test("done (--once-per): until and until_ms, and the last run's pid a number, typed in the schema", () => {
+    const done = seen.find((doc) => (doc.value as { event: string }).event === 'done')?.value as Record<string, any>;
+    expect(done).toMatchObject({ until: expect.any(String), until_ms: expect.any(Number) });
+    expect(done.until_ms).toBe(Date.parse(done.until));
+    expect(done.last).toMatchObject({ pid: expect.any(Number), fence: expect.stringMatching(/^\d+$/) });
+    expect(SCHEMA.$defs.event.properties.last.additionalProperties).toBe(false);
+    const forged = { ...done, last: { ...done.last, pid: '' } };
+    expect(validate(SCHEMA, SCHEMA.$defs.event, forged)).not.toEqual([]);
   });
 
   test("Python's jsonschema (a full implementation) agrees, when installed", (context) => {

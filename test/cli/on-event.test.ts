@@ -44,6 +44,19 @@ function seen(dir: string): Seen[] {
 }
 
 describe('every lock event, with its fields', () => {
+  test("the hook's event is stderr's event: the same ts and ts_ms, in DLOCK_EVENT_* and on stdin", async () => {
+    const out = tempDir();
+    const result = await run('hook-ts', ['--on-event', RECORD, '--log-format', 'json'], ['true'], { OUT: out });
+    expect(result.code).toBe(0);
+    for (const name of ['acquired', 'released']) {
+      const logged = onlyEvent(result.stderr, name) as unknown as Record<string, unknown>;
+      const hook = seen(out).find(({ event }) => event === name)!;
+      expect(hook.json, name).toEqual(logged);
+      expect(hook.env.DLOCK_EVENT_TS_MS, name).toBe(String(logged.ts_ms));
+      expect(hook.env.DLOCK_EVENT_TS, name).toBe(logged.ts);
+    }
+  });
+
   test('acquired and released (with the exit): fields in DLOCK_EVENT_*, the JSON on stdin', async () => {
     const out = tempDir();
     const result = await run('hook-ok', ['--on-event', RECORD, '--log-format', 'json', '-v'], ['sh', '-c', 'exit 3'], {

@@ -312,6 +312,43 @@ describe('a monitor that hangs or is down', () => {
   });
 });
 
+describe('a password with a blank, a secret query: never shown, whatever the ping and the output (issue 31 review)', () => {
+  // The success ping (<url>, no suffix) was printed as given, the others as URL serializes them
+  // (%20): the masker split the raw one at the blank and showed both halves.
+  const SECRETS = ['Qx7', 'Zr9', 'tok1', 'tok2', 'pwv9'];
+  test.for(['text', 'json'])(
+    '--log-format %s: /start, <url>, /3, /log (--ping-busy), and the hooks',
+    async (format) => {
+      const server = await PingServer.down();
+      const dir = tempDir();
+      const url = `http://u:Qx7 Zr9@127.0.0.1:${server.port}/ping/x?token=tok1 tok2&pw=pwv9`;
+      const bare = `http://:Qx7 Zr9@127.0.0.1:${server.port}/ping/y`;
+      const hook = `{ env | grep '^DLOCK_'; cat; echo; } >> '${dir}/hook.log' 2>&1; env | grep '^DLOCK_EVENT' >&2`;
+      const flags = ['--log-format', format, '--on-event', hook];
+      const key = `ping-mask-${format}`;
+      const results = [
+        await run(key, [...flags, '--ping', url], ['true']),
+        await run(key, [...flags, '--ping', bare], ['true']),
+        await run(key, [...flags, '--ping', url], ['sh', '-c', 'exit 3']),
+      ];
+      const holder = hold(key, { redis: redis.url, dir: tempDir() });
+      await holder.child();
+      results.push(await run(key, [...flags, '-n', '--ping-busy', '--ping', url], ['true']));
+      holder.process.kill('SIGTERM');
+      await holder.result;
+      expect(results.map(({ code }) => code)).toEqual([0, 0, 3, 75]);
+      const shown = results.map(({ stdout, stderr }) => stdout + stderr).join('\n');
+      // Every outcome failed and was reported: /start, the success, /3 and /log.
+      for (const suffix of ['/x/start', '/y/start', '/y ', '/x/3', '/x/log'])
+        expect(shown.replace(/\?[^ "]*/g, ' ').replace(/(failed|",)/g, ' ')).toContain(suffix);
+      const everything = shown + readFileSync(`${dir}/hook.log`, 'utf8');
+      for (const secret of SECRETS) expect(everything).not.toContain(secret);
+      expect(everything).toContain('token=***');
+      expect(everything).toContain('pw=***');
+    },
+  );
+});
+
 describe('how a ping is sent', () => {
   test('credentials in the URL go as HTTP Basic authorization, not in the request', async () => {
     const server = await pingServer();

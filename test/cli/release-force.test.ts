@@ -116,6 +116,36 @@ test('a closed key forced again says so; --now then opens it', async () => {
   expect((await old.result).code).toBe(76);
 });
 
+test('status --json of a closed key: the top level and each instance agree (held false, closed true)', async () => {
+  const taken = await dlock(['acquire', '--no-keeper', '--ttl', '30s', '--redis', server.url, 'closed-json']);
+  expect(taken.code).toBe(0);
+  expect((await dlock(['release', '--force', '--redis', server.url, 'closed-json'])).code).toBe(0);
+  const status = JSON.parse((await dlock(['status', '--json', '--redis', server.url, 'closed-json'])).stdout);
+  expect(status).toMatchObject({ held: false, closed: true });
+  expect(status.instances).toHaveLength(1);
+  expect(status.instances[0]).toMatchObject({ held: false, closed: true, holder: { closed: true } });
+});
+
+test('a run whose lock was forced before its first renewal: its release says release --force removed it, not "expired or taken"', async () => {
+  for (const flags of [[], ['--slots', '2'], ['--shared']]) {
+    const dir = tempDir();
+    const run = hold('forced-quiet', { redis: server.url, dir, flags: ['--ttl', '30s', ...flags] });
+    await childPid(dir);
+    expect((await dlock(['release', '--force', '--redis', server.url, 'forced-quiet'])).code).toBe(0);
+    writeFileSync(join(dir, 'stop'), '');
+    const result = await run.result;
+    // The exit status stays the command's (exit-codes.md: only a loss seen while it ran is 76).
+    expect(result.code, flags.join(' ')).toBe(0);
+    const released = onlyEvent(result.stderr, 'released');
+    expect(released, flags.join(' ')).toMatchObject({ released: false, reason: 'not-ours', forced: true });
+    expect(released.message).toMatch(
+      /^forced-quiet was removed by dlock release --force before its release \(fence \d+\)/,
+    );
+    expect(released.message).not.toMatch(/expired|taken/);
+    expect((await dlock(['release', '--force', '--now', '--redis', server.url, 'forced-quiet'])).code).toBe(0);
+  }
+});
+
 test('a hash without an expiry (not written by dlock) is deleted, never closed forever', async () => {
   await admin.hset('dlock:{forged}', 'owner', 'x', 'host', 'h', 'pid', '1');
   const forced = await dlock(['release', '--force', '--redis', server.url, 'forged']);

@@ -25,6 +25,11 @@ describe('maskSecrets', () => {
     ['"--redis=redis://:sec ret@h:1" comes after', '"--redis=redis://:***@h:1" comes after'],
     ["unknown option '--redis=redis:/u:a b c@h'", "unknown option '--redis=redis:/u:***@h'"],
     ['--ttl: not a duration (got "redis://u:a \\" b@h")', '--ttl: not a duration (got "redis://u:***@h")'],
+    // A blank in the password of a URL in running text (a ping's, a path's): masked whole.
+    ['ping http://u:sec ret@h/x failed: timed out', 'ping http://u:***@h/x failed: timed out'],
+    ['--textfile redis://:sec ret@h.prom: cannot', '--textfile redis://:***@h.prom: cannot'],
+    ['redis://h:6379 is down; mail a@b', 'redis://h:6379 is down; mail a@b'],
+    ['https://h/p?pw=v1&passwd=v2&db_pw=v3', 'https://h/p?pw=***&passwd=***&db_pw=***'],
     ['--password=pw', '--password=***'],
     ["'--redis-pass=pw'", "'--redis-pass=***'"],
     ['DLOCK_REDIS_PASSWORD=pw x', 'DLOCK_REDIS_PASSWORD=*** x'],
@@ -100,6 +105,15 @@ describe('spawned: the password never reaches stderr', () => {
     ],
     ['a URL as an unknown help topic', () => ['help', spaced('redis://')], 64, /unknown command/],
     ['json: after the key', () => ['run', '--log-format', 'json', 'k', `--redis=${spaced('redis:/')}`], 64, /after/],
+    // The review of issue 31: a path or URL echoed by metrics was shown whole.
+    ['a URL as --textfile', () => ['metrics', '--textfile', `${spaced('redis://')}.prom`], 73, /--textfile/],
+    // Port 2: fetch refuses port 1 itself ("bad port"); this one is refused by the host.
+    [
+      'a URL as --push',
+      () => ['metrics', '--push', `http://u:${SPACED}@127.0.0.1:2/x`],
+      69,
+      /^dlock: --push http:\/\/u:\*\*\*@127\.0\.0\.1:2\/x: cannot reach the Pushgateway \(connection refused\)$/,
+    ],
   ];
   test.for(spacedCases)('a password with a blank: %s', async ([, args, code, message, env]) => {
     const result = await dlock(args(), { env: cleanEnv(env) });

@@ -21,11 +21,14 @@
 --          recorded as the entry's `reason`
 -- ARGV[8]  the command's own status when dlock ended it ("143" after SIGTERM; "": not known, or not
 --          ended by dlock), recorded as the entry's `command_exit` (`exit` is then dlock's 124)
+-- ARGV[9]  the owner's fence ("": not known), to tell its hold closed by `release --force`
 --
 -- Returns 1 when the owner held it (the exclusive hash, or one holder of --slots/--shared) and
 -- its hold is deleted, the waiters that may now enter woken (unless ARGV[2] is "0"); 2 when it
 -- was deleted but a PUBLISH was refused (an ACL without +publish: waiters notice by polling);
--- else 0. With exit status "0" and a window, the done mark (JSON: host, pid, cmd, fence,
+-- 3 when it is not ours because `release --force` closed our hold (the exclusive hash's owner ""
+-- with our fence, or our --slots/--shared hold renamed "!<owner>"): nothing is deleted; else 0.
+-- With exit status "0" and a window, the done mark (JSON: host, pid, cmd, fence,
 -- started_ms, finished_ms) is SET first, to expire at `taken_ms` + window (server time), unless
 -- that has passed. The writes come first, so an error reply means nothing was deleted.
 
@@ -41,6 +44,11 @@ if redis.call('HGET', L, 'owner') == ARGV[1] then
   held.slot = '-1'
 elseif redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 1 then
   held = decoded(redis.call('HGET', L, 'h:' .. ARGV[1]))
+elseif redis.call('HEXISTS', L, 'h:!' .. ARGV[1]) == 1 then
+  return 3
+elseif ARGV[9] and ARGV[9] ~= '' and redis.call('HGET', L, 'owner') == ''
+    and redis.call('HGET', L, 'fence') == ARGV[9] then
+  return 3
 else
   return 0
 end
