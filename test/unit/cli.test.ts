@@ -410,7 +410,10 @@ describe("a bad option value is named before a missing key or command (issue 31'
     const { message } = usageError(argv);
     expect(message).toContain(long);
     // The value quoted ("k" in ours, 'k' in commander's choices).
-    expect([`"${value}"`, `'${value}'`].some((quoted) => message.includes(quoted)), message).toBe(true);
+    expect(
+      [`"${value}"`, `'${value}'`].some((quoted) => message.includes(quoted)),
+      message,
+    ).toBe(true);
   });
 
   test("run's missing command: the example uses the user's key, or <key> when the key came after --", () => {
