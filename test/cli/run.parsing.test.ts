@@ -107,6 +107,21 @@ describe('everything after the key is the command, with or without --', () => {
     expect(result.code).toBe(64);
   });
 
+  test('--kill-after over ttl/3: the refusal says why, naming the --signal', async () => {
+    // Issue 31 (review): it ended "a command ignoring SIGTERM is killed before it ends".
+    const plain = await dlock(['run', '--kill-after', '1m', 'k', '--', 'true']);
+    expect(plain.stderr).toBe(
+      'dlock: --kill-after: must be at most a third of the lease (10s of 30s), so that a command that ignores ' +
+        'SIGTERM is killed before its lease ends (got "1m")\n',
+    );
+    const int = await dlock(['run', '--signal', 'INT', '-t', '3s', '--kill-after', '2s', 'k', '--', 'true']);
+    expect(int.stderr).toBe(
+      'dlock: --kill-after: must be at most a third of the lease (1s of 3s), so that a command that ignores ' +
+        'SIGINT is killed before its lease ends (got "2s")\n',
+    );
+    expect([plain.code, int.code]).toEqual([64, 64]);
+  });
+
   test('no command: the example uses the key given, or <key> when the only word came after --', async () => {
     const plain = await dlock(['run', 'nightly']);
     expect(plain.stderr).toBe('dlock: no command to run; write it after --, as in: dlock run nightly -- ./job.sh\n');
