@@ -9,6 +9,7 @@ import {
   flockHints,
   GROUP,
   jobBoundOptions,
+  keyAfterOptions,
   lockOptions,
   monitoringOptions,
   onLostOption,
@@ -63,6 +64,7 @@ export function declareAcquire(program: Command, cli: CommandLine): void {
     'after',
     HELP_AFTER.acquire!,
   );
+  keyAfterOptions(acquire);
   const acquireWait = waitChoice(acquire);
   acquire.action((key: string, options: RawOptions) => {
     const config = acquireConfig(key, cli.withGlobals(acquireWait(options)), cli.env);

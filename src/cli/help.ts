@@ -23,16 +23,21 @@ export function helpWidth(env: Env, stream: NodeJS.WriteStream): number {
 /**
  * commander's formatItem (an option or command and its description, side by side), except where
  * the description's column would be narrower than commander wraps (its minWidthToWrap: 24 here,
- * program.ts): there commander leaves the description unwrapped, one line of any length. Here the term gets its own
- * line and the description follows, indented 6 and wrapped to the width, as GNU tools do.
+ * program.ts), or than its longest word (`redis+sentinel://h1,h2/<master>,` at COLUMNS=60): there
+ * commander leaves the description unwrapped, or the word sticking out past the width. Here the
+ * term gets its own line and the description follows, indented 6 and wrapped to the width, as GNU
+ * tools do.
  */
 export function formatItem(this: Help, term: string, termWidth: number, description: string, helper: Help): string {
   const width = this.helpWidth ?? DEFAULT_HELP_WIDTH;
   // commander's layout: 2 of indent, the term column, 2 between.
-  if (!description || width - termWidth - 4 >= this.minWidthToWrap)
+  const column = width - termWidth - 4;
+  if (!description || (column >= this.minWidthToWrap && longestWord(description) <= column))
     return Help.prototype.formatItem.call(this, term, termWidth, description, helper);
   return `  ${term}\n${wrapWords(description, width - 6, '      ')}`;
 }
+
+const longestWord = (text: string) => Math.max(0, ...text.split(/\s+/).map((word) => word.length));
 
 /** `text` broken between words into lines of at most `width` (a longer word stays whole), each after `indent`. */
 export function wrapWords(text: string, width: number, indent = ''): string {
@@ -53,7 +58,8 @@ export function wrapWords(text: string, width: number, indent = ''): string {
 /**
  * Help text as written out, fitted to `width`: a line too long for it (an "Exit status:" or
  * "Environment:" row, the usage line) is broken between words, a row's text kept in its column
- * (or, where that column would be under 20, below the row's term, indented 6). The Examples are
+ * (or, where that column would be under 20 or narrower than a word of it, below the row's term,
+ * indented 6). The Examples are
  * left as written: command lines that cannot be broken, at most 73 columns (they fit 80).
  */
 export function fitHelp(text: string, width: number): string {
@@ -71,7 +77,7 @@ function fitLine(line: string, width: number): string {
   if (line.length <= width || !/\S\s+\S/.test(line.trim())) return line;
   // "  64             usage error ...": a term, two blanks or more, its text.
   const row = /^( {2}\S+(?: \S+)*? {2,})(\S.*)$/.exec(line);
-  if (row && width - row[1].length >= 20) {
+  if (row && width - row[1].length >= Math.max(20, longestWord(row[2]))) {
     return wrapWords(row[2], width - row[1].length, ' '.repeat(row[1].length)).replace(/^ +/, row[1]);
   }
   if (row) return `${row[1].trimEnd()}\n${wrapWords(row[2], width - 6, '      ')}`;

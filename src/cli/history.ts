@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { HISTORY_MAX } from '../lock/limits.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
-import { connectionOptions, jsonOption, outputOptions } from './options.js';
+import { connectionOptions, keyAfterOptions, jsonOption, outputOptions } from './options.js';
 
 /** `dlock history [options] <key>`. */
 export function declareHistory(program: Command, cli: CommandLine): void {
@@ -24,6 +24,7 @@ export function declareHistory(program: Command, cli: CommandLine): void {
     .on('option:n', () => {
       throw new UsageError('-n: the number of entries is --count <n> (-n is --no-wait in run and acquire)');
     });
+  keyAfterOptions(history);
   connectionOptions(outputOptions(history, jsonOption))
     .addHelpText('after', HELP_AFTER.history!)
     .action((key: string, options: RawOptions) => {

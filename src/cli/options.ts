@@ -159,6 +159,18 @@ export function connectionOptions(command: Command): Command {
 /** A JSON output option in the Output group. */
 export const jsonOption = (command: Command) => command.option('--json', 'print JSON');
 
+/**
+ * A command with a required <key> checks it after its options (src/config/): in `acquire -w k`,
+ * -w took "k" and no key is left, and the mistake to name is the --wait "k". Commander would
+ * refuse the missing key before the action sees the options; the action's config does it instead
+ * (validateKey, with commander's words). Help, the man page and completions still show <key>.
+ */
+export function keyAfterOptions(command: Command): Command {
+  // Commander 14 calls missingArgument(name) for a required argument not given (a method, not an option).
+  (command as unknown as { missingArgument: (name: string) => void }).missingArgument = () => {};
+  return command;
+}
+
 /** --wait and --no-wait share one value in commander: which were given, and one of them at most. */
 export function waitChoice(command: Command): (options: RawOptions) => RawOptions {
   const given = { wait: false, noWait: false };

@@ -51,7 +51,7 @@ export function parseArgs(
   try {
     program.parse(argv, { from: 'user' });
   } catch (error) {
-    throw error instanceof UsageError ? withFlockForm(error, program, argv) : error;
+    throw error instanceof UsageError ? withFlockForm(error, program, argv, env) : error;
   }
   if (!invocation) throw new Error(`no command decided for ${JSON.stringify(argv)}`);
   return invocation;
@@ -130,15 +130,22 @@ export function buildProgram(
  * alone when commander already suggests a command (a typo of one), when no key and command follow,
  * or when an option is neither flock's nor dlock run's: a suggestion is always a valid command.
  */
-function withFlockForm(error: UsageError, program: Command, argv: string[]): UsageError {
+function withFlockForm(error: UsageError, program: Command, argv: string[], env: Env): UsageError {
   if (!/^unknown (option|command) /.test(error.message) || /Did you mean/.test(error.message)) return error;
   const names = new Set(program.commands.flatMap((command) => [command.name(), ...command.aliases()]));
   const run = program.commands.find((command) => command.name() === 'run');
   if (!run) return error;
   const before = flockOptions(run, argv, 0, false);
   if (!before || names.has(argv[before.end] ?? '')) return error;
-  const key = argv[before.end];
-  const after = key === undefined || key === '--' ? undefined : flockOptions(run, argv, before.end + 1, true);
+  // `dlock -n -- k true`: the options end at --, the key follows, and no option after it.
+  const dashes = argv[before.end] === '--';
+  const key = argv[before.end + (dashes ? 1 : 0)];
+  const after =
+    key === undefined || key === '--'
+      ? undefined
+      : dashes
+        ? { words: [], dropped: [], unlock: false, end: before.end + 2 }
+        : flockOptions(run, argv, before.end + 1, true);
   if (before.unlock || after?.unlock) {
     const why = "flock's -u (unlock) has no dlock form: dlock run releases the lock when its command ends";
     return new UsageError(`${error.message} — ${why} (an acquired section: dlock release)`);
@@ -161,9 +168,23 @@ function withFlockForm(error: UsageError, program: Command, argv: string[]): Usa
     notes.push(`${list} dropped: dlock runs the command as its child and hands it no lock descriptor`);
   }
   const options = words.filter((word) => !(nonblock && word[0] === '-w')).flat();
+  // A value dlock run refuses (`-w abc`, `-E 300`): its error, not a suggestion that is itself a 64.
+  const refused = refusal(['run', ...options, key, '--', ...command], env);
+  if (refused) return new UsageError(`${error.message} — in dlock run: ${refused}`);
   const form = ['dlock', 'run', ...options.map(quoteWord), quoteWord(key), '--', ...command.map(quoteWord)].join(' ');
   const note = notes.length === 0 ? '' : ` (${notes.join('; ')})`;
   return new UsageError(`${error.message} — did you mean: ${maskSecrets(form)}${note}`);
+}
+
+/** The usage error dlock would give for `argv` (parsed, nothing run), or undefined when it is accepted. */
+function refusal(argv: string[], env: Env): string | undefined {
+  try {
+    parseArgs(argv, env, { writeOut: () => {}, writeErr: () => {} });
+    return undefined;
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
 }
 
 /** flock(1)'s options (util-linux) as dlock run writes them: "" dropped (no use to dlock), "-u" none. */

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { releaseConfig, type RawOptions } from '../config/index.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
-import { connectionOptions, outputOptions } from './options.js';
+import { connectionOptions, keyAfterOptions, outputOptions } from './options.js';
 
 /** `dlock release [options] <key>`. */
 export function declareRelease(program: Command, cli: CommandLine): void {
@@ -33,6 +33,7 @@ export function declareRelease(program: Command, cli: CommandLine): void {
     )
     .option('--now', 'with --force: open the lock to new holders at once (the removed command may still be running)')
     .option('--slot <n>', 'with --force: remove only the holder of this slot of a --slots lock');
+  keyAfterOptions(release);
   connectionOptions(outputOptions(release))
     .addHelpText('after', HELP_AFTER.release!)
     .action((key: string, options: RawOptions) => {

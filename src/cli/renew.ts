@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { renewConfig, type RawOptions } from '../config/index.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
-import { connectionOptions, outputOptions } from './options.js';
+import { connectionOptions, keyAfterOptions, outputOptions } from './options.js';
 
 /** `dlock renew [options] <key>`. */
 export function declareRenew(program: Command, cli: CommandLine): void {
@@ -17,6 +17,7 @@ export function declareRenew(program: Command, cli: CommandLine): void {
       '--token <token>',
       "the owner token (default: DLOCK_TOKEN when DLOCK_KEY names <key>, else <key>'s entry in DLOCK_HELD)",
     );
+  keyAfterOptions(renew);
   connectionOptions(outputOptions(renew))
     .addHelpText('after', HELP_AFTER.renew!)
     .action((key: string, options: RawOptions) => {

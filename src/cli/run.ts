@@ -10,6 +10,7 @@ import {
   flockHints,
   GROUP,
   jobBoundOptions,
+  keyAfterOptions,
   lockOptions,
   monitoringOptions,
   onLostOption,
@@ -67,12 +68,15 @@ export function declareRun(program: Command, cli: CommandLine): void {
     '(the --signal, SIGKILL after --kill-after) and release the lock; exit 124',
   ).option('--no-cmd-metadata', 'do not store the command line in the lock (for commands that carry secrets)');
   flockHints(connectionOptions(outputOptions(monitoringOptions(run)))).addHelpText('after', HELP_AFTER.run!);
+  keyAfterOptions(run);
   const runWait = waitChoice(run);
-  run.action((key: string, words: string[], options: RawOptions) => {
+  run.action((key: string | undefined, words: string[], options: RawOptions) => {
     const raw = runWait(options);
-    // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--".
-    const command = commandAfterKey(key, words);
-    const config = runConfig(key, command, cli.withGlobals(raw), cli.env);
+    // `dlock run -- -key -- cmd`: a key starting with "-" comes after a first "--"; read after the options.
+    const command = () => commandAfterKey(key!, words);
+    const dashes = cli.argv.indexOf('--');
+    const keyAfterDashes = dashes >= 0 && cli.argv[dashes + 1] === key && words.length === 0;
+    const config = runConfig(key, command, cli.withGlobals(raw), cli.env, keyAfterDashes);
     cli.decide({ command: 'run', config, run: async () => (await import('../commands/run.js')).run(config, cli.env) });
   });
 }

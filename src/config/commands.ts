@@ -17,30 +17,53 @@ import {
   type RawOptions,
 } from './options.js';
 
-/** dlock run: the lock options, the key and the command to run under it. */
-export function runConfig(key: string | undefined, command: string[], raw: RawOptions, env: Env): RunConfig {
+/**
+ * dlock run: the lock options, the key and the command to run under it. Checked in that order: in
+ * `run --once-per k -- true` the mistake is the duration "k", not a missing command after "true".
+ * `command`: a function when reading it can itself fail (an option after the key).
+ */
+export function runConfig(
+  key: string | undefined,
+  command: string[] | (() => string[]),
+  raw: RawOptions,
+  env: Env,
+  keyAfterDashes = false,
+): RunConfig {
   const connection = connectionConfig(raw, env);
-  const validKey = validateKey(key);
-  // The options first: `run -w k -- true` is a bad --wait ("k"), not a missing command after "true".
   const lock = lockOptions(raw, env, connection.capabilities);
-  if (command.length === 0 || command[0] === '') {
-    throw new UsageError(`no command to run; write it after --, as in: dlock run ${validKey} -- ./job.sh`);
-  }
+  const oncePerMs = oncePer(raw.oncePer, connection.capabilities);
+  const monitor = monitorConfig(raw, env);
+  const validKey = validateKey(key);
+  const words = typeof command === 'function' ? command() : command;
+  if (words.length === 0 || words[0] === '') throw noCommand(validKey, keyAfterDashes);
   return {
     ...connection,
     ...lock,
     key: validKey,
-    command,
-    oncePerMs: oncePer(raw.oncePer, connection.capabilities),
-    monitor: monitorConfig(raw, env),
+    command: words,
+    oncePerMs,
+    monitor,
     holderCmd:
       raw.cmdMetadata === false
         ? ''
         : holderCmd(
-            command,
+            words,
             connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? '']),
           ),
   };
+}
+
+/**
+ * No command after the key. When the key was the first word after `--` (`dlock run -n -- true`),
+ * that word was most likely meant as the command: the example keeps it there, with <key> before.
+ */
+function noCommand(key: string, keyAfterDashes: boolean): UsageError {
+  if (!keyAfterDashes)
+    return new UsageError(`no command to run; write it after --, as in: dlock run ${key} -- ./job.sh`);
+  return new UsageError(
+    `no command to run: ${JSON.stringify(key)} was taken as the key (the first word after --); write the key ` +
+      `before --, as in: dlock run <key> -- ${key}`,
+  );
 }
 
 /** dlock acquire: run's lock options without a command, and who keeps the lock afterwards. */
@@ -56,7 +79,6 @@ export interface AcquireConfig extends Omit<RunConfig, 'command' | 'oncePerMs'> 
 /** dlock acquire: the lock options, the process to watch, and how to print the lock. */
 export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env): AcquireConfig {
   const connection = connectionConfig(raw, env);
-  const validKey = validateKey(key);
   const keeper = raw.keeper !== false;
   const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
   if (!keeper && watchPid !== undefined)
@@ -78,6 +100,8 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     const why = 'not 0 for eval: the steps after it would run without the lock; to skip quietly when busy, test for 75';
     throw badOption('--conflict-exit-code', raw.conflictExitCode, why);
   }
+  // The key after the options: in `acquire -w k` the mistake is the --wait "k", not a missing key.
+  const validKey = validateKey(key);
   return {
     ...connection,
     ...lock,
@@ -123,10 +147,10 @@ export interface HistoryConfig {
 /** dlock history needs a backend that keeps one; --count from 1 to the stream's cap. */
 export function historyConfig(key: string | undefined, raw: RawOptions, env: Env): HistoryConfig {
   const config = connectionConfig(raw, env);
-  const validKey = validateKey(key);
   const count = raw.count === undefined ? 20 : integer('--count', raw.count, 1, HISTORY_MAX);
   const can = config.capabilities;
   if (!can.history) throw new UsageError(`history needs ${ONE_REDIS}: with ${can.name}: no history is kept`);
+  const validKey = validateKey(key);
   return { config, key: validKey, count, json: Boolean(raw.json) };
 }
 

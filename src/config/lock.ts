@@ -122,8 +122,8 @@ function graceMs(given: string | undefined, ttlMs: number, signal: string | unde
   const ms = duration('--kill-after', given);
   if (ms > capMs) {
     const third = `${formatDuration(capMs)} of ${formatDuration(ttlMs)}`;
-    const ignoring = `a command ignoring ${stopSignal(signal)} is killed before it ends`;
-    const why = `must be at most a third of the lease (${third}): ${ignoring}`;
+    const ignoring = `a command that ignores ${stopSignal(signal)} is killed before its lease ends`;
+    const why = `must be at most a third of the lease (${third}), so that ${ignoring}`;
     throw badOption('--kill-after', given, why);
   }
   return ms;

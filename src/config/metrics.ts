@@ -28,10 +28,11 @@ export function metricsConfig(keys: string[], raw: RawOptions, env: Env): Metric
   const config = connectionConfig(raw, env);
   const given = (['textfile', 'push', 'listen'] as const).filter((name) => raw[name] !== undefined);
   if (given.length > 1) throw new UsageError(`${given.map((name) => `--${name}`).join(' and ')}: choose one`);
+  const output = metricsOutput(raw);
   const named = [...new Set(keys.map(validateKey))];
   if (raw.only && named.length === 0)
     throw new UsageError('--only: name the keys to report (dlock metrics --only KEY...)');
-  return { config, keys: named, only: raw.only === true, output: metricsOutput(raw) };
+  return { config, keys: named, only: raw.only === true, output };
 }
 
 function metricsOutput(raw: RawOptions): MetricsOutput {

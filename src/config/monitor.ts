@@ -31,9 +31,10 @@ export function monitorConfig(raw: RawOptions, env: Env): MonitorConfig | undefi
   const timeoutMs = positiveDuration(timeoutOption, timeoutText);
   if (timeoutMs > PING_TIMEOUT_MAX_MS) throw badOption(timeoutOption, timeoutText, 'must be at most 30s');
   if (raw.pingBusy && url === undefined) throw new UsageError('--ping-busy needs --ping (or DLOCK_PING_URL)');
+  // The value before the rule between options: `--ping-output k` is a bad size first.
+  const pingOutputBytes = raw.pingOutput === undefined ? undefined : outputSize(raw.pingOutput);
   if (raw.pingOutput !== undefined && url === undefined)
     throw new UsageError('--ping-output needs --ping (or DLOCK_PING_URL)');
-  const pingOutputBytes = raw.pingOutput === undefined ? undefined : outputSize(raw.pingOutput);
   if (url !== undefined && !isHttpUrl(url)) throw badOption(urlOption, url, 'expected an http:// or https:// URL');
   if (raw.onEvent === '') throw badOption('--on-event', '', 'expected a command');
   if (url === undefined && onEvent === undefined) return undefined;

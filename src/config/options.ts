@@ -124,7 +124,9 @@ export function oneOf<T extends string>(option: string, value: string, allowed: 
 
 /** Keys: 1-256 bytes of printable UTF-8, no whitespace, no braces (they would break the hash tag). */
 export function validateKey(key: string | undefined): string {
-  if (key === undefined || key === '') throw new UsageError('a lock key is required');
+  // Commander's own words, which the key's check replaces (after the options: src/cli/options.ts, keyAfterOptions).
+  if (key === undefined) throw new UsageError("missing required argument 'key'");
+  if (key === '') throw new UsageError('a lock key is required');
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > MAX_KEY_BYTES)
     throw badOption('key', key.slice(0, 40) + '...', `longer than ${MAX_KEY_BYTES} bytes (${bytes})`);

@@ -41,6 +41,8 @@ export interface RenewConfig {
 /** dlock renew needs the owner token: only the holder extends its lease. */
 export function renewConfig(key: string | undefined, raw: RawOptions, env: Env): RenewConfig {
   const config = connectionConfig(raw, env);
+  // The options before the key: `renew --token k` is a bad token, not a missing key.
+  if (raw.token !== undefined) validateToken('--token', raw.token);
   const validKey = validateKey(key);
   const token = ownerToken(validKey, raw, env);
   if (!token) {
@@ -75,14 +77,17 @@ export interface ReleaseConfig {
 /** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
 export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env): ReleaseConfig {
   const config = connectionConfig(raw, env);
-  const validKey = validateKey(key);
   const force = Boolean(raw.force);
   const now = Boolean(raw.now);
   if (force && raw.token !== undefined)
     throw new UsageError('--force and --token: choose one (--force releases whoever holds it)');
   if (now && !force) throw new UsageError('--now needs --force');
-  if (raw.slot !== undefined && !force) throw new UsageError('--slot needs --force (your own release knows its slot)');
   const slot = raw.slot === undefined ? undefined : integer('--slot', raw.slot, 0, MAX_SLOTS - 1);
+  if (slot !== undefined && !force) throw new UsageError('--slot needs --force (your own release knows its slot)');
+  const exitStatus = releaseExitStatus(raw, force);
+  // The options before the key: `release --slot k` is a bad --slot, not a missing key.
+  if (raw.token !== undefined) validateToken('--token', raw.token);
+  const validKey = validateKey(key);
   const token = force ? undefined : ownerToken(validKey, raw, env);
   if (!force && !token) {
     throw new UsageError(
@@ -92,7 +97,7 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
   }
   const described = env.DLOCK_KEY === validKey || heldLocks(env).some((lock) => lock.key === validKey);
   const nested = token !== undefined && described && nestedTokens(env).includes(token);
-  return { config, key: validKey, force, now, token, slot, nested, exitStatus: releaseExitStatus(raw, force) };
+  return { config, key: validKey, force, now, token, slot, nested, exitStatus };
 }
 
 /** --exit-status: the section's exit status, 0–255; not with --force (the holder it removes says nothing). */

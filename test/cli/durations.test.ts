@@ -155,9 +155,15 @@ describe("flock's options are translated to dlock's, and every suggestion is its
     ],
     [['-e', '--timeout=1', 'k', 'true'], "unknown option '-e' — did you mean: dlock run -x -w 1 k -- true"],
     [['k', '-n', 'true'], "unknown command 'k' — did you mean: dlock run -n k -- true"],
+    // Issue 31 (review): the options, then -- before the key: no hint was given.
+    [['-n', '--', 'k', 'true'], "unknown option '-n' — did you mean: dlock run -n k -- true"],
     [
-      ['-n', 'k', '--redis=redis://:sec ret@127.0.0.1:1', 'true'],
-      "unknown option '-n' — did you mean: dlock run -n '--redis=redis://:***@127.0.0.1:1' k -- true",
+      ['-w', '5', '--', 'k', '-c', 'echo hi'],
+      "unknown option '-w' — did you mean: dlock run -w 5 k -- sh -c 'echo hi'",
+    ],
+    [
+      ['-n', 'k', '--redis=redis://:secret@127.0.0.1:1', 'true'],
+      "unknown option '-n' — did you mean: dlock run -n --redis=redis://:***@127.0.0.1:1 k -- true",
     ],
   ];
 
@@ -181,6 +187,26 @@ describe("flock's options are translated to dlock's, and every suggestion is its
     }
   });
 
+  test.each<[string[], string]>([
+    // Issue 31 (review): these suggested `dlock run -w abc k -- true`, `-E 300`: themselves usage errors.
+    [['-w', 'abc', 'k', 'true'], "unknown option '-w' — in dlock run: --wait: not a duration"],
+    [['--timeout', 'abc', 'k', 'true'], "unknown option '--timeout' — in dlock run: --wait: not a duration"],
+    [['-E', '300', 'k', 'true'], "unknown option '-E' — in dlock run: --conflict-exit-code: "],
+    [['k', '-E', '300', 'true'], "unknown command 'k' — in dlock run: --conflict-exit-code: "],
+    [['-n', '-t', '1x', 'k', 'true'], "unknown option '-n' — in dlock run: --ttl: not a duration"],
+    // A password with a blank: refused by dlock run (it was suggested, masked), and masked in the refusal.
+    [
+      ['-n', 'k', '--redis=redis://:sec ret@127.0.0.1:1', 'true'],
+      "unknown option '-n' — in dlock run: --redis: the URL contains whitespace or control characters " +
+        '(got "redis://:***@127.0.0.1:1")',
+    ],
+  ])('dlock %j: a value dlock run refuses gets its error, not a suggestion', async (argv, message) => {
+    const result = await dlock(argv);
+    expect(result.stderr.startsWith(`dlock: ${message}`), result.stderr).toBe(true);
+    expect(result.stderr).not.toMatch(/did you mean/);
+    expect(result.code).toBe(64);
+  });
+
   test("flock -c before the key (not flock's order) gets no suggestion: dlock run would refuse it", async () => {
     const result = await dlock(['-c', 'true', 'k', 'true']);
     expect(result.stderr).toBe("dlock: unknown option '-c'\n");
@@ -192,7 +218,7 @@ describe("flock's options are translated to dlock's, and every suggestion is its
       const { stderr } = await dlock(argv);
       const hint = /did you mean: (dlock run .*?)(?: \(.*\))?$/m
         .exec(stderr)![1]
-        .replace(/'--redis=[^']*'/, `--redis=${redis.url}`);
+        .replace(/--redis=\S*/, `--redis=${redis.url}`);
       const env = cleanEnv({ D: DLOCK, DLOCK_REDIS_URL: redis.url, HINT: hint });
       const result = await runShell('sh', ['-c', 'dlock() { "$D" "$@"; }; eval "$HINT"'], env);
       // The key is free: each runs its command, 0.

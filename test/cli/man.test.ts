@@ -109,3 +109,13 @@ test("the textfile crontab is the monitoring guide's, keys and path", () => {
   expect(lines.some((line) => /--textfile .* nightly-sync/.test(line))).toBe(true);
   for (const line of lines) expect(examples).toContain(line);
 });
+
+test("EXIT STATUS's 124 says what exit-codes.md says of an acquire section's shell (143 by the signal; 124 recorded)", () => {
+  // Issue 31 (review): the man page's 124 (from the README's table) left the section's shell out.
+  const codes = readFileSync(join(ROOT, 'docs/reference/exit-codes.md'), 'utf8');
+  expect(codes).toMatch(/^\| 124 \|.*acquire section's shell.*143/m);
+  const exits = section(rendered().text, 'EXIT STATUS');
+  const entry = /^ {7}124\s+([\s\S]*?)\n\n/m.exec(exits)![1]!.replace(/\s+/g, ' ');
+  expect(entry).toMatch(/acquire section's shell .*(SIGTERM|--signal).*143/);
+  expect(entry).toMatch(/records 124/);
+});

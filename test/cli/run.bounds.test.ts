@@ -226,7 +226,7 @@ test('--max-hold 0, and a --max-hold not longer than --kill-after: 64 naming the
   expect(intShort.stderr).toContain('the grace between SIGINT and SIGKILL');
   const intLong = await dlock(['run', '--redis', redis.url, ...int, '--ttl', '3s', 'k', '--', 'true'], { env: env() });
   expect(intLong.code).toBe(64);
-  expect(intLong.stderr).toContain('a command ignoring SIGINT is killed');
+  expect(intLong.stderr).toContain('a command that ignores SIGINT is killed before its lease ends');
   const fast = await dlock(['run', '--redis', redis.url, '--heartbeat', '50ms', 'k', '--', 'true'], { env: env() });
   expect(fast.code).toBe(64);
   expect(fast.stderr).toMatch(/^dlock: --heartbeat: must be at least 100ms/);

@@ -89,6 +89,50 @@ describe('everything after the key is the command, with or without --', () => {
     }
   });
 
+  test.concurrent.for<[string[], string]>([
+    // Issue 31 (review): the option took the word meant as the key; the value is the mistake to name.
+    [['run', '--once-per', 'k', '--', 'true'], '--once-per: not a duration'],
+    [['run', '--ping-timeout', 'k', '--', 'true'], '--ping-timeout: not a duration'],
+    [['run', '--ping-output', 'k', '--', 'true'], '--ping-output: not a size'],
+    [['acquire', '-w', 'k'], '--wait: not a duration'],
+    [['acquire', '-t', 'k'], '--ttl: not a duration'],
+    [['acquire', '--max-hold', 'k'], '--max-hold: not a duration'],
+    [['acquire', '--heartbeat', 'k'], '--heartbeat: not a duration'],
+    [['release', '--slot', 'k'], '--slot: '],
+    [['history', '--count', 'k'], '--count: '],
+    [['renew', '--token', 'k'], '--token: not an owner token'],
+  ])('dlock %j names the option, not a missing key or command', async ([argv, message], { expect }) => {
+    const result = await dlock(argv);
+    expect(result.stderr).toMatch(new RegExp(`^dlock: ${message}.*\\(got "k"\\)\\n$`));
+    expect(result.code).toBe(64);
+  });
+
+  test('--kill-after over ttl/3: the refusal says why, naming the --signal', async () => {
+    // Issue 31 (review): it ended "a command ignoring SIGTERM is killed before it ends".
+    const plain = await dlock(['run', '--kill-after', '1m', 'k', '--', 'true']);
+    expect(plain.stderr).toBe(
+      'dlock: --kill-after: must be at most a third of the lease (10s of 30s), so that a command that ignores ' +
+        'SIGTERM is killed before its lease ends (got "1m")\n',
+    );
+    const int = await dlock(['run', '--signal', 'INT', '-t', '3s', '--kill-after', '2s', 'k', '--', 'true']);
+    expect(int.stderr).toBe(
+      'dlock: --kill-after: must be at most a third of the lease (1s of 3s), so that a command that ignores ' +
+        'SIGINT is killed before its lease ends (got "2s")\n',
+    );
+    expect([plain.code, int.code]).toEqual([64, 64]);
+  });
+
+  test('no command: the example uses the key given, or <key> when the only word came after --', async () => {
+    const plain = await dlock(['run', 'nightly']);
+    expect(plain.stderr).toBe('dlock: no command to run; write it after --, as in: dlock run nightly -- ./job.sh\n');
+    const dashed = await dlock(['run', '-n', '--', 'true']);
+    expect(dashed.stderr).toBe(
+      'dlock: no command to run: "true" was taken as the key (the first word after --); write the key before --, ' +
+        'as in: dlock run <key> -- true\n',
+    );
+    expect([plain.code, dashed.code]).toEqual([64, 64]);
+  });
+
   test('a key starting with "-" after a first --, with or without a second one', async () => {
     for (const args of [
       ['--', '-odd-key', '--', 'sh', '-c', 'echo "$DLOCK_KEY"'],

@@ -3,7 +3,7 @@
 
 import { CommanderError } from 'commander';
 import { describe, expect, test } from 'vitest';
-import { parseArgs, type Invocation } from '../../src/cli/program.js';
+import { buildProgram, parseArgs, type Invocation } from '../../src/cli/program.js';
 import type { Env } from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
 
@@ -379,5 +379,50 @@ describe('help and version: printed, then a CommanderError carrying the exit cod
     expect(exitCode).not.toBe(0);
     expect(stdout).toBe('');
     expect(stderr).toMatch(/^Usage: dlock /);
+  });
+});
+
+describe("a bad option value is named before a missing key or command (issue 31's -w k, for every option)", () => {
+  // `dlock acquire -w k`: -w takes "k", and no key is left. The option's value is the mistake to name.
+  const COMMANDS = ['run', 'acquire', 'renew', 'release', 'status', 'history', 'metrics', 'doctor', 'heartbeat'];
+  /** Options for which "k" is a valid value: another value that is not. */
+  const BAD: Record<string, string> = { '--prefix': 'a{b', '--on-event': '' };
+  const program = buildProgram({}, () => {});
+  const cases = COMMANDS.flatMap((name) => {
+    const command = program.commands.find((candidate) => candidate.name() === name)!;
+    return command.options
+      .filter((option) => (option.required || option.optional) && !option.hidden)
+      .flatMap((option) =>
+        [option.long, option.short]
+          .filter((flag): flag is string => flag !== undefined)
+          .map((flag): [string, string, string] => [name, flag, option.long!]),
+      );
+  });
+
+  test('every command has its value-taking options listed', () => {
+    expect(cases.length).toBeGreaterThan(40);
+    expect(new Set(cases.map(([name]) => name))).toEqual(new Set(COMMANDS.filter((name) => name !== 'heartbeat')));
+  });
+
+  test.each(cases)('dlock %s %s k names %s', (name, flag, long) => {
+    const value = BAD[long] ?? 'k';
+    const argv = name === 'run' ? [name, flag, value, '--', 'true'] : [name, flag, value];
+    const { message } = usageError(argv);
+    expect(message).toContain(long);
+    // The value quoted ("k" in ours, 'k' in commander's choices).
+    expect(
+      [`"${value}"`, `'${value}'`].some((quoted) => message.includes(quoted)),
+      message,
+    ).toBe(true);
+  });
+
+  test("run's missing command: the example uses the user's key, or <key> when the key came after --", () => {
+    expect(usageError(['run', 'k']).message).toBe(
+      'no command to run; write it after --, as in: dlock run k -- ./job.sh',
+    );
+    expect(usageError(['run', '-n', '--', 'true']).message).toBe(
+      'no command to run: "true" was taken as the key (the first word after --); write the key before --, ' +
+        'as in: dlock run <key> -- true',
+    );
   });
 });
