@@ -7,12 +7,18 @@
 // empty program compiled by bun the same way is timed beside it: the runtime's own start).
 // Rows with --ping to a local server give the cost of the pings (/start, then the final one,
 // waited for at exit), as a ratio to the same run without them.
+// Floors (issue 32), timed in the same rounds: what each runtime can do at best. For the binary,
+// programs compiled with Bun as it is (bench/lib/floors.mjs): a hello-world, a raw socket (SET NX
+// PX, spawn `true`, DEL; no library) and the same with ioredis; for the npm build, `node -e 0` and
+// node running that ioredis script bundled by esbuild. The "1 floors" rows give each dlock row's
+// ratio to its floor, and the issue's goals (pass/MISS, counted apart from the targets).
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd } from '../lib/etcd.mjs';
+import { buildFloors, bundleForNode } from '../lib/floors.mjs';
 import { startPingServer } from '../lib/ping-server.mjs';
 import { cleanEnv, timed } from '../lib/proc.mjs';
 import { atMost, pick } from '../lib/report.mjs';
@@ -38,6 +44,11 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
   const beat = (command) => timed(command, ['heartbeat'], { env: beatEnv });
   // The floor of the binary's rows: an empty program compiled the same way (the Bun runtime's start).
   const floor = binary ? bunFloor(lockDir) : undefined;
+  const floors = buildFloors(lockDir, ['hello', 'raw-socket', 'ioredis']);
+  const nodeFloor = await bundleForNode(lockDir, 'ioredis');
+  if (nodeFloor.failed) floors.failed.nodeIoredis = nodeFloor.failed;
+  const floorKey = 'bench-overhead-floor';
+  const floorArgs = [String(redis.port), floorKey];
   const commands = [
     { id: 'node', label: 'node -e 0', run: () => timed(process.execPath, ['-e', '0']) },
     { id: 'version', label: 'dlock --version (npm)', run: () => timed(dlock, ['--version']) },
@@ -47,6 +58,26 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
     { id: 'ping', label: 'dlock run --ping <local> k -- true (npm)', run: () => runPinged(dlock) },
     binary && { id: 'binaryVersion', label: 'dlock-linux-x64 --version', run: () => timed(binary, ['--version']) },
     floor && { id: 'bunFloor', label: 'an empty program compiled by bun (the floor)', run: () => timed(floor, []) },
+    floors.built.hello && {
+      id: 'bunHello',
+      label: 'floor: a bun-compiled hello-world',
+      run: () => timed(floors.built.hello, []),
+    },
+    floors.built['raw-socket'] && {
+      id: 'bunRaw',
+      label: 'floor: bun-compiled raw socket (SET NX PX, spawn true, DEL)',
+      run: () => timed(floors.built['raw-socket'], floorArgs),
+    },
+    floors.built.ioredis && {
+      id: 'bunIoredis',
+      label: 'floor: bun-compiled ioredis (set NX PX, spawn true, del, quit)',
+      run: () => timed(floors.built.ioredis, floorArgs),
+    },
+    nodeFloor.file && {
+      id: 'nodeIoredis',
+      label: 'floor: node running the ioredis floor (esbuild bundle)',
+      run: () => timed(process.execPath, [nodeFloor.file, ...floorArgs]),
+    },
     binary && { id: 'binaryHeartbeat', label: 'dlock-linux-x64 heartbeat', run: () => beat(binary) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
     binary && { id: 'binaryPing', label: 'dlock-linux-x64 run --ping <local> k -- true', run: () => runPinged(binary) },
@@ -201,7 +232,53 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
       });
     }
   }
-  return { rows, data: { rounds: plan.overheadRounds, warmup: plan.warmup, stats, samples } };
+  rows.push(...floorRows(stats, { floors, etcdNote }));
+  return {
+    rows,
+    data: { rounds: plan.overheadRounds, warmup: plan.warmup, floorsFailed: floors.failed, stats, samples },
+  };
+}
+
+/**
+ * Every dlock row beside what its runtime can do (issue 32): its ratio to the floor timed in the same
+ * rounds and the milliseconds above it, with the issue's goals (rows marked `goal`: pass/MISS,
+ * counted apart from the targets above, which they do not replace).
+ */
+function floorRows(stats, { floors, etcdNote }) {
+  const missing = {
+    bunHello: floors.failed.hello,
+    bunRaw: floors.failed['raw-socket'],
+    bunIoredis: floors.failed.ioredis,
+    nodeIoredis: floors.failed.nodeIoredis,
+    etcdctl: etcdNote,
+    binary: 'dist/dlock-linux-x64 missing (npm run build:binary)',
+    binaryVersion: 'dist/dlock-linux-x64 missing (npm run build:binary)',
+  };
+  const comparisons = [
+    { id: 'binaryVersion', floor: 'bunHello', label: 'dlock-linux-x64 --version ÷ floor: bun hello-world', goal: 2 },
+    { id: 'binary', floor: 'bunRaw', label: 'dlock-linux-x64 run ÷ floor: bun raw socket' },
+    { id: 'binary', floor: 'bunIoredis', label: 'dlock-linux-x64 run ÷ floor: bun ioredis', stretch: 1.2 },
+    { id: 'binary', floor: 'etcdctl', label: 'dlock-linux-x64 run ÷ etcdctl lock k true', goal: 1 },
+    { id: 'version', floor: 'node', label: 'dlock --version (npm) ÷ node -e 0' },
+    { id: 'dlock', floor: 'node', label: 'dlock run (npm) ÷ node -e 0', goal: 1.3 },
+    { id: 'dlock', floor: 'nodeIoredis', label: 'dlock run (npm) ÷ floor: node ioredis' },
+  ];
+  return comparisons.map(({ id, floor, label, goal, stretch }) => {
+    const limit = goal ?? stretch;
+    const target = limit === undefined ? undefined : `${goal ? 'goal' : 'stretch'} ≤ ${limit}×`;
+    if (!stats[id] || !stats[floor])
+      return { section: '1 floors', measure: label, skipped: missing[stats[id] ? floor : id] ?? 'not run', target };
+    const value = ratio(stats[id].median, stats[floor].median);
+    const extraMs = Math.round((stats[id].median - stats[floor].median) * 10) / 10;
+    return {
+      section: '1 floors',
+      measure: `${label}: ${extraMs >= 0 ? '+' : ''}${extraMs} ms`,
+      unit: '×',
+      ratio: value,
+      ratioOf: 'medians',
+      ...(target ? { target, pass: value <= limit, goal: true } : {}),
+    };
+  });
 }
 
 /** An empty program compiled as dist/dlock-linux-x64 is (scripts/build-binary.mjs --floor); undefined if that fails. */
