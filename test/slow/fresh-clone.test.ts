@@ -9,6 +9,7 @@
 // test stops that server afterwards (a user's stays running, as the command says).
 // The second command (`bash .ci/run`) installs packages and runs the whole suite (tens of
 // minutes): here only checked to name a bash script that exists; CI runs it itself.
+// npm-only by nature: the command builds and runs the clone's bin/dlock, DLOCK_BIN or not.
 
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -57,12 +58,12 @@ beforeAll(async () => {
   if (cloned.status !== 0) throw new Error(`git clone failed: ${cloned.stderr}`);
 });
 afterAll(() => {
-  if (started) {
-    try {
-      process.kill(started, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+  // The redis-server the command started (a user's stays running): by its pid, else by its port.
+  try {
+    if (started) process.kill(started, 'SIGKILL');
+    else if (port) spawnSync('redis-cli', ['-p', String(port), 'shutdown', 'nosave'], { timeout: 5_000 });
+  } catch {
+    // already gone
   }
   rmSync(work, { recursive: true, force: true });
 });
@@ -75,8 +76,13 @@ test('the README shows the two set-up commands on its first screen', () => {
 
 test('the first command sets up a fresh clone and runs the demo under a lock, and again', async () => {
   const [first] = setUpCommands().commands;
+  // A user's shell: no DLOCK_* settings, and none of the npm_* variables `npm test` sets for its
+  // scripts (npm_config_prefix and the like must not steer the clone's npm ci at this checkout).
+  const user = Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('DLOCK_') && !/^npm_/i.test(name) && name !== 'INIT_CWD',
+  );
   const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DLOCK_'))),
+    ...Object.fromEntries(user),
     DLOCK_REDIS_URL: `redis://127.0.0.1:${port}`,
     npm_config_prefer_offline: 'true',
     npm_config_audit: 'false',
