@@ -7,6 +7,7 @@
 // builds what it tests.
 
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,42 @@ function describe(file: string): { format: string; machine: string; interp?: str
   return { format: `unknown ${b.subarray(0, 4).toString('hex')}`, machine: '' };
 }
 
+/**
+ * A Mach-O file's code signature: whether its CodeDirectory is ad hoc and whether every page hash
+ * matches the file up to the signature (what Apple Silicon's kernel checks before it runs a page).
+ */
+function machoSignature(file: string): { adhoc: boolean; valid: boolean } {
+  const data = readFileSync(file);
+  let [offset, signature, size] = [32, 0, 0];
+  for (let i = 0; i < data.readUInt32LE(16); i++) {
+    if (data.readUInt32LE(offset) === 0x1d)
+      [signature, size] = [data.readUInt32LE(offset + 8), data.readUInt32LE(offset + 12)];
+    offset += data.readUInt32LE(offset + 4);
+  }
+  expect(size).toBeGreaterThan(0); // LC_CODE_SIGNATURE
+  const blob = data.subarray(signature, signature + size);
+  for (let i = 0; i < blob.readUInt32BE(8); i++) {
+    const cd = blob.subarray(blob.readUInt32BE(16 + 8 * i));
+    if (cd.readUInt32BE(0) !== 0xfade0c02) continue; // CodeDirectory
+    const [hashOffset, codePages, codeLimit, hashSize, pageSize] = [
+      cd.readUInt32BE(16),
+      cd.readUInt32BE(28),
+      cd.readUInt32BE(32),
+      cd[36],
+      2 ** cd[39],
+    ];
+    let valid = codeLimit === signature && codePages === Math.ceil(codeLimit / pageSize);
+    for (let page = 0; valid && page < codePages; page++) {
+      const hash = createHash('sha256').update(
+        data.subarray(page * pageSize, Math.min((page + 1) * pageSize, codeLimit)),
+      );
+      valid = hash.digest().equals(cd.subarray(hashOffset + page * hashSize, hashOffset + (page + 1) * hashSize));
+    }
+    return { adhoc: (cd.readUInt32BE(12) & 0x2) !== 0, valid };
+  }
+  throw new Error(`${file} has no CodeDirectory`);
+}
+
 /** How this machine starts a target's executable, or why it cannot. */
 function launcher(target: Target): { prefix: string[] } | { why: string } {
   if (target === 'linux-x64' || target === 'linux-x64-baseline') return { prefix: [] };
@@ -168,4 +205,11 @@ test('the x64 musl executable runs where a musl libstdc++ is installed; with Deb
   const result = await exec(join(work, 'dlock-linux-x64-musl'), ['--version']);
   if (result.code === 0) expect(result).toEqual({ code: 0, signal: null, stdout: `${version}\n`, stderr: '' });
   else expect(result.stderr).toMatch(/^Error loading shared library libstdc\+\+\.so\.6: No such file or directory/);
+});
+
+test("dlock-darwin-arm64 carries a valid ad-hoc signature (Apple Silicon runs nothing unsigned); darwin-x64 keeps the runtime's stale one", () => {
+  expect(machoSignature(join(work, 'dlock-darwin-arm64'))).toEqual({ adhoc: true, valid: true });
+  // Bun 1.4.5 re-signs only its arm64 macOS output: the x64 one needs `codesign --force --sign -`
+  // on a Mac before it runs there (docs/install.md). This fails once Bun signs it too: update the docs.
+  expect(machoSignature(join(work, 'dlock-darwin-x64'))).toEqual({ adhoc: false, valid: false });
 });
