@@ -94,13 +94,18 @@ export function runtimePath(target) {
   try {
     const fetched = join(work, `${name}.tgz`);
     if (!existsSync(tarball) || integrityOf(tarball) !== integrity) {
-      execFileSync('npm', ['pack', `${pkg}@${version}`, '--pack-destination', work, '--silent'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        cwd: work,
-      });
+      try {
+        execFileSync('npm', ['pack', `${pkg}@${version}`, '--pack-destination', work, '--loglevel=error'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          cwd: work,
+        });
+      } catch (error) {
+        const why = error.stderr?.toString().trim().split('\n').join(' ') || error.message;
+        throw new Error(`npm pack ${pkg}@${version} failed: ${why}`);
+      }
       const got = integrityOf(fetched);
       if (got !== integrity) {
-        throw new Error(`${pkg}@${version} from the registry is ${got}, package-lock.json pins ${integrity}`);
+        throw new Error(`${pkg}@${version} from the registry is ${got}, scripts/bun-runtimes.mjs pins ${integrity}`);
       }
       renameSync(fetched, tarball);
     }

@@ -8,7 +8,19 @@
 
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  writeFileSync,
+  openSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -212,4 +224,56 @@ test("dlock-darwin-arm64 carries a valid ad-hoc signature (Apple Silicon runs no
   // Bun 1.4.5 re-signs only its arm64 macOS output: the x64 one needs `codesign --force --sign -`
   // on a Mac before it runs there (docs/install.md). This fails once Bun signs it too: update the docs.
   expect(machoSignature(join(work, 'dlock-darwin-x64'))).toEqual({ adhoc: false, valid: false });
+});
+
+test('a runtime whose tarball differs from the pinned sha512 is refused, and nothing of it is kept or built', async () => {
+  // A registry of our own (npm's ordinary client, pointed at it) that serves a well-formed
+  // @oven/bun-darwin-x64@1.4.5 whose tarball is not Bun's: npm accepts it, the build must not.
+  const fake = join(work, 'fake');
+  mkdirSync(join(fake, 'package/bin'), { recursive: true });
+  writeFileSync(join(fake, 'package/package.json'), JSON.stringify({ name: '@oven/bun-darwin-x64', version: '1.4.5' }));
+  writeFileSync(join(fake, 'package/bin/bun'), '#!/bin/sh\necho not bun\n', { mode: 0o755 });
+  expect((await exec('tar', ['-czf', join(fake, 'bun.tgz'), '-C', fake, 'package'])).code).toBe(0);
+  const tarball = readFileSync(join(fake, 'bun.tgz'));
+  const integrity = `sha512-${createHash('sha512').update(tarball).digest('base64')}`;
+  const server = createServer((request, response) => {
+    if (request.url?.endsWith('.tgz')) return response.end(tarball);
+    const { port } = server.address() as { port: number };
+    const dist = { tarball: `http://127.0.0.1:${port}/bun-darwin-x64-1.4.5.tgz`, integrity };
+    response.setHeader('content-type', 'application/json');
+    response.end(
+      JSON.stringify({
+        name: '@oven/bun-darwin-x64',
+        'dist-tags': { latest: '1.4.5' },
+        versions: { '1.4.5': { name: '@oven/bun-darwin-x64', version: '1.4.5', dist } },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as { port: number };
+    const cache = join(work, 'runtimes');
+    const out = join(work, 'refused', 'dlock-darwin-x64');
+    const result = await exec(
+      process.execPath,
+      [join(ROOT, 'scripts/build-binary.mjs'), '--target', 'darwin-x64', '--out', out],
+      {
+        env: {
+          ...process.env,
+          DLOCK_BUN_RUNTIMES: cache,
+          npm_config_registry: `http://127.0.0.1:${port}/`,
+          npm_config_cache: join(work, 'npm-cache'),
+        },
+      },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `build-binary: the Bun runtime for darwin-x64: @oven/bun-darwin-x64@1.4.5 from the registry is ${integrity}, ` +
+        `scripts/bun-runtimes.mjs pins sha512-qkLPMGHZM9NI6CeHTWwVezzmlo6cC4Ta7yUAjYIWXS366qQcOlcp75t2uZyiuVRBMPS0h9qE0tCcvCHGaFqjJg==\n`,
+    );
+    expect(readdirSync(cache)).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+  } finally {
+    server.close();
+  }
 });
