@@ -6,14 +6,13 @@ import { parseArgs } from './cli/program.js';
 import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
 import { finishEventSinks, Logger, tellEventSinks } from './log.js';
-import { flushStdio, guardStdio, stderr, stdout } from './output.js';
+import { flushStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
 import { acquireForEval, failureLine } from './keeper/fail-closed.js';
 import { printable } from './untrusted.js';
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
-  guardStdio();
   hideSecretsFromPs(argv);
   // Known once parsing has decided; -v inside the command's own arguments is the command's.
   let verbose = false;
