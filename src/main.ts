@@ -11,6 +11,9 @@ import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
 import { acquireForEval, failureLine } from './keeper/fail-closed.js';
 import { printable } from './untrusted.js';
+import { startupOver } from './jit.js';
+
+const JOB_COMMANDS = new Set(['run', 'acquire', 'keeper', 'renew', 'release', 'heartbeat']);
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
   hideSecretsFromPs(argv);
@@ -34,6 +37,9 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
       reporting.format = invocation.config.logFormat;
     }
     forEval = invocation.command === 'acquire' && invocation.config.format === 'sh';
+    // Only a job's own commands (run, acquire and its keeper, renew, release, heartbeat) are short
+    // start-ups; status, history, doctor, metrics and the rest may loop over many locks.
+    if (!JOB_COMMANDS.has(invocation.command)) startupOver();
     code = await invocation.run();
   } catch (error) {
     code = report(error, log(), verbose);
