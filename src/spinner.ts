@@ -1,6 +1,7 @@
 // The "waiting for ..." spinner: only on a terminal, never under CI or --quiet, and ora
 // is loaded only when a spinner will actually show. A spinner never fails dlock.
 
+import { fstatSync } from 'node:fs';
 import type { Ora } from 'ora';
 import type { Env } from './config/index.js';
 import { guardedStream } from './output.js';
@@ -25,10 +26,19 @@ function colourWanted(env: Env): boolean {
   return !env.NO_COLOR;
 }
 
+/** Whether stderr is a terminal: a fstat first, so that a pipe or a file needs no node:tty. */
+function onTerminal(): boolean {
+  try {
+    return fstatSync(2).isCharacterDevice() && process.getBuiltinModule('node:tty').isatty(2);
+  } catch {
+    return false;
+  }
+}
+
 /** `stream`: stderr by default, opened only when it is a terminal (output.ts: guardedStream). */
 export function spinnerWanted(env: Env, quiet: boolean, stream?: NodeJS.WriteStream): boolean {
   if (quiet || underCi(env) || env.TERM === 'dumb') return false;
-  if (!stream && !process.getBuiltinModule('node:tty').isatty(2)) return false;
+  if (!stream && !onTerminal()) return false;
   const target = stream ?? guardedStream('stderr');
   // A pty without a size (columns 0) would make ora redraw endlessly: no spinner there either.
   return Boolean(target?.isTTY) && (target?.columns ?? 0) > 0;
