@@ -21,6 +21,7 @@ import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
 import { declareStatus } from './status.js';
 import { VERSION } from '../version.js';
+import { KEEPER_COMMAND } from '../keeper/protocol.js';
 
 export type { Invocation } from './invocation.js';
 
@@ -61,7 +62,7 @@ export function parseArgs(
 const DECLARATIONS: [string, (program: Command, cli: CommandLine) => void][] = [
   ['run', declareRun],
   ['acquire', declareAcquire],
-  ['keeper', declareKeeper],
+  [KEEPER_COMMAND, declareKeeper],
   ['renew', declareRenew],
   ['heartbeat', declareHeartbeat],
   ['status', declareStatus],
@@ -70,16 +71,18 @@ const DECLARATIONS: [string, (program: Command, cli: CommandLine) => void][] = [
   ['doctor', declareDoctor],
   ['metrics', declareMetrics],
   ['completion', declareCompletion],
-  ['complete-keys', declareCompleteKeys],
+  ['__complete-keys', declareCompleteKeys],
 ];
 
 /**
- * The command `argv` names, when it names one: dlock's own options (-q, -v, -V, -h) take no value,
- * so it is the first word that is not an option. Undefined for anything else (no command, `help`,
- * flock's habits, a typo), which then gets the whole program, its help and its suggestions.
+ * The command `argv` names, when it names one right after dlock's own -q and -v (and -V, which
+ * prints the version whatever follows): the first word, as commander reads it. Undefined for
+ * anything else (no command, `help`, --help before the command, flock's habits, a typo), which
+ * then gets the whole program, its help and its suggestions.
  */
 function commandNamed(argv: string[]): string | undefined {
-  const word = argv.find((arg) => !arg.startsWith('-') || arg === '-' || arg === '--');
+  const at = argv.findIndex((arg) => !/^(-[qvV]+|--quiet|--verbose|--version)$/.test(arg));
+  const word = argv[at];
   return DECLARATIONS.some(([name]) => name === word) ? word : undefined;
 }
 
