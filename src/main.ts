@@ -37,8 +37,9 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
       reporting.format = invocation.config.logFormat;
     }
     forEval = invocation.command === 'acquire' && invocation.config.format === 'sh';
-    // Only a job's own commands (run, acquire and its keeper, renew, release, heartbeat) are short
-    // start-ups; status, history, doctor, metrics and the rest may loop over many locks.
+    // A job's own commands keep the binary's start-up JIT policy (src/jit.ts) until their command or
+    // section runs (run, the keeper) or they exit; status, history, doctor, metrics and the rest may
+    // loop over many locks.
     if (!JOB_COMMANDS.has(invocation.command)) startupOver();
     code = await invocation.run();
   } catch (error) {
