@@ -101,6 +101,11 @@ await build({
   logLevel: 'warning',
 });
 
+// bin/dlock reads the bundle as latin1 (no UTF-8 validation): esbuild escapes every non-ASCII
+// character (its default charset), so the text is the same either way.
+if (/[^\x00-\x7f]/.test(readFileSync('dist/dlock.cjs', 'latin1')))
+  throw new Error('build: dist/dlock.cjs is not ASCII (bin/dlock reads it as latin1)');
+
 // V8 code cache for bin/dlock: run the CLI once along the path users take (commander,
 // validation, the run command, ioredis, waiting, acquire, the child, release) and save every function
 // compiled on the way. Trained against a throwaway redis-server when one is installed; without

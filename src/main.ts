@@ -6,14 +6,16 @@ import { parseArgs } from './cli/program.js';
 import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
 import { finishEventSinks, Logger, tellEventSinks } from './log.js';
-import { flushStdio, guardStdio, stderr, stdout } from './output.js';
+import { flushStdio, stderr, stdout } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
 import { acquireForEval, failureLine } from './keeper/fail-closed.js';
 import { printable } from './untrusted.js';
+import { startupOver } from './jit.js';
+
+const JOB_COMMANDS = new Set(['run', 'acquire', 'keeper', 'renew', 'release', 'heartbeat']);
 
 export async function main(argv: string[] = process.argv.slice(2), env = process.env): Promise<number> {
-  guardStdio();
   hideSecretsFromPs(argv);
   // Known once parsing has decided; -v inside the command's own arguments is the command's.
   let verbose = false;
@@ -35,6 +37,10 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
       reporting.format = invocation.config.logFormat;
     }
     forEval = invocation.command === 'acquire' && invocation.config.format === 'sh';
+    // A job's own commands keep the binary's start-up JIT policy (src/jit.ts) until their command or
+    // section runs (run, the keeper) or they exit; status, history, doctor, metrics and the rest may
+    // loop over many locks.
+    if (!JOB_COMMANDS.has(invocation.command)) startupOver();
     code = await invocation.run();
   } catch (error) {
     code = report(error, log(), verbose);

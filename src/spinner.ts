@@ -1,8 +1,10 @@
 // The "waiting for ..." spinner: only on a terminal, never under CI or --quiet, and ora
 // is loaded only when a spinner will actually show. A spinner never fails dlock.
 
+import { fstatSync } from 'node:fs';
 import type { Ora } from 'ora';
 import type { Env } from './config/index.js';
+import { guardedStream } from './output.js';
 import { cut, printable } from './untrusted.js';
 
 /**
@@ -24,9 +26,22 @@ function colourWanted(env: Env): boolean {
   return !env.NO_COLOR;
 }
 
-export function spinnerWanted(env: Env, quiet: boolean, stream: NodeJS.WriteStream = process.stderr): boolean {
+/** Whether stderr is a terminal: a fstat first, so that a pipe or a file needs no node:tty. */
+function onTerminal(): boolean {
+  try {
+    return fstatSync(2).isCharacterDevice() && process.getBuiltinModule('node:tty').isatty(2);
+  } catch {
+    return false;
+  }
+}
+
+/** `stream`: stderr by default, opened only when it is a terminal (output.ts: guardedStream). */
+export function spinnerWanted(env: Env, quiet: boolean, stream?: NodeJS.WriteStream): boolean {
+  if (quiet || underCi(env) || env.TERM === 'dumb') return false;
+  if (!stream && !onTerminal()) return false;
+  const target = stream ?? guardedStream('stderr');
   // A pty without a size (columns 0) would make ora redraw endlessly: no spinner there either.
-  return Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && !quiet && !underCi(env) && env.TERM !== 'dumb';
+  return Boolean(target?.isTTY) && (target?.columns ?? 0) > 0;
 }
 
 /** Columns the frame takes besides the text: the spinner character and a space, and one spare. */
@@ -61,15 +76,17 @@ export class Spinner {
    * here. It is cut to the terminal's width (read at each update: a resize counts), so the frame
    * is one line: a wrapped one left a trail of copies on screen.
    */
-  async update(text: string, stream: NodeJS.WriteStream = process.stderr): Promise<void> {
+  async update(text: string, given?: NodeJS.WriteStream): Promise<void> {
     if (this.failed) return;
+    const stream = given ?? guardedStream('stderr');
+    if (!stream) return;
     text = fitColumns(cut(printable(text), SPINNER_MAX), (stream.columns || 80) - SPINNER_MARGIN);
     try {
       if (!this.ora) {
         const { default: ora } = await import('ora');
         // spinnerWanted decided already: ora's own check would take CI=false for CI.
         this.ora = ora({
-          stream: process.stderr,
+          stream,
           discardStdin: false,
           hideCursor: false,
           isEnabled: true,

@@ -3,9 +3,10 @@
 // (parent-death signal on Linux).
 
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import { accessSync, constants } from 'node:fs';
 import { CommandError, EXIT } from '../errors.js';
+import { guardedStream } from '../output.js';
 import { signalStatus } from './exit-status.js';
 import { childStdio, inheritedFds, withoutInheritedFdsVar } from './inherited-fds.js';
 
@@ -62,8 +63,11 @@ export async function spawnChild(
   if (capture) [stdio[1], stdio[2]] = ['pipe', 'pipe'];
   const child = spawn(command, commandArgs, { stdio, env: withoutInheritedFdsVar(env) });
   if (capture && child.stdout && child.stderr) {
-    capture.tee(child.stdout, process.stdout);
-    capture.tee(child.stderr, process.stderr);
+    // Through output.ts, so that dlock's exit waits until the tee has drained.
+    const sink = (name: 'stdout' | 'stderr') =>
+      guardedStream(name) ?? new Writable({ write: (_c, _e, done) => done() });
+    capture.tee(child.stdout, sink('stdout'));
+    capture.tee(child.stderr, sink('stderr'));
   }
   return childHandle(child, file);
 }

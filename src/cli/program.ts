@@ -21,6 +21,7 @@ import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
 import { declareStatus } from './status.js';
 import { VERSION } from '../version.js';
+import { KEEPER_COMMAND } from '../keeper/protocol.js';
 
 export type { Invocation } from './invocation.js';
 
@@ -45,7 +46,7 @@ export function parseArgs(
   onLogFormat?: (format: LogFormat) => void,
 ): Invocation {
   let invocation: Invocation | undefined;
-  const program = buildProgram(env, (decided) => (invocation = decided), output, argv);
+  const program = buildProgram(env, (decided) => (invocation = decided), output, argv, commandNamed(argv));
   // Runs after commander's own listener has checked the value against the choices.
   if (onLogFormat) for (const command of program.commands) command.on('option:log-format', onLogFormat);
   try {
@@ -57,12 +58,45 @@ export function parseArgs(
   return invocation;
 }
 
-/** `argv`: the whole command line, which `acquire` hands to its keeper to parse again. */
+/** The commands in --help's order; the hidden ones where they always were. */
+const DECLARATIONS: [string, (program: Command, cli: CommandLine) => void][] = [
+  ['run', declareRun],
+  ['acquire', declareAcquire],
+  [KEEPER_COMMAND, declareKeeper],
+  ['renew', declareRenew],
+  ['heartbeat', declareHeartbeat],
+  ['status', declareStatus],
+  ['release', declareRelease],
+  ['history', declareHistory],
+  ['doctor', declareDoctor],
+  ['metrics', declareMetrics],
+  ['completion', declareCompletion],
+  ['__complete-keys', declareCompleteKeys],
+];
+
+/**
+ * The command `argv` names, when it names one right after dlock's own -q and -v (and -V, which
+ * prints the version whatever follows): the first word, as commander reads it. Undefined for
+ * anything else (no command, `help`, --help before the command, flock's habits, a typo), which
+ * then gets the whole program, its help and its suggestions.
+ */
+function commandNamed(argv: string[]): string | undefined {
+  const at = argv.findIndex((arg) => !/^(-[qvV]+|--quiet|--verbose|--version)$/.test(arg));
+  const word = argv[at];
+  return DECLARATIONS.some(([name]) => name === word) ? word : undefined;
+}
+
+/**
+ * `argv`: the whole command line, which `acquire` hands to its keeper to parse again. `only`: the
+ * command named there, the only one declared then (commander's set-up of every command's options
+ * was a third of a plain run's start-up in the binary); without it, all of them.
+ */
 export function buildProgram(
   env: Env,
   decide: (invocation: Invocation) => void,
   output: OutputConfiguration = {},
   argv: string[] = [],
+  only?: string,
 ): Command {
   // Set first: every subcommand inherits how errors and output are handled.
   const outWidth = output.getOutHelpWidth ?? (() => helpWidth(env, process.stdout));
@@ -106,20 +140,8 @@ export function buildProgram(
     withGlobals: (options) => ({ ...program.opts<RawOptions>(), ...options }),
     parse: (inner) => parseArgs(inner, env),
   };
-  // In --help's order; the hidden ones where they always were.
-  declareRun(program, cli);
-  declareAcquire(program, cli);
-  declareKeeper(program, cli);
-  declareRenew(program, cli);
-  declareHeartbeat(program, cli);
-  declareStatus(program, cli);
-  declareRelease(program, cli);
-  declareHistory(program, cli);
-  declareDoctor(program, cli);
-  declareMetrics(program, cli);
-  declareCompletion(program, cli);
-  declareCompleteKeys(program, cli);
-  declareHelp(program);
+  for (const [name, declare] of DECLARATIONS) if (only === undefined || name === only) declare(program, cli);
+  if (only === undefined) declareHelp(program);
   return program;
 }
 

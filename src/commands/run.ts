@@ -18,6 +18,7 @@ import { Hold } from '../hold/hold.js';
 import type { Lease, LossReason } from '../hold/lease.js';
 import { keepEnclosingLease } from '../hold/nested-lease.js';
 import { enclosedEnv, holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
+import { startupOver } from '../jit.js';
 import { Logger } from '../log.js';
 import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
 
@@ -74,6 +75,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       const child =
         prepared?.start(hold.fence, slot) ??
         (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot }), tail));
+      startupOver();
       const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
       bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
       if (bounds) hold.reportProgress(bounds.progress.bind(bounds));
@@ -192,6 +194,7 @@ async function runUnderParent(
     }
     const startedAt = now();
     const child = await spawnChild(file, args, childEnv, tail);
+    startupOver();
     if (config.maxHoldMs !== undefined || heartbeat) {
       bounds = new JobBounds({ ...config, heldSince: startedAt, heartbeat: heartbeat?.file });
     }

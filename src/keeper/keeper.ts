@@ -24,6 +24,7 @@ import { stopForBound } from './bound-stop.js';
 import { sectionScope, sectionSignals } from './section.js';
 import { startSentinel, type Sentinel } from './sentinel.js';
 import { watchProcess } from './watch.js';
+import { startupOver } from '../jit.js';
 
 type Ending =
   | { why: 'watched-exited' }
@@ -94,6 +95,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     // The enclosing dlocks' heartbeat files (a `dlock heartbeat` reaches them too), the shortest interval.
     if (heartbeat) Object.assign(variables, enclosingHeartbeats(process.env, config.heartbeatMs!));
     const delivered = sendReport({ kind: 'held', variables });
+    // The section runs from here on, for as long as it takes: JavaScriptCore's normal JIT policy.
+    startupOver();
     // The variables never reached the caller: nobody will release this lock.
     if (!delivered || !(await Promise.race([ack, aborted(ending.signal).then(() => false)]))) {
       await hold.release();

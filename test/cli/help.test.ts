@@ -157,6 +157,21 @@ test('no flag letter means two things across commands', async () => {
   expect([...meanings.get('-n')!]).toEqual(['--no-wait']);
 });
 
+test('dlock --help (or -h) before a command word is the whole help, with every command', async () => {
+  const whole = await help(['--help'], '100');
+  expect(await help(['--help', 'run'], '100')).toBe(whole);
+  expect(await help(['-q', '-h', 'status'], '100')).toBe(whole);
+});
+
+test('a hidden command name without its underscores is a key of the flock form, as any unknown word', async () => {
+  // `keeper` and `complete-keys` name hidden commands (__keeper, __complete-keys) only inside dlock.
+  const keeper = await dlock(['keeper', 'x'], { env: cleanEnv() });
+  expect([keeper.code, keeper.stderr]).toEqual([
+    64,
+    "dlock: unknown command 'keeper' — did you mean: dlock run keeper -- x\n",
+  ]);
+});
+
 test('--help names the stop signal as --signal chooses it, not always SIGTERM', async () => {
   for (const command of ['run', 'acquire']) {
     const { stdout } = await dlock([command, '--help'], { env: cleanEnv({ COLUMNS: '300' }) });

@@ -39,6 +39,42 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
   expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
 });
 
+test('a run that prints nothing never opens stdout or stderr (their streams are set up on first write)', async () => {
+  const dir = tempDir();
+  const preload = join(dir, 'list.cjs');
+  const out = join(dir, 'modules.txt');
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
+  );
+  // Output to files: Node writes there through a SyncWriteStream, made when process.stdout or
+  // process.stderr is first used.
+  const code = await new Promise<number | null>((resolve) => {
+    execFile(
+      '/bin/sh',
+      [
+        '-c',
+        '"$@" >/dev/null 2>/dev/null',
+        'sh',
+        process.execPath,
+        '--require',
+        preload,
+        BIN,
+        'run',
+        '--redis',
+        redis.url,
+        'startup-stdio',
+        '--',
+        'true',
+      ],
+      { env: cleanEnv() },
+      (error) => resolve(error ? (error.code as number) : 0),
+    );
+  });
+  expect(code).toBe(0);
+  expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule internal/fs/sync_write_stream');
+});
+
 test('prom-client loads only for dlock metrics: a plain run loads none of the modules it needs', async () => {
   const dir = tempDir();
   const preload = join(dir, 'list.cjs');
