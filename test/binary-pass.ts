@@ -103,7 +103,7 @@ export const NPM_ONLY: Record<string, string> = {
  * fresh clone, where vitest has no durations of its own yet. Files under 4 s are left out.
  */
 export const SECONDS: Record<string, readonly [number, number]> = {
-  'cli/wait-status': [69, 68],
+  'cli/wait-status': [65, 64],
   'slow/chaos': [46, 45],
   'cli/ping': [39, 30],
   'cli/docs': [39, 28],
