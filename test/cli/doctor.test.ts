@@ -56,10 +56,12 @@ describe('the text report', () => {
     expect(result.stderr).toBe('');
     return result.stdout;
   }
-  // Measurements (clock offset, round trip) differ from one run to the next: numbers as #.
+  // Measurements (clock offset, round trip) differ from one run to the next: numbers as #, and
+  // the offset's side (a clock a few ms off is ahead of this host's in one run, behind in the next).
   const words = (report: string) =>
     report
       .replace(/\d+(\.\d+)?/g, '#')
+      .replace(/\s(ahead\s+of|behind)\s+this\s+host's/g, " ahead-or-behind this host's")
       .split(/\s+/)
       .filter(Boolean);
 

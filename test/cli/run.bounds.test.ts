@@ -269,18 +269,21 @@ test('--max-hold stops the whole command: sh -c "sleep & sleep & wait" leaves no
 });
 
 describe('nested runs on other keys: a dlock heartbeat reaches every enclosing dlock that watches one', () => {
-  test('--heartbeat 1s o1 around --heartbeat 5m i1: DLOCK_HEARTBEAT_MS is 1000 and the beats reach the outer run', async () => {
+  // 3 s, not 1 s: between the middle run's last beat and the inner one's first, three dlocks start
+  // (the inner two and a `dlock heartbeat`), which a loaded machine took over 1 s for; the whole
+  // script still beats for 5 s and more, so beats that did not reach the outer run would miss.
+  test('--heartbeat 3s o1 around --heartbeat 5m i1: DLOCK_HEARTBEAT_MS is 3000 and the beats reach the outer run', async () => {
     const beats = 'echo "$DLOCK_HEARTBEAT_MS"; for i in 1 2 3 4 5; do sleep .5; "$D" heartbeat || exit 9; done';
     const middle = `"$D" run --redis "$R" --heartbeat 5m hb-i1 -- sh -c '${beats}'`;
-    const inner = `"$D" run --redis "$R" --heartbeat 2s hb-i2 -- "$D" run --redis "$R" hb-i3 -- sh -c '${beats}'`;
+    const inner = `"$D" run --redis "$R" --heartbeat 5s hb-i2 -- "$D" run --redis "$R" hb-i3 -- sh -c '${beats}'`;
     const script = `${middle} && ${inner}`;
     const done = await spawnDlock(
-      ['run', '--redis', redis.url, '--log-format', 'json', '--heartbeat', '1s', 'hb-o1', '--', 'sh', '-c', script],
+      ['run', '--redis', redis.url, '--log-format', 'json', '--heartbeat', '3s', 'hb-o1', '--', 'sh', '-c', script],
       { env: env({ R: redis.url }) },
     ).result;
     expect(done.stderr).not.toContain('heartbeat-missed');
     expect(done.code, done.stderr).toBe(0);
-    expect(done.stdout.trim().split('\n')).toEqual(['1000', '1000']);
+    expect(done.stdout.trim().split('\n')).toEqual(['3000', '3000']);
   });
 
   test('a forged DLOCK_HEARTBEAT_ENCLOSING entry is refused (64) and never touched', async () => {

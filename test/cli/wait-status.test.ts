@@ -1,29 +1,44 @@
 // A wait without a terminal (CI, cron, a pipe) is visible: a status line when it starts (the
 // holder, the place in line, the estimate) and one every 30 s, as text or as json events;
-// --quiet silences them. Its own file: it waits behind a 65 s holder, in parallel with the rest.
+// --quiet silences them. Its own file: it waits behind a holder for over a minute (the two 30 s
+// periods it checks), in parallel with the rest.
 
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { dlock } from '../helpers/cli.js';
-import { events, spawnDlock } from '../fixtures/observe.js';
+import { events, spawnDlock, tempDir } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
 
-test('behind a 65 s holder: a start line and two progress lines, 30 s apart', async () => {
+test('behind a holder for over a minute: a start line and two progress lines, 30 s apart', async () => {
   const key = 'ci-deploy';
   const run = (flags: string[], command: string[]) =>
     spawnDlock(['run', '--redis', redis.url, ...flags, key, '--', ...command]);
   // One earlier hold in the history, so the wait has one to give (here: unknown, the holder is past it).
   expect((await dlock(['run', '--redis', redis.url, key, '--', 'true'])).code).toBe(0);
-  const holder = run(['--log-format', 'json'], ['sleep', '65']);
+  // The holder holds until the test opens its gate (a FIFO its command reads), once both waits have
+  // written their 1 m line: no longer than that (it was a fixed 65 s).
+  const gate = join(tempDir(), 'gate');
+  execFileSync('mkfifo', [gate]);
+  const holder = run(['--log-format', 'json'], ['sh', '-c', 'read go < "$0"', gate]);
   await holder.waitFor('"event":"acquired"');
   const text = run(['--wait', '2m'], ['true']);
   await text.waitFor(`dlock: waiting for ${key}`);
   const json = run(['--log-format', 'json', '--wait', '2m'], ['true']);
   await json.waitFor('"event":"wait-status"');
   const quiet = run(['-q', '--wait', '2m'], ['true']);
+  await Promise.all([
+    text.waitFor(/still waiting for [^\n]* waited 1m/),
+    json.waitFor(/(?:"event":"wait-status"[^]*){3}/),
+  ]);
+  const open = openSync(gate, constants.O_WRONLY | constants.O_NONBLOCK);
+  writeSync(open, 'go\n');
+  closeSync(open);
 
   const results = [holder.result, text.result, json.result, quiet.result];
   const [held, shown, logged, silent] = await Promise.all(results);

@@ -1,9 +1,11 @@
-// The standalone executable (compiled with Bun, scripts/build-binary.mjs): built once here, then
-// run with an empty environment from another directory, as on a host without Node. To run every
-// CLI test against it instead of bin/dlock: `npm run test:binary` (CI does, .ci/run).
+// The standalone executable (compiled with Bun, scripts/build-binary.mjs): built once here (or, in
+// the binary pass, DLOCK_BIN's, the one CI built, copied here with its checksum file), then run with
+// an empty environment from another directory, as on a host without Node. The CLI tests that run
+// against it as well: `npm run test:binary` (test/binary-pass.ts; CI does, .ci/run), all of them:
+// `npm run test:binary:all`.
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +22,13 @@ const BARE_ENV = { PATH: '/usr/bin:/bin' };
 
 let redis: RedisServer;
 beforeAll(async () => {
+  const built = process.env.DLOCK_BIN;
+  if (built !== undefined) {
+    copyFileSync(built, binary);
+    copyFileSync(`${built}.sha256`, `${binary}.sha256`);
+    redis = await RedisServer.start();
+    return;
+  }
   const started = performance.now();
   const build = await exec(process.execPath, [join(ROOT, 'scripts/build-binary.mjs'), '--out', binary], {
     env: process.env,
