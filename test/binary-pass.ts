@@ -95,6 +95,9 @@ export const NPM_ONLY: Record<string, string> = {
     "RESP parsing is ioredis (the same JS); Bun's socket errors and timeouts are server-messages'",
   'hostile/metrics.forged': "the bundle's exposition of forged data",
   'slow/pack': 'tests the npm tarball even under DLOCK_BIN (an exact repeat)',
+  'slow/binaries': "builds and runs every target's binary itself; it ignores DLOCK_BIN (an exact repeat)",
+  'slow/deb': 'builds its .deb from a binary it compiles; it ignores DLOCK_BIN (an exact repeat)',
+  'slow/fresh-clone': "runs the README's first command in a fresh clone, which starts bin/dlock by design",
 };
 
 /**
@@ -105,6 +108,9 @@ export const NPM_ONLY: Record<string, string> = {
 export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/wait-status': [65, 64],
   'slow/chaos': [46, 45],
+  'slow/binaries': [35, 0],
+  'slow/deb': [24, 0],
+  'slow/fresh-clone': [10, 0],
   'cli/ping': [39, 30],
   'cli/docs': [39, 28],
   'topology/sentinel': [28, 27],
