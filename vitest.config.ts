@@ -2,7 +2,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { BINARY_PASS, SECONDS } from './test/binary-pass.js';
+import { BINARY_PASS, IDLE_LANE, SECONDS } from './test/binary-pass.js';
 
 // Tests by kind, each folder a project: `npm run test:unit` only the pure ones (seconds);
 // `npm run test:fast` all but slow/ (the binary, the npm tarball, chaos). `npm test` (and .ci/run)
@@ -17,6 +17,21 @@ const ROOT = fileURLToPath(new URL('.', import.meta.url));
 // DLOCK_BIN=<executable> alone, as before, runs whatever is selected against that executable
 // (`npm run test:binary:all`: every file of cli, topology, hostile and slow).
 const BINARY_PASS_ON = process.env.DLOCK_BINARY_PASS === '1';
+// scripts/test-spawn.mjs runs the files of IDLE_LANE (test/binary-pass.ts) as a vitest run of their
+// own (DLOCK_TEST_LANE=idle) beside the main one (DLOCK_TEST_LANE=main, which leaves them out).
+const LANE = process.env.DLOCK_TEST_LANE;
+const IDLE_FILES = IDLE_LANE.map((file) => `test/${file}.test.ts`);
+/** A project's files in this lane: all of them, all but the idle ones (main), or only those (idle). */
+const inLane = (include: string[], exclude: string[] = []) => {
+  if (LANE === 'main') return { include, exclude: [...exclude, ...IDLE_FILES] };
+  if (LANE !== 'idle') return { include, exclude };
+  const folders = include
+    .filter((glob) => glob.endsWith('/**/*.test.ts'))
+    .map((glob) => glob.slice(0, -'**/*.test.ts'.length));
+  const idle = IDLE_FILES.filter((file) => include.includes(file) || folders.some((folder) => file.startsWith(folder)));
+  // A project with no idle file gets a pattern that matches nothing (vitest would otherwise run all).
+  return { include: idle.length > 0 ? idle : ['test/__none__.test.ts'], exclude };
+};
 const binary = {
   name: 'binary',
   include: Object.keys(BINARY_PASS).map((file) => `test/${file}.test.ts`),
@@ -57,10 +72,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 30_000,
-    // Integration tests start their own redis-server processes and mostly wait on them, on leases
-    // and on child processes: a whole run on the 2-core machines used 554 s of CPU in 621 s (45% of
-    // both cores) with two workers, so a third keeps the cores busier (DLOCK_TEST_WORKERS to change).
-    maxWorkers: Number(process.env.DLOCK_TEST_WORKERS) || 3,
+    // Integration tests start their own redis-server processes; two workers fit the 2-core machines
+    // (the files that mostly wait get a lane of their own in `npm run test:spawn`: IDLE_LANE).
+    maxWorkers: 2,
     reporters: ['default'],
     sequence: { sequencer: LongestFirst },
     projects: [
@@ -68,13 +82,15 @@ export default defineConfig({
         extends: true as const,
         test: {
           name,
-          include: [`test/${name}/**/*.test.ts`],
           // In the binary pass test/slow/binary.test.ts takes the executable built for it (in
           // `binary`) instead of building one of its own.
-          ...(BINARY_PASS_ON && name === 'slow' ? { exclude: ['test/slow/binary.test.ts'] } : {}),
+          ...inLane(
+            [`test/${name}/**/*.test.ts`],
+            BINARY_PASS_ON && name === 'slow' ? ['test/slow/binary.test.ts'] : [],
+          ),
         },
       })),
-      ...(BINARY_PASS_ON ? [{ extends: true as const, test: binary }] : []),
+      ...(BINARY_PASS_ON ? [{ extends: true as const, test: { ...binary, ...inLane(binary.include) } }] : []),
     ],
   },
 });

@@ -166,3 +166,12 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/run.partial': [4, 4],
   'cli/line.shared': [4, 2],
 };
+
+/**
+ * Files that spend their time waiting, not computing (a 60 s status period, the chaos smoke's
+ * 20 s of timed phases), run by `npm run test:spawn` in a vitest run of their own beside the main
+ * one (scripts/test-spawn.mjs): a third lane that costs the two cores little, so the two workers of
+ * the main run are not held up by them. CPU in one run here: wait-status 3.4 s in 67 s, the
+ * chaos smoke 16 s in 44 s.
+ */
+export const IDLE_LANE: readonly string[] = ['cli/wait-status', 'slow/chaos'];

@@ -4,7 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
-import { BINARY_PASS, NPM_ONLY, SECONDS } from '../binary-pass.js';
+import { BINARY_PASS, IDLE_LANE, NPM_ONLY, SECONDS } from '../binary-pass.js';
 
 const TEST = fileURLToPath(new URL('..', import.meta.url));
 const spawning = ['cli', 'topology', 'hostile', 'slow'].flatMap((folder) =>
@@ -24,4 +24,8 @@ test('every test file that starts dlock is in the binary pass or npm-only, not b
 
 test('the durations the sequencer orders by name files that exist', () => {
   expect(Object.keys(SECONDS).filter((file) => !spawning.includes(file))).toEqual([]);
+});
+
+test('the idle lane (scripts/test-spawn.mjs) names files that exist', () => {
+  expect(IDLE_LANE.filter((file) => !spawning.includes(file))).toEqual([]);
 });
