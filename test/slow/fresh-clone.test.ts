@@ -12,12 +12,13 @@
 // npm-only by nature: the command builds and runs the clone's bin/dlock, DLOCK_BIN or not.
 
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../support/redis-server.mjs';
+import { freePort, RedisServer } from '../../support/redis-server.mjs';
 import { blocksOf } from '../helpers/transcript.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,6 +51,40 @@ function bash(command: string, env: NodeJS.ProcessEnv): Promise<Run> {
   });
 }
 
+/** A user's shell: no DLOCK_* settings, and none of the npm_* variables `npm test` sets for its
+ * scripts (npm_config_prefix and the like must not steer the clone's npm ci at this checkout). */
+function userEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const user = Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('DLOCK_') && !/^npm_/i.test(name) && name !== 'INIT_CWD',
+  );
+  return {
+    ...Object.fromEntries(user),
+    npm_config_prefer_offline: 'true',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    ...extra,
+  };
+}
+
+/** A directory of stand-ins put first on PATH: `node` of the given version, `apt-cache` offering
+ * nodejs `candidate`, and apt-get, sudo and npm that only write down that they were called (and
+ * fail, so that nothing goes further: .ci/run must never get to run the suite here). */
+function fakeTools(nodeVersion: string, candidate: string): { path: string; calls: string } {
+  const dir = mkdtempSync(join(work, 'fake-bin-'));
+  const calls = join(dir, 'calls');
+  const tool = (name: string, body: string): void => {
+    writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(dir, name), 0o755);
+  };
+  tool('node', `[ "$1" = --version ] && { echo ${nodeVersion}; exit 0; }; exit 1`);
+  tool('apt-cache', `echo 'nodejs:'; echo '  Installed: (none)'; echo '  Candidate: ${candidate}'`);
+  for (const name of ['apt-get', 'sudo', 'npm']) tool(name, `echo "${name} $*" >> '${calls}'; exit 1`);
+  return { path: `${dir}:${process.env.PATH}`, calls };
+}
+
+const NODE_ADVICE =
+  /^[^\n]*dlock needs Node\.js >= 20\.19 \(this has v18\.19\.1\)[^\n]*Debian 13 and Ubuntu 25\.04\+[^\n]*apt-get install nodejs npm[^\n]*nvm or NodeSource[^\n]*docs\/install\.md[^\n]*\n$/;
+
 let port: number;
 let started: number | undefined;
 beforeAll(async () => {
@@ -76,18 +111,7 @@ test('the README shows the two set-up commands on its first screen', () => {
 
 test('the first command sets up a fresh clone and runs the demo under a lock, and again', async () => {
   const [first] = setUpCommands().commands;
-  // A user's shell: no DLOCK_* settings, and none of the npm_* variables `npm test` sets for its
-  // scripts (npm_config_prefix and the like must not steer the clone's npm ci at this checkout).
-  const user = Object.entries(process.env).filter(
-    ([name]) => !name.startsWith('DLOCK_') && !/^npm_/i.test(name) && name !== 'INIT_CWD',
-  );
-  const env = {
-    ...Object.fromEntries(user),
-    DLOCK_REDIS_URL: `redis://127.0.0.1:${port}`,
-    npm_config_prefer_offline: 'true',
-    npm_config_audit: 'false',
-    npm_config_fund: 'false',
-  };
+  const env = userEnv({ DLOCK_REDIS_URL: `redis://127.0.0.1:${port}` });
   const once = await bash(first, env);
   expect(once.stderr + once.stdout).toMatch(/started redis-server on 127\.0\.0\.1:\d+ \(pid \d+\)/);
   started = Number(/\(pid (\d+)\)/.exec(once.stdout + once.stderr)?.[1]);
@@ -101,6 +125,80 @@ test('the first command sets up a fresh clone and runs the demo under a lock, an
   expect(twice.stdout + twice.stderr).not.toMatch(/started redis-server/);
   expect(twice.stdout).toMatch(/dlock works: .*fencing token 2\n/);
 }, 120_000);
+
+// Port taken by something that is not a Redis answering PING: said at once, no second server.
+// (After the test above: the clone is set up, so these get to step 3 in a second or two.)
+test('try.sh, a Redis with a password on the port: says to put the password in DLOCK_REDIS_URL', async () => {
+  const server = await RedisServer.start({ args: ['--requirepass', 'sekret'] });
+  try {
+    const run = await bash('bash scripts/try.sh', userEnv({ DLOCK_REDIS_URL: server.url }));
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).not.toMatch(/started redis-server/);
+    expect(run.stderr).toBe(
+      `try.sh: a Redis on 127.0.0.1:${server.port} wants a password: ` +
+        `set DLOCK_REDIS_URL=redis://:PASSWORD@127.0.0.1:${server.port}\n`,
+    );
+  } finally {
+    await server.close();
+  }
+}, 60_000);
+
+test("try.sh, something else on the port: says it is not a Redis, with redis-cli's error", async () => {
+  const http = createServer((socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n')));
+  const busy = await freePort();
+  await new Promise<void>((resolve) => http.listen(busy, '127.0.0.1', resolve));
+  try {
+    const run = await bash('bash scripts/try.sh', userEnv({ DLOCK_REDIS_URL: `redis://127.0.0.1:${busy}` }));
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).not.toMatch(/started redis-server/);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^try\\.sh: something on 127\\.0\\.0\\.1:${busy} is not a Redis that answers PING ` +
+          `\\(.*Protocol error.*\\): set DLOCK_REDIS_URL to a Redis\\n$`,
+      ),
+    );
+  } finally {
+    http.close();
+  }
+}, 60_000);
+
+test("try.sh, a remote URL no Redis answers at: names it, password masked, and redis-cli's error", async () => {
+  const free = await freePort();
+  const url = `redis://me:sekret@127.0.0.2:${free}`;
+  const run = await bash('bash scripts/try.sh', userEnv({ DLOCK_REDIS_URL: url }));
+  expect(run.code).not.toBe(0);
+  expect(run.stderr).not.toMatch(/sekret/);
+  expect(run.stderr).toMatch(
+    new RegExp(
+      `^try\\.sh: no Redis answers at redis://me:\\*\\*\\*@127\\.0\\.0\\.2:${free} \\(.*Connection refused\\)`,
+    ),
+  );
+}, 60_000);
+
+// Node older than 20.19 (Debian 12's and Ubuntu 24.04's apt have 18): checked before anything is
+// installed; apt's nodejs is installed only when its candidate is new enough.
+test('try.sh, Node 18 and apt offering 18: one line of advice, nothing installed', async () => {
+  const fake = fakeTools('v18.19.1', '18.19.1+dfsg-6ubuntu5');
+  const run = await bash('bash scripts/try.sh', userEnv({ PATH: fake.path }));
+  expect(run.code).not.toBe(0);
+  expect(run.stderr).toMatch(NODE_ADVICE);
+  expect(existsSync(fake.calls) ? readFileSync(fake.calls, 'utf8') : '').toBe('');
+});
+
+test('try.sh, Node 18 and apt offering 20.19: installs nodejs from apt', async () => {
+  const fake = fakeTools('v18.19.1', '20.19.2+dfsg-1');
+  const run = await bash('bash scripts/try.sh', userEnv({ PATH: fake.path }));
+  expect(run.code).not.toBe(0); // the stand-in apt-get fails
+  expect(readFileSync(fake.calls, 'utf8')).toMatch(/^apt-get .*install .*nodejs/m);
+});
+
+test('.ci/run, Node 18 and apt offering 18: the same line at once, nothing installed or run', async () => {
+  const fake = fakeTools('v18.19.1', '18.19.1+dfsg-6~deb12u2');
+  const run = await bash('bash .ci/run', userEnv({ PATH: fake.path }));
+  expect(run.code).toBe(1);
+  expect(run.stderr).toMatch(NODE_ADVICE);
+  expect(existsSync(fake.calls) ? readFileSync(fake.calls, 'utf8') : '').toBe('');
+});
 
 test('the second command names a bash script of the repository (CI runs it)', () => {
   const [, second] = setUpCommands().commands;
