@@ -68,7 +68,7 @@ function userEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /** A directory of stand-ins put first on PATH: `node` of the given version, `apt-cache` offering
  * nodejs `candidate`, and apt-get, sudo and npm that only write down that they were called (and
- * fail, so that nothing goes further: .ci/run must never get to run the suite here). */
+ * fail but for `apt-get update`, so that nothing goes further: .ci/run must never get to run the suite here). */
 function fakeTools(nodeVersion: string, candidate: string): { path: string; calls: string } {
   const dir = mkdtempSync(join(work, 'fake-bin-'));
   const calls = join(dir, 'calls');
@@ -78,7 +78,9 @@ function fakeTools(nodeVersion: string, candidate: string): { path: string; call
   };
   tool('node', `[ "$1" = --version ] && { echo ${nodeVersion}; exit 0; }; exit 1`);
   tool('apt-cache', `echo 'nodejs:'; echo '  Installed: (none)'; echo '  Candidate: ${candidate}'`);
-  for (const name of ['apt-get', 'sudo', 'npm']) tool(name, `echo "${name} $*" >> '${calls}'; exit 1`);
+  // apt-get update succeeds, so that the install is tried (and written down).
+  const update = (name: string): string => (name === 'apt-get' ? 'case "$*" in *update*) exit 0;; esac; ' : '');
+  for (const name of ['apt-get', 'sudo', 'npm']) tool(name, `echo "${name} $*" >> '${calls}'; ${update(name)}exit 1`);
   return { path: `${dir}:${process.env.PATH}`, calls };
 }
 
