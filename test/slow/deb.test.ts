@@ -5,7 +5,8 @@
 // docs/install.md, "The Debian package". Independent of DLOCK_BIN: it builds what it tests.
 
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,9 +35,15 @@ function exec(file: string, args: string[], env: NodeJS.ProcessEnv = process.env
   });
 }
 
+/** A SHA256SUMS beside the binaries as `npm run build:binaries` left it, before a rebuild of some. */
+const STALE = '0'.repeat(64);
+const OTHER = `${'1'.repeat(64)}  dlock-darwin-x64\n`;
+const sumOf = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
+
 let redis: RedisServer;
 beforeAll(async () => {
   const binary = join(work, 'dlock-linux-x64');
+  writeFileSync(join(work, 'SHA256SUMS'), `${STALE}  dlock-linux-x64\n${OTHER}${STALE}  dlock-linux-arm64\n`);
   const built = await exec(process.execPath, [join(ROOT, 'scripts/build-binary.mjs'), '--out', binary]);
   if (built.code !== 0) throw new Error(`build-binary failed: ${built.stderr}`);
   const packed = await exec(process.execPath, [
@@ -55,6 +62,26 @@ afterAll(async () => {
   await redis?.close();
   rmSync(work, { recursive: true, force: true });
 });
+
+// `npm run build:binaries`, then a rebuild of one binary (build:binary, build:deb, the bench, npm test).
+test("build-binary rewrites its binary's line of the SHA256SUMS beside it, and keeps the others", async () => {
+  const sums = readFileSync(join(work, 'SHA256SUMS'), 'utf8');
+  expect(sums).toBe(`${sumOf(join(work, 'dlock-linux-x64'))}  dlock-linux-x64\n${OTHER}${STALE}  dlock-linux-arm64\n`);
+  const check = await exec('sha256sum', ['-c', '--ignore-missing', 'SHA256SUMS']);
+  expect(check.stdout).toBe('dlock-linux-x64: OK\n');
+});
+
+// build:deb's arm64 binary (`build-binary --target linux-arm64`): its sum goes to SHA256SUMS only.
+test("another target's build leaves no .sha256 beside it (only linux-x64 has one), and updates SHA256SUMS", async () => {
+  const arm64 = join(work, 'dlock-linux-arm64');
+  const script = join(ROOT, 'scripts/build-binary.mjs');
+  const built = await exec(process.execPath, [script, '--target', 'linux-arm64', '--out', arm64]);
+  expect(built.code, built.stderr).toBe(0);
+  expect(existsSync(`${arm64}.sha256`)).toBe(false);
+  expect(readFileSync(join(work, 'SHA256SUMS'), 'utf8')).toBe(
+    `${sumOf(join(work, 'dlock-linux-x64'))}  dlock-linux-x64\n${OTHER}${sumOf(arm64)}  dlock-linux-arm64\n`,
+  );
+}, 180_000);
 
 test('its control file names the package, the version from package.json, the architecture and its only dependency', async () => {
   const info = await exec('dpkg-deb', ['--field', deb]);
