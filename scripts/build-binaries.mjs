@@ -7,7 +7,8 @@
 //   node scripts/build-binaries.mjs [--out-dir <dir>] [--target <name>]…
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -33,10 +34,12 @@ for (const target of targets) {
   } catch {
     process.exit(1); // build-binary said why
   }
-  // One checksum file for them all: the per-binary .sha256 is build:binary's, for dist/dlock-linux-x64 alone.
-  const line = readFileSync(join(outDir, `${name}.sha256`), 'utf8');
-  if (target !== 'linux-x64') rmSync(join(outDir, `${name}.sha256`));
-  sums.push(line);
+  // One checksum file for them all (build-binary writes a .sha256 of its own for linux-x64 alone).
+  sums.push(
+    `${createHash('sha256')
+      .update(readFileSync(join(outDir, name)))
+      .digest('hex')}  ${name}\n`,
+  );
 }
 writeFileSync(join(outDir, 'SHA256SUMS'), sums.join(''));
 const seconds = ((performance.now() - started) / 1000).toFixed(1);

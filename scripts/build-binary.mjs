@@ -1,5 +1,5 @@
-// Build dist/dlock-linux-x64 (and dist/dlock-linux-x64.sha256): a standalone executable that needs no Node and no node_modules on
-// the target, compiled with Bun (`bun build --compile --bytecode`). Offline: Bun is the pinned
+// Build dist/dlock-linux-x64 (and dist/dlock-linux-x64.sha256, and its line of a dist/SHA256SUMS):
+// a standalone executable that needs no Node and no node_modules on the target, compiled with Bun (`bun build --compile --bytecode`). Offline: Bun is the pinned
 // devDependency `bun` (its Linux x64 build, @oven/bun-linux-x64, comes with `npm ci`), it is
 // also the runtime copied into the executable (--compile-executable-path: nothing to download),
 // and the app is the esbuild bundle dist/dlock.cjs (run `npm run build` first; `npm run
@@ -116,12 +116,26 @@ if (check.stdout !== `${version}\n` || check.stderr !== '') {
     `${out} --version printed ${JSON.stringify(check.stdout)} and ${JSON.stringify(check.stderr)} on stderr; expected ${version}`,
   );
 }
-// The checksum to publish beside it (docs/install.md, "The standalone binary": `sha256sum -c`).
+// The checksum to publish beside it (docs/install.md, "The standalone binary": `sha256sum -c`): a
+// file of its own for linux-x64 only (the README's install fetches it); every target's sum is in the
+// SHA256SUMS of `npm run build:binaries`, whose line for this file is rewritten when one is here, so
+// that a rebuild of one binary (build:binary, build:deb, the bench, npm test) does not leave it stale.
 const sha256 = createHash('sha256').update(readFileSync(out)).digest('hex');
-writeFileSync(`${out}.sha256`, `${sha256}  ${basename(out)}\n`);
+if (host) writeFileSync(`${out}.sha256`, `${sha256}  ${basename(out)}\n`);
+updateSums(join(dirname(out), 'SHA256SUMS'), basename(out), sha256);
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const megabytes = (statSync(out).size / 1e6).toFixed(1);
 console.log(`build-binary: ${out} (${megabytes} MB, sha256 ${sha256}, bun ${bunVersion()}) in ${seconds}s`);
+
+/** Rewrite `name`'s line of the `sha256sum` file `file`, if it has one; keep every other line as it is. */
+function updateSums(file, name, sha256) {
+  if (!existsSync(file)) return;
+  const before = readFileSync(file, 'utf8');
+  const after = before.replace(/^[0-9a-f]{64} ([ *])(.*)$/gm, (line, mode, listed) =>
+    listed === name ? `${sha256} ${mode}${name}` : line,
+  );
+  if (after !== before) writeFileSync(file, after);
+}
 
 /**
  * The Bun executable from node_modules. npm places it at @oven/bun-linux-x64/bin/bun; when the
