@@ -110,7 +110,8 @@ function examples(items: [string, ...string[]][]): string {
 
 export const RUN_EXAMPLES = examples([
   [
-    'crontab (its PATH: dlock, node): skip while another host runs it',
+    'crontab: skip while another host runs it',
+    "# its PATH holds dlock's directory (and node's, for the npm build)",
     'PATH=/usr/local/bin:/usr/bin:/bin',
     'DLOCK_REDIS_URL=redis://redis.internal:6379',
     '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
