@@ -110,8 +110,7 @@ function examples(items: [string, ...string[]][]): string {
 
 export const RUN_EXAMPLES = examples([
   [
-    'crontab: skip while another host runs it',
-    "# its PATH holds dlock's directory (and node's, for the npm build)",
+    'crontab (PATH: dlock, and node for npm): skip if another host runs it',
     'PATH=/usr/local/bin:/usr/bin:/bin',
     'DLOCK_REDIS_URL=redis://redis.internal:6379',
     '*/5 * * * * dlock run -n -E 0 nightly-sync -- /opt/jobs/sync.sh',
