@@ -10,6 +10,9 @@
 // The second command (`bash .ci/run`) installs packages and runs the whole suite (tens of
 // minutes): here only checked to name a bash script that exists; CI runs it itself.
 // npm-only by nature: the command builds and runs the clone's bin/dlock, DLOCK_BIN or not.
+// Also the ways try.sh stops at once: the port taken by a Redis with a password or by something
+// else (a listener this test starts), a remote URL with no Redis; and Node.js older than 20.19 for
+// try.sh and .ci/run, with stand-ins for node, apt-cache, apt-get, sudo and npm first on PATH.
 
 import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
