@@ -2,7 +2,8 @@
 // programs (bench/floors/) compiled with Bun exactly as dist/dlock-linux-x64 is (scripts/build-binary.mjs:
 // --compile --bytecode --minify, the pinned runtime, no autoloaded config), so each binary row has a
 // ratio to what its runtime can do: a hello-world (for --version), a raw socket (SET NX PX, spawn
-// `true`, DEL: no library), and the same with ioredis (which node also runs, bundled, for the npm build).
+// `true`, DEL: no library), and the same with ioredis. Node also runs that one, bundled, as a peer of
+// the npm build, not its floor (it came out slower than dlock's npm run: `node -e 0` is that floor).
 
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -17,8 +18,8 @@ const floorScript = (name) => join(FLOORS, `${name}.cjs`);
 
 /**
  * A floor script bundled for node into `dir` by esbuild (minified, one file, as dist/dlock.cjs is,
- * without its stubs, patches and code cache): node loading ioredis from node_modules file by file
- * would be a floor above the npm build itself. Resolves to { file } or { failed: reason }.
+ * without its stubs, patches and code cache: the bench's peer row for the npm build, not a floor,
+ * since dlock's code cache and patches make dlock faster). Resolves to { file } or { failed: reason }.
  */
 export async function bundleForNode(dir, name) {
   const file = join(dir, `floor-${name}.node.cjs`);
