@@ -47,7 +47,18 @@ beforeAll(async () => {
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code) => resolve({ code, output }));
+    // A runner that overruns is stopped (SIGTERM: it stops its servers; SIGKILL 5 s later), so a
+    // failure here never leaves it running on after the test (one spun at 100% of a core for 30
+    // minutes after a hook timeout): the test then fails on its missing results, with its output.
+    const stop = setTimeout(() => {
+      output += '\n(the chaos runner overran 130 s: stopped)\n';
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+    }, 130_000);
+    child.on('close', (code) => {
+      clearTimeout(stop);
+      resolve({ code, output });
+    });
   });
   console.log(run.output);
   results = JSON.parse(readFileSync(out, 'utf8')) as Results;
