@@ -17,23 +17,12 @@
 import { build } from 'esbuild';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runtimePath, TARGETS } from './bun-runtimes.mjs';
+import { hostBun, runtimePath, TARGETS } from './bun-runtimes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = join(root, 'dist/dlock.cjs');
@@ -52,7 +41,8 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
   );
 }
 if (!existsSync(bundle)) fail(`${bundle} is missing: run \`npm run build\` first`);
-const bun = findBun();
+const bun =
+  hostBun() ?? fail('Bun is not installed: run `npm ci` (the devDependency `bun` brings @oven/bun-linux-x64)');
 // The runtime copied into the executable: this host's Bun, or the target's (fetched once, checked).
 const host = values.target === 'linux-x64';
 let runtime = bun;
@@ -135,43 +125,6 @@ function updateSums(file, name, sha256) {
     listed === name ? `${sha256} ${mode}${name}` : line,
   );
   if (after !== before) writeFileSync(file, after);
-}
-
-/**
- * The Bun executable from node_modules. npm places it at @oven/bun-linux-x64/bin/bun; when the
- * `bun` package's install script is allowed to run, it moves that file to bun/bin/bun.exe.
- */
-function findBun() {
-  const require = createRequire(import.meta.url);
-  const candidates = [];
-  for (const [pkg, file] of [
-    ['@oven/bun-linux-x64', 'bin/bun'],
-    ['bun', 'bin/bun.exe'],
-  ]) {
-    try {
-      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), file));
-    } catch {
-      // not installed
-    }
-  }
-  const found = candidates.find(isElf);
-  if (!found) fail('Bun is not installed: run `npm ci` (the devDependency `bun` brings @oven/bun-linux-x64)');
-  return found;
-}
-
-function isElf(file) {
-  try {
-    const fd = openSync(file, 'r');
-    const magic = Buffer.alloc(4);
-    try {
-      readSync(fd, magic, 0, 4, 0);
-    } finally {
-      closeSync(fd);
-    }
-    return magic.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
-  } catch {
-    return false;
-  }
 }
 
 function bunVersion() {

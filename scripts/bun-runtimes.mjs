@@ -6,9 +6,20 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -116,5 +127,42 @@ export function runtimePath(target) {
     return bun;
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * This host's Bun executable from node_modules (the devDependency `bun`), or undefined when npm ci
+ * did not bring it. npm places it at @oven/bun-linux-x64/bin/bun; when the `bun` package's install
+ * script is allowed to run, it moves that file to bun/bin/bun.exe. Used by scripts/build-binary.mjs
+ * and the bench's floors (bench/lib/floors.mjs).
+ */
+export function hostBun() {
+  const require = createRequire(import.meta.url);
+  for (const [pkg, file] of [
+    ['@oven/bun-linux-x64', 'bin/bun'],
+    ['bun', 'bin/bun.exe'],
+  ]) {
+    try {
+      const candidate = join(dirname(require.resolve(`${pkg}/package.json`)), file);
+      if (isElf(candidate)) return candidate;
+    } catch {
+      // not installed
+    }
+  }
+  return undefined;
+}
+
+function isElf(file) {
+  try {
+    const fd = openSync(file, 'r');
+    const magic = Buffer.alloc(4);
+    try {
+      readSync(fd, magic, 0, 4, 0);
+    } finally {
+      closeSync(fd);
+    }
+    return magic.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+  } catch {
+    return false;
   }
 }

@@ -6,10 +6,9 @@
 // the npm build, not its floor (it came out slower than dlock's npm run: `node -e 0` is that floor).
 
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostBun } from '../../scripts/bun-runtimes.mjs';
 
 const FLOORS = fileURLToPath(new URL('../floors/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -48,7 +47,7 @@ export async function bundleForNode(dir, name) {
 export function buildFloors(dir, names) {
   const built = {};
   const failed = {};
-  const bun = findBun();
+  const bun = hostBun();
   for (const name of names) {
     if (!bun) {
       failed[name] = 'Bun is not installed (npm ci brings it)';
@@ -69,36 +68,4 @@ export function buildFloors(dir, names) {
     }
   }
   return { built, failed };
-}
-
-/** The Bun executable from node_modules, found as scripts/build-binary.mjs finds it; undefined if none. */
-function findBun() {
-  const require = createRequire(import.meta.url);
-  for (const [pkg, file] of [
-    ['@oven/bun-linux-x64', 'bin/bun'],
-    ['bun', 'bin/bun.exe'],
-  ]) {
-    try {
-      const candidate = join(dirname(require.resolve(`${pkg}/package.json`)), file);
-      if (isElf(candidate)) return candidate;
-    } catch {
-      // not installed
-    }
-  }
-  return undefined;
-}
-
-function isElf(file) {
-  try {
-    const fd = openSync(file, 'r');
-    const magic = Buffer.alloc(4);
-    try {
-      readSync(fd, magic, 0, 4, 0);
-    } finally {
-      closeSync(fd);
-    }
-    return magic.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
-  } catch {
-    return false;
-  }
 }
