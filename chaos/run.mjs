@@ -111,7 +111,9 @@ main()
   .then((code) => {
     if (liveCount() > 0) console.error(`chaos: ${liveCount()} processes still running at the end: killed`);
     killAll();
-    process.exitCode = code;
+    // Exit now, not when the event loop drains: twice in CI a smoke run against the binary wrote its
+    // results and then spun a core for minutes without exiting (cause not found; no syscalls).
+    process.exit(code);
   })
   .catch((error) => {
     killAll();

@@ -137,7 +137,10 @@ export class Workers {
       const run = new DlockRun(id, worker, this.args(id));
       this.runs.set(id, run);
       await run.exited;
-      if (BACK_OFF.has(run.code)) await sleep(this.ttlMs / 4);
+      if (BACK_OFF.has(run.code) || run.code === undefined) await sleep(this.ttlMs / 4);
+      // Through the event loop every time: a run that ends at once (a spawn error) must not make
+      // this loop a chain of promises that starves the timers, stop() included.
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
