@@ -1,6 +1,6 @@
 // Run bin/dlock as a user would: a real process, real argv and env, exit code and stderr.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const DLOCK = process.env.DLOCK_BIN ?? fileURLToPath(new URL('../../bin/dlock', import.meta.url));
@@ -93,4 +93,27 @@ export function runShell(file: string, args: string[], env: NodeJS.ProcessEnv): 
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
   return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+/**
+ * Any program run to its end (execFile: a build script, dpkg, npm, a compiled dlock) and its status,
+ * never a rejection: `code` is -1 when it could not start or died of a signal (`signal` then says).
+ */
+export function execResult(
+  file: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; maxBuffer?: number },
+): Promise<Result> {
+  const { cwd, env, maxBuffer = 16 * 1024 * 1024 } = options;
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd, env, encoding: 'utf8', maxBuffer }, (error, stdout, stderr) => {
+      const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
+      resolve({
+        code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0,
+        signal: failure?.signal ?? null,
+        stdout,
+        stderr,
+      });
+    });
+  });
 }

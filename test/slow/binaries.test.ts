@@ -6,7 +6,6 @@
 // Not runnable here, and why: docs/install.md, "Which binary". Independent of DLOCK_BIN: it
 // builds what it tests.
 
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import {
@@ -25,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Result } from '../helpers/cli.js';
+import { execResult, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -65,22 +64,7 @@ afterAll(async () => {
 });
 
 function exec(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      file,
-      args,
-      { cwd: options.cwd ?? tmpdir(), env: options.env ?? BARE_ENV, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-        resolve({
-          code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0,
-          signal: failure?.signal ?? null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
+  return execResult(file, args, { cwd: options.cwd ?? tmpdir(), env: options.env ?? BARE_ENV });
 }
 
 /** The file's first 64 KB: enough for the ELF program headers and the PT_INTERP path. */

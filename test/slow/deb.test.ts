@@ -4,7 +4,6 @@
 // PATH and run against a real redis-server. The real `apt-get install ./dist/dlock_*.deb`:
 // docs/install.md, "The Debian package". Independent of DLOCK_BIN: it builds what it tests.
 
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -12,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Result } from '../helpers/cli.js';
+import { execResult, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,17 +21,7 @@ const deb = join(work, `dlock_${version}_amd64.deb`);
 const root = join(work, 'root');
 
 function exec(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(file, args, { cwd: work, env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-      resolve({
-        code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0,
-        signal: failure?.signal ?? null,
-        stdout,
-        stderr,
-      });
-    });
-  });
+  return execResult(file, args, { cwd: work, env });
 }
 
 /** A SHA256SUMS beside the binaries as `npm run build:binaries` left it, before a rebuild of some. */

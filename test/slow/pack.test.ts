@@ -4,13 +4,12 @@
 // under `npm run test:binary` (DLOCK_BIN) it still tests the npm package, not the binary; the
 // binary's counterpart, built and run as users get it, is test/slow/binary.test.ts.
 
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Result } from '../helpers/cli.js';
+import { execResult, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,21 +21,10 @@ const installed = join(prefix, 'bin', 'dlock');
 const USER_ENV = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: work };
 
 function exec(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      file,
-      args,
-      { cwd: options.cwd ?? work, env: options.env ?? USER_ENV, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
-        resolve({
-          code: typeof failure?.code === 'number' ? failure.code : failure ? -1 : 0,
-          signal: failure?.signal ?? null,
-          stdout,
-          stderr,
-        });
-      },
-    );
+  return execResult(file, args, {
+    cwd: options.cwd ?? work,
+    env: options.env ?? USER_ENV,
+    maxBuffer: 64 * 1024 * 1024,
   });
 }
 
