@@ -17,7 +17,8 @@ const BIN = fileURLToPath(new URL('../../bin/dlock', import.meta.url));
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
 
-test('a plain run loads no crypto, tls, dns or assert module', async () => {
+/** A --require preload that writes the modules Node loaded to a file at its exit, and its reader. */
+function moduleList(): { preload: string; loaded: () => string[] } {
   const dir = tempDir();
   const preload = join(dir, 'list.cjs');
   const out = join(dir, 'modules.txt');
@@ -25,6 +26,11 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
     preload,
     `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
   );
+  return { preload, loaded: () => readFileSync(out, 'utf8').split('\n') };
+}
+
+test('a plain run loads no crypto, tls, dns or assert module', async () => {
+  const { preload, loaded } = moduleList();
   const code = await new Promise<number | null>((resolve) => {
     execFile(
       process.execPath,
@@ -34,19 +40,12 @@ test('a plain run loads no crypto, tls, dns or assert module', async () => {
     );
   });
   expect(code).toBe(0);
-  const loaded = readFileSync(out, 'utf8').split('\n');
-  expect(loaded).toContain('NativeModule net');
-  expect(loaded.filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
+  expect(loaded()).toContain('NativeModule net');
+  expect(loaded().filter((name) => /^NativeModule (crypto|tls|dns|assert|internal\/crypto\/)/.test(name))).toEqual([]);
 });
 
 test('a run that prints nothing never opens stdout or stderr (their streams are set up on first write)', async () => {
-  const dir = tempDir();
-  const preload = join(dir, 'list.cjs');
-  const out = join(dir, 'modules.txt');
-  writeFileSync(
-    preload,
-    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
-  );
+  const { preload, loaded } = moduleList();
   // Output to files: Node writes there through a SyncWriteStream, made when process.stdout or
   // process.stderr is first used.
   const code = await new Promise<number | null>((resolve) => {
@@ -72,7 +71,7 @@ test('a run that prints nothing never opens stdout or stderr (their streams are 
     );
   });
   expect(code).toBe(0);
-  expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule internal/fs/sync_write_stream');
+  expect(loaded()).not.toContain('NativeModule internal/fs/sync_write_stream');
 });
 
 test('prom-client loads only for dlock metrics: a plain run loads none of the modules it needs', async () => {
@@ -142,13 +141,7 @@ test('the SHA-1s made at build time are the ones Redis knows: a second run sends
 });
 
 test('--version alone is answered by bin/dlock without the bundle, with the version the bundle has', async () => {
-  const dir = tempDir();
-  const preload = join(dir, 'list.cjs');
-  const out = join(dir, 'modules.txt');
-  writeFileSync(
-    preload,
-    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join('\\n')));\n`,
-  );
+  const { preload, loaded } = moduleList();
   const node = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(process.execPath, args, { env: cleanEnv() }, (error, stdout, stderr) =>
@@ -159,7 +152,7 @@ test('--version alone is answered by bin/dlock without the bundle, with the vers
   const bundled = await node([fileURLToPath(new URL('../../dist/dlock.cjs', import.meta.url)), '--version']);
   expect(fast).toEqual({ code: 0, stdout: bundled.stdout, stderr: '' });
   expect(bundled.stdout).toMatch(/^\d+\.\d+\.\d+\S*\n$/);
-  expect(readFileSync(out, 'utf8').split('\n')).not.toContain('NativeModule vm'); // bin/dlock loads the bundle with vm
+  expect(loaded()).not.toContain('NativeModule vm'); // bin/dlock loads the bundle with vm
   expect(await node([BIN, '-V'])).toEqual(fast);
 });
 
