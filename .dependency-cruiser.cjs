@@ -1,10 +1,10 @@
 // The import rules of src/ (npm run lint:imports; test/unit/import-rules.test.ts runs them too).
 // The layers above the lock engine (commands, hold, keeper, child, views) see it only through its
-// face, src/lockset/index.ts, and never reach past it into src/lock/ or src/redis/. doctor (and the
+// face, src/backends/redis/index.ts, and never reach past it into src/backends/redis/lock/ or src/backends/redis/client/. doctor (and the
 // doctor command) are Redis-specific by nature and may.
 
 const UPPER = '^src/(commands|hold|keeper|child|views|metrics|monitor|bounds)/';
-const DOCTOR = '^src/(doctor/|commands/doctor[.]ts$)';
+const DOCTOR = '^src/(backends/redis/doctor/|commands/doctor[.]ts$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -12,18 +12,18 @@ module.exports = {
     {
       name: 'upper-past-engine',
       comment:
-        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ use src/lockset/index.ts, never src/lock/ or src/redis/',
+        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ use src/backends/redis/index.ts, never src/backends/redis/lock/ or src/backends/redis/client/',
       severity: 'error',
       from: { path: UPPER, pathNot: DOCTOR },
-      to: { path: '^src/(lock|redis)/' },
+      to: { path: '^src/backends/redis/(lock|client|doctor)/' },
     },
     {
       name: 'upper-through-face',
       comment:
-        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ import src/lockset/ only through its index.ts',
+        'commands/, hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ import src/backends/redis/ only through its index.ts',
       severity: 'error',
       from: { path: UPPER, pathNot: DOCTOR },
-      to: { path: '^src/lockset/', pathNot: '^src/lockset/index[.]ts$' },
+      to: { path: '^src/backends/redis/[^/]+$', pathNot: '^src/backends/redis/index[.]ts$' },
     },
     {
       name: 'no-circular',
@@ -35,7 +35,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    // Type-only imports count: `import type` from src/lock/ reaches past the face as much as any.
+    // Type-only imports count: `import type` from src/backends/redis/lock/ reaches past the face as much as any.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
   },

@@ -38,7 +38,7 @@ const binary = {
   env: { DLOCK_BIN: `${ROOT}dist/dlock-linux-x64` },
 };
 
-/** The Lua scripts (src/lock/lua/*.lua) imported as text, as esbuild's text loader does in scripts/build.mjs. */
+/** The Lua scripts (src/backends/redis/lock/lua/*.lua) imported as text, as esbuild's text loader does in scripts/build.mjs. */
 const luaAsText = {
   name: 'lua-as-text',
   enforce: 'pre' as const,

@@ -12,7 +12,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 
 // The SHA-1 of each Lua script (EVALSHA names), so that a plain run needs no node:crypto.
 const { outputFiles } = await build({
-  entryPoints: ['src/lock/scripts.ts'],
+  entryPoints: ['src/backends/redis/lock/scripts.ts'],
   bundle: true,
   platform: 'node',
   format: 'cjs',

@@ -1,4 +1,4 @@
-// Completion scripts and the Lua scripts (src/lock/lua/) are bundled as text (esbuild's text loader;
+// Completion scripts and the Lua scripts (src/backends/redis/lock/lua/) are bundled as text (esbuild's text loader;
 // in the tests, vitest.config.ts).
 declare module '*.bash' {
   const text: string;

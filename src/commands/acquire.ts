@@ -13,7 +13,7 @@ import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
+import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../backends/redis/index.js';
 
 /** Print the variables of a lock taken here or by a keeper; or those of the caller's, already held. */
 export async function acquire(config: AcquireConfig, argv: string[], env: Env): Promise<number> {

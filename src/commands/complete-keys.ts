@@ -4,7 +4,7 @@
 // failure or a late answer prints nothing.
 
 import { connectionConfig, type ConnectionConfig, type Env } from '../config/index.js';
-import { lookForNames } from '../lockset/index.js';
+import { lookForNames } from '../backends/redis/index.js';
 import { stdout } from '../output.js';
 import { TimeoutError } from '../clock.js';
 

@@ -6,14 +6,14 @@
 import type { Redis } from 'ioredis';
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import { connectQuorum } from '../lockset/connect.js';
+import { connectQuorum } from '../backends/redis/connect.js';
 import { instanceTimeoutMs } from '../timing.js';
-import { disconnectAll, failureText, type Instance } from '../redis/client.js';
-import { isCluster } from '../redis/nodes.js';
+import { disconnectAll, failureText, type Instance } from '../backends/redis/client/client.js';
+import { isCluster } from '../backends/redis/client/nodes.js';
 import { stdout, type Output } from '../output.js';
 import { printable, toJson } from '../untrusted.js';
-import { clockSpreadCheck, type Check, type Status } from '../doctor/checks.js';
-import { checkNode, type NodeReport } from '../doctor/node.js';
+import { clockSpreadCheck, type Check, type Status } from '../backends/redis/doctor/checks.js';
+import { checkNode, type NodeReport } from '../backends/redis/doctor/node.js';
 
 export interface DoctorOptions {
   json: boolean;

@@ -2,7 +2,7 @@
 // One instance only: with Redlock the scripts record nothing.
 
 import type { ConnectionConfig } from '../config/index.js';
-import { close, historyOf, openLockSet } from '../lockset/index.js';
+import { close, historyOf, openLockSet } from '../backends/redis/index.js';
 import { stdout, type Output } from '../output.js';
 import { toJson } from '../untrusted.js';
 import { historyJson, historyTable } from '../views/history-text.js';

@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UsageError } from '../errors.js';
-import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailable } from '../lockset/index.js';
+import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailable } from '../backends/redis/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';

@@ -20,7 +20,7 @@ import { keepEnclosingLease } from '../hold/nested-lease.js';
 import { enclosedEnv, holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
 import { startupOver } from '../jit.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../lockset/index.js';
+import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../backends/redis/index.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);

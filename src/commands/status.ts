@@ -17,7 +17,7 @@ import {
   strategyOf,
   unavailable,
   unreadable,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { stdout, type Output } from '../output.js';
 import {
   describe,

@@ -2,8 +2,8 @@
 
 import { holderCmd, NO_KEEPER_CMD } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
-import { HISTORY_MAX } from '../lock/limits.js';
-import { ONE_REDIS } from '../lockset/capabilities.js';
+import { HISTORY_MAX } from '../backends/redis/lock/limits.js';
+import { ONE_REDIS } from '../backends/redis/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';

@@ -1,10 +1,10 @@
 // What every command needs to reach the lock: the Redis URLs, passwords, TLS files and key prefix.
 
 import { badOption, UsageError } from '../errors.js';
-import { readTlsFiles, type TlsPaths } from '../redis/tls.js';
-import type { RedisTarget } from '../redis/target.js';
-import { parseRedisUrl, splitRedisUrls } from '../redis/url.js';
-import { capabilitiesOf, type Capabilities } from '../lockset/capabilities.js';
+import { readTlsFiles, type TlsPaths } from '../backends/redis/client/tls.js';
+import type { RedisTarget } from '../backends/redis/client/target.js';
+import { parseRedisUrl, splitRedisUrls } from '../backends/redis/client/url.js';
+import { capabilitiesOf, type Capabilities } from '../backends/redis/capabilities.js';
 import {
   DEFAULTS,
   LOG_FORMATS,

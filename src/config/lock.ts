@@ -2,9 +2,9 @@
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
-import { MAX_SLOTS } from '../lock/holder.js';
-import { MODES, type HoldMode } from '../lock/mode.js';
-import { ONE_REDIS, type Capabilities } from '../lockset/capabilities.js';
+import { MAX_SLOTS } from '../backends/redis/lock/holder.js';
+import { MODES, type HoldMode } from '../backends/redis/lock/mode.js';
+import { ONE_REDIS, type Capabilities } from '../backends/redis/capabilities.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';

@@ -1,7 +1,7 @@
 // The owner token renew and release take, and the rules of release --force.
 
 import { badOption, UsageError } from '../errors.js';
-import { MAX_SLOTS } from '../lock/holder.js';
+import { MAX_SLOTS } from '../backends/redis/lock/holder.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { heldLocks, nestedTokens } from './enclosing.js';
 import { integer, validateKey, type Env, type RawOptions } from './options.js';

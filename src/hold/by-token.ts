@@ -15,7 +15,7 @@ import {
   renewByToken,
   retryableFailure,
   unavailable,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { logUnannounced } from './release-report.js';
 
 /**

@@ -23,7 +23,7 @@ import {
   syncReplicas,
   unavailable,
   unreadable,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';

@@ -4,7 +4,13 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import { extendAll, type HeldLock, type HolderProgress, type InstanceFailure, type LockSet } from '../lockset/index.js';
+import {
+  extendAll,
+  type HeldLock,
+  type HolderProgress,
+  type InstanceFailure,
+  type LockSet,
+} from '../backends/redis/index.js';
 import { killDeadline, localDeadline } from '../timing.js';
 import { longTimeout, now, type LongTimer } from '../clock.js';
 

@@ -8,7 +8,7 @@
 // lock does both.
 
 import { LockLostError, UnavailableError } from '../errors.js';
-import { extendAll, type LockSet, type ParentLease } from '../lockset/index.js';
+import { extendAll, type LockSet, type ParentLease } from '../backends/redis/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
 import { instanceTimeoutMs } from '../timing.js';

@@ -4,7 +4,7 @@
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError } from '../errors.js';
-import { type DoneMark, pidNumber } from '../lockset/index.js';
+import { type DoneMark, pidNumber } from '../backends/redis/index.js';
 
 /**
  * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this

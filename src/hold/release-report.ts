@@ -5,7 +5,7 @@
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
 import { exitFields, parseCount } from '../untrusted.js';
-import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../lockset/index.js';
+import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../backends/redis/index.js';
 
 export interface ReleaseContext {
   key: string;

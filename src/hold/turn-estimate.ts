@@ -3,7 +3,7 @@
 // current holder has already held; its lease when only that can end it; "unknown" once it has
 // held past the median. An estimate for the spinner and status lines, never a promise.
 
-import { recentHistory, type LockSet } from '../lockset/index.js';
+import { recentHistory, type LockSet } from '../backends/redis/index.js';
 import { parseCount } from '../untrusted.js';
 
 /** How many recent entries are read, once, when a wait starts. */

@@ -16,7 +16,7 @@ import {
   serverNow,
   slotsOf,
   unreadable,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 import { isNoKeeper, pidAlive } from '../views/dead-pid.js';

@@ -11,7 +11,7 @@ import {
   POLL_CAP_MS,
   quorumSize,
   type RedundancyChange,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { expiresText } from './release-report.js';
 
 /** Two Redis URLs make a Redlock quorum of 2: both must answer, so either one failing stops the lock. */

@@ -15,7 +15,7 @@ import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
 import { heldVariables } from '../hold/variables.js';
-import { close, type LockSet, openLockSet } from '../lockset/index.js';
+import { close, type LockSet, openLockSet } from '../backends/redis/index.js';
 import { exitFields } from '../untrusted.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';

@@ -20,7 +20,7 @@ import {
   totalsOfKey,
   type Totals,
   type UnreadableLock,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { cut, printable } from '../untrusted.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
 

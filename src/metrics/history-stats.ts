@@ -1,10 +1,10 @@
-// What dlock metrics reads from a key's history stream (src/lock/scripts.ts HISTORY), in one pass:
+// What dlock metrics reads from a key's history stream (src/backends/redis/lock/scripts.ts HISTORY), in one pass:
 // how many entries it keeps, since when, and its last success (for a key whose totals began after
 // that success: written by an older dlock). The counts are not taken from here: the stream keeps
-// the last 1000 events only, the totals hash counts them all (src/lock/lua/totals.lua).
+// the last 1000 events only, the totals hash counts them all (src/backends/redis/lock/lua/totals.lua).
 // Every field is data anyone who can write to Redis could forge.
 
-import type { HistoryEntry } from '../lockset/index.js';
+import type { HistoryEntry } from '../backends/redis/index.js';
 
 export interface HistoryStats {
   entries: number;

@@ -3,7 +3,7 @@
 // the locks). prom-client writes the exposition format and escapes every label value.
 
 import { Counter, Gauge, Registry, type Histogram } from 'prom-client';
-import type { Observed, Totals } from '../lockset/index.js';
+import type { Observed, Totals } from '../backends/redis/index.js';
 import { cut, printable } from '../untrusted.js';
 import type { Collection, LockSample } from './collect.js';
 import type { HistoryStats } from './history-stats.js';
@@ -12,7 +12,7 @@ import type { HistoryStats } from './history-stats.js';
 const KEY_LABEL_MAX = 200;
 
 /**
- * Said in the HELP of every counter: they are the key's totals (src/lock/lua/totals.lua), kept by
+ * Said in the HELP of every counter: they are the key's totals (src/backends/redis/lock/lua/totals.lua), kept by
  * the scripts that do each counted thing, so they only go up until the key's data is deleted.
  */
 const TOTAL = " (counted for the life of the key's data on the server: only deleting it, as FLUSHALL does, resets it)";

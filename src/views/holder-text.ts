@@ -3,7 +3,7 @@
 
 import { formatDuration } from '../duration.js';
 import { now } from '../clock.js';
-import { type Holder, type HolderSnapshot, MODES, serverNow, slotsOf } from '../lockset/index.js';
+import { type Holder, type HolderSnapshot, MODES, serverNow, slotsOf } from '../backends/redis/index.js';
 import { printable } from '../untrusted.js';
 import { isNoKeeper, processText } from './dead-pid.js';
 

@@ -1,6 +1,6 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
-import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../lockset/index.js';
+import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../backends/redis/index.js';
 import { processFields } from './dead-pid.js';
 
 /**

@@ -15,7 +15,7 @@ import {
   slotsOf,
   type UnreadableLock,
   type Verdict,
-} from '../lockset/index.js';
+} from '../backends/redis/index.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { pidCell, pidShown, processText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';

@@ -26,9 +26,9 @@ import {
 } from '../helpers/metrics.js';
 import { useRedisServer } from '../helpers/server.js';
 import { blocksOf } from '../helpers/transcript.js';
-import { lockKeys } from '../../src/lock/keys.js';
-import { enterScript } from '../../src/lock/line.js';
-import { releaseScript } from '../../src/lock/release.js';
+import { lockKeys } from '../../src/backends/redis/lock/keys.js';
+import { enterScript } from '../../src/backends/redis/lock/line.js';
+import { releaseScript } from '../../src/backends/redis/lock/release.js';
 import { entering } from '../helpers/scripts.js';
 
 let redis: RedisServer;

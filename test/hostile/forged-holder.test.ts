@@ -17,7 +17,7 @@ import { describe, expect, test } from 'vitest';
 import { describeHolder, describeSnapshot } from '../../src/views/holder-text.js';
 import { publicHolder } from '../../src/views/instance-views.js';
 import { describe as describeStatus, table } from '../../src/views/status-text.js';
-import { holderFromReply } from '../../src/lock/holder.js';
+import { holderFromReply } from '../../src/backends/redis/lock/holder.js';
 import { cut, printable, SHOWN_MAX, toJson } from '../../src/untrusted.js';
 import { cleanEnv, DLOCK, dlock, type Result } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';

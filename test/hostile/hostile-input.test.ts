@@ -15,8 +15,8 @@ import {
 } from '../../src/config/index.js';
 import { parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
-import { keyFromLockName, lockKeys } from '../../src/lock/keys.js';
-import { parseRedisUrl } from '../../src/redis/url.js';
+import { keyFromLockName, lockKeys } from '../../src/backends/redis/lock/keys.js';
+import { parseRedisUrl } from '../../src/backends/redis/client/url.js';
 import { cleanEnv, dlock } from '../helpers/cli.js';
 import { ConnectionRecorder, errorLines, expectOneError } from '../helpers/hostile.js';
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { lockKeys, lockPattern } from '../../src/lock/keys.js';
+import { lockKeys, lockPattern } from '../../src/backends/redis/lock/keys.js';
 import { cleanEnv, DLOCK, dlock, start, type Running } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
 import { RedisServer } from '../../support/redis-server.mjs';

@@ -2,7 +2,7 @@
 // is left alone, a retried request of ours is answered again, a foreign key is refused.
 
 import { expect, test } from 'vitest';
-import { acquireScript } from '../../src/lock/acquire.js';
+import { acquireScript } from '../../src/backends/redis/lock/acquire.js';
 import { META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -2,10 +2,10 @@
 // away, --slots and --shared holders side by side, another mode refused, --once-per's done mark.
 
 import { describe, expect, test } from 'vitest';
-import type { LockKeys } from '../../src/lock/keys.js';
-import { forceReleaseScript } from '../../src/lock/inspect.js';
-import { enterScript, PLACE_LEASE_MS, type EnterInput } from '../../src/lock/line.js';
-import type { HoldMode } from '../../src/lock/mode.js';
+import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
+import { forceReleaseScript } from '../../src/backends/redis/lock/inspect.js';
+import { enterScript, PLACE_LEASE_MS, type EnterInput } from '../../src/backends/redis/lock/line.js';
+import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -2,8 +2,8 @@
 // is gone or was closed by release --force is refused and (asked to) the loss recorded.
 
 import { expect, test } from 'vitest';
-import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript, extendHolderScript } from '../../src/lock/line.js';
+import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
+import { enterScript, extendHolderScript } from '../../src/backends/redis/lock/line.js';
 import { entering, META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -2,8 +2,8 @@
 // never re-creates the lock, and (asked to) records why it was lost.
 
 import { expect, test } from 'vitest';
-import { acquireScript } from '../../src/lock/acquire.js';
-import { extendScript } from '../../src/lock/extend.js';
+import { acquireScript } from '../../src/backends/redis/lock/acquire.js';
+import { extendScript } from '../../src/backends/redis/lock/extend.js';
 import { META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

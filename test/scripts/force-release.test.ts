@@ -2,9 +2,9 @@
 // at once ("now") or closed until its lease runs out, and each removal is recorded.
 
 import { expect, test } from 'vitest';
-import { forceReleaseScript } from '../../src/lock/inspect.js';
-import { enterScript } from '../../src/lock/line.js';
-import type { HoldMode } from '../../src/lock/mode.js';
+import { forceReleaseScript } from '../../src/backends/redis/lock/inspect.js';
+import { enterScript } from '../../src/backends/redis/lock/line.js';
+import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -1,10 +1,10 @@
 // lua/inspect.lua through its handle: the whole state of a lock on one instance, read only.
 
 import { expect, test } from 'vitest';
-import { inspectScript } from '../../src/lock/inspect.js';
-import type { LockKeys } from '../../src/lock/keys.js';
-import { INSPECT_MAX_BYTES } from '../../src/lock/limits.js';
-import { enterScript } from '../../src/lock/line.js';
+import { inspectScript } from '../../src/backends/redis/lock/inspect.js';
+import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
+import { INSPECT_MAX_BYTES } from '../../src/backends/redis/lock/limits.js';
+import { enterScript } from '../../src/backends/redis/lock/line.js';
 import { entering, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

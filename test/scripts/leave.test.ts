@@ -2,7 +2,7 @@
 // waiters that may now enter are woken.
 
 import { expect, test } from 'vitest';
-import { enterScript, leaveScript } from '../../src/lock/line.js';
+import { enterScript, leaveScript } from '../../src/backends/redis/lock/line.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -2,7 +2,7 @@
 // of itself and our token, and the hash shows our token; otherwise nothing changes.
 
 import { expect, test } from 'vitest';
-import { raiseFenceScript } from '../../src/lock/fence.js';
+import { raiseFenceScript } from '../../src/backends/redis/lock/fence.js';
 import { useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

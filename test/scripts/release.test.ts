@@ -2,11 +2,11 @@
 // announced and the waiters that may enter woken, the history and --once-per's done mark written.
 
 import { expect, test } from 'vitest';
-import { acquireScript } from '../../src/lock/acquire.js';
-import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript } from '../../src/lock/line.js';
-import type { HoldMode } from '../../src/lock/mode.js';
-import { releaseScript } from '../../src/lock/release.js';
+import { acquireScript } from '../../src/backends/redis/lock/acquire.js';
+import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
+import { enterScript } from '../../src/backends/redis/lock/line.js';
+import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import { releaseScript } from '../../src/backends/redis/lock/release.js';
 import { entering, META, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

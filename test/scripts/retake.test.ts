@@ -3,7 +3,7 @@
 
 import { expect, test } from 'vitest';
 import { now } from '../../src/clock.js';
-import { retakeScript } from '../../src/lock/retake.js';
+import { retakeScript } from '../../src/backends/redis/lock/retake.js';
 import { META, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -3,10 +3,10 @@
 // forged or wrong-typed totals key never fails the lock operation.
 
 import { expect, test } from 'vitest';
-import type { LockKeys } from '../../src/lock/keys.js';
-import { enterScript } from '../../src/lock/line.js';
-import { releaseScript } from '../../src/lock/release.js';
-import { readTotals } from '../../src/lock/totals.js';
+import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
+import { enterScript } from '../../src/backends/redis/lock/line.js';
+import { releaseScript } from '../../src/backends/redis/lock/release.js';
+import { readTotals } from '../../src/backends/redis/lock/totals.js';
 import { entering, TIMEOUT_MS, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { parseRedisUrl } from '../../src/redis/url.js';
+import { parseRedisUrl } from '../../src/backends/redis/client/url.js';
 import {
   childEnv,
   CRITICAL,

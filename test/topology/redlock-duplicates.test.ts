@@ -3,7 +3,7 @@
 
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { findDuplicate, hostForm, type ResolvedTarget } from '../../src/lockset/duplicates.js';
+import { findDuplicate, hostForm, type ResolvedTarget } from '../../src/backends/redis/duplicates.js';
 import { dlock } from '../helpers/cli.js';
 import { freePort } from '../../support/redis-server.mjs';
 

@@ -3,7 +3,7 @@
 
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { quorumSize } from '../../src/lockset/quorum.js';
+import { quorumSize } from '../../src/backends/redis/quorum.js';
 import {
   childPid,
   events,

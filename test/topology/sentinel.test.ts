@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { runConfig } from '../../src/config/index.js';
 import { UsageError } from '../../src/errors.js';
-import { parseRedisUrl, splitRedisUrls } from '../../src/redis/url.js';
+import { parseRedisUrl, splitRedisUrls } from '../../src/backends/redis/client/url.js';
 import { childEnv, events, hold, killLeftovers, onlyEvent, removeTempDirs, tempDir } from '../fixtures/observe.js';
 import { cleanEnv, dlock, type Result } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';

@@ -1,4 +1,4 @@
-// doctor's judgements as pure functions (src/doctor/checks.ts): the thresholds README
+// doctor's judgements as pure functions (src/backends/redis/doctor/checks.ts): the thresholds README
 // "dlock doctor" states, as a table. The end-to-end verdicts are in doctor.test.ts.
 
 import { describe, expect, test } from 'vitest';
@@ -9,7 +9,7 @@ import {
   rttCheck,
   tlsCheck,
   versionCheck,
-} from '../../src/doctor/checks.js';
+} from '../../src/backends/redis/doctor/checks.js';
 
 describe('clock limits scale with the TTL', () => {
   test.each([

@@ -2,8 +2,8 @@
 // a command a script starts calling is checked without editing the doctor.
 
 import { expect, test } from 'vitest';
-import { grantChecks } from '../../src/doctor/grants.js';
-import { scriptCommands } from '../../src/lock/all-scripts.js';
+import { grantChecks } from '../../src/backends/redis/doctor/grants.js';
+import { scriptCommands } from '../../src/backends/redis/lock/all-scripts.js';
 
 /** A server on which the user may run nothing: every command asked about comes back as missing. */
 const refusingAll = {

@@ -1,5 +1,5 @@
 // The import rules of src/ (.dependency-cruiser.cjs): commands/, hold/, keeper/, child/ and views/
-// reach the lock engine only through src/lockset/index.ts, never src/lock/ or src/redis/, and no
+// reach the lock engine only through src/backends/redis/index.ts, never src/backends/redis/lock/ or src/backends/redis/client/, and no
 // import cycle. dependency-cruiser reads the real import graph; any violation fails this test.
 
 import { execFile } from 'node:child_process';

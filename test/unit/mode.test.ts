@@ -1,8 +1,8 @@
-// The holder kinds table (src/lock/mode.ts), pure: what a nested dlock may ask under each kind of
+// The holder kinds table (src/backends/redis/lock/mode.ts), pure: what a nested dlock may ask under each kind of
 // hold and why not, and how each kind is described (table tests, no server).
 
 import { describe, expect, test } from 'vitest';
-import { isHolderKind, MODES, nestedRefusal, slotsOf, type HoldMode } from '../../src/lock/mode.js';
+import { isHolderKind, MODES, nestedRefusal, slotsOf, type HoldMode } from '../../src/backends/redis/lock/mode.js';
 
 const alone: HoldMode = { kind: 'exclusive' };
 const shared: HoldMode = { kind: 'shared' };

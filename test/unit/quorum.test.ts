@@ -1,8 +1,8 @@
 // The Redlock arithmetic and the fencing-token maximum as table tests (no server).
 
 import { describe, expect, test } from 'vitest';
-import { maxFence } from '../../src/lock/fence.js';
-import { quorumSize, tally, type Outcome } from '../../src/lockset/quorum.js';
+import { maxFence } from '../../src/backends/redis/lock/fence.js';
+import { quorumSize, tally, type Outcome } from '../../src/backends/redis/quorum.js';
 import {
   driftMs,
   instanceTimeoutMs,
@@ -15,7 +15,7 @@ import {
   schedulingMarginMs,
   validityMs,
 } from '../../src/timing.js';
-import { POLL_CAP_MS, busyRetryMs } from '../../src/lockset/waiter.js';
+import { POLL_CAP_MS, busyRetryMs } from '../../src/backends/redis/waiter.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
   test.each([

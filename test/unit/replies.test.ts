@@ -12,10 +12,10 @@ import {
   parseInspectReply,
   parseScanReply,
   shape,
-} from '../../src/lock/replies.js';
-import type { HoldMode } from '../../src/lock/mode.js';
-import { describeError, describeFailure, MalformedReplyError } from '../../src/redis/describe.js';
-import { checkClientReply, checkPushReply } from '../../src/redis/reply-shapes.js';
+} from '../../src/backends/redis/lock/replies.js';
+import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import { describeError, describeFailure, MalformedReplyError } from '../../src/backends/redis/client/describe.js';
+import { checkClientReply, checkPushReply } from '../../src/backends/redis/client/reply-shapes.js';
 
 /** The reply's error reason, or "ok" when it was accepted. */
 function verdict(parse: () => unknown): string {

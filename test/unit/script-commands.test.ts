@@ -3,7 +3,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { ALL_SCRIPTS } from '../../src/lock/all-scripts.js';
+import { ALL_SCRIPTS } from '../../src/backends/redis/lock/all-scripts.js';
 
 /** Every command a Lua text calls, as written: redis.call('X', …) or redis.pcall("X", …). */
 function calledIn(lua: string): string[] {
@@ -26,14 +26,16 @@ test('no command is declared twice in a script', () => {
   for (const script of ALL_SCRIPTS) expect(new Set(script.commands).size, script.name).toBe(script.commands.length);
 });
 
-test('every script in src/lock/lua/ is sent by one handle (the shared files by several)', () => {
-  const files = readdirSync(new URL('../../src/lock/lua/', import.meta.url)).filter((name) => name.endsWith('.lua'));
+test('every script in src/backends/redis/lock/lua/ is sent by one handle (the shared files by several)', () => {
+  const files = readdirSync(new URL('../../src/backends/redis/lock/lua/', import.meta.url)).filter((name) =>
+    name.endsWith('.lua'),
+  );
   const shared = ['key-check.lua', 'line-lib.lua', 'totals.lua'];
   expect(files.filter((name) => !shared.includes(name)).sort()).toEqual(
     ALL_SCRIPTS.map((script) => `${script.name}.lua`).sort(),
   );
   for (const name of files) {
-    const text = readFileSync(new URL(`../../src/lock/lua/${name}`, import.meta.url), 'utf8');
+    const text = readFileSync(new URL(`../../src/backends/redis/lock/lua/${name}`, import.meta.url), 'utf8');
     expect(text.startsWith('-- '), `${name} opens with its header comment`).toBe(true);
     expect(
       text.split('\n').filter((line) => line.length > 120),

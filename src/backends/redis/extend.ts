@@ -1,0 +1,68 @@
+// One renewal across the lock set: success only with a quorum, within validity. In Redlock
+// mode, an instance that lost the key while a quorum still holds it for us is re-taken (retake.ts).
+
+import { extendOn } from './lock/extend.js';
+import { extendHolderOn, type HolderProgress } from './lock/line.js';
+import { MODES, type RenewScript } from './lock/mode.js';
+import type { HeldLock } from './lock/retake.js';
+import { failureText } from './client/client.js';
+import { now } from '../../clock.js';
+import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
+import { tally } from './quorum.js';
+import { strategyOf } from './strategy.js';
+import { renewTimeoutMs, validityMs } from '../../timing.js';
+
+export type Renewal =
+  /**
+   * `failures`: the instances that did not renew (a quorum did); `retaken`: the labels of
+   * instances that had lost the key and hold it for us again.
+   */
+  | { kind: 'extended'; startedAt: number; failures: InstanceFailure[]; retaken: string[] }
+  /** A quorum answered that the lock is not ours: it is lost now. */
+  | { kind: 'refused' }
+  /** Errors or timeouts: retry until the local deadline. */
+  | { kind: 'failed'; errors: string[] };
+
+export interface RenewOptions {
+  /** Monotonic ms at which the lease gives up: no request needs to wait past it. */
+  givesUpAt: number;
+  /** Redlock: what a re-taken instance gets (the held token, the holder's metadata). */
+  held?: HeldLock;
+  /** What the renewal stores about the job for status (--max-hold, the last heartbeat). */
+  progress?: HolderProgress;
+}
+
+/** The renew script each kind names: a holder of --slots/--shared has its own lease inside the lock's hash. */
+const RENEW: Record<RenewScript, typeof extendOn> = { extend: extendOn, 'extend-holder': extendHolderOn };
+
+export async function extendAll(set: LockSet, { givesUpAt, held, progress }: RenewOptions): Promise<Renewal> {
+  const startedAt = now();
+  // Sized from the time left, not from the TTL: a slow link still renews. Once a quorum renewed,
+  // a hung instance gets only the acquire's per-instance timeout more (small next to the TTL).
+  const timeoutMs = renewTimeoutMs(set.connectTimeoutMs, givesUpAt - startedAt);
+  const extend = RENEW[MODES[set.mode.kind].renew];
+  // One instance keeps a history: a refused renewal of a hold is recorded there as its loss.
+  const record =
+    held && set.caps.history
+      ? { host: held.meta.host, pid: held.meta.pid, cmd: held.meta.cmd, fence: held.fence }
+      : undefined;
+  const round = await fanOut(
+    set,
+    (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record, progress),
+    (ok) => ok,
+    set.timeoutMs,
+  );
+  const verdict = tally(round.outcomes, set.total);
+  if (verdict === 'won' && validityMs(set.ttlMs, startedAt, now()) > 0) {
+    const retaken = held ? await strategyOf(set).afterRenew(set, round.outcomes, startedAt, held) : [];
+    const failures = notWith(set, round, 'the lock is gone there (expired, deleted, or lost in a restart)').filter(
+      ({ label }) => !retaken.includes(label),
+    );
+    return { kind: 'extended', startedAt, failures, retaken };
+  }
+  if (verdict === 'refused') return { kind: 'refused' };
+  return {
+    kind: 'failed',
+    errors: round.failures.length ? round.failures.map(failureText) : ['no quorum renewed in time'],
+  };
+}

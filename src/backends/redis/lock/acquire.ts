@@ -1,0 +1,44 @@
+// Single-instance acquire: one ACQUIRE script call on one Redis.
+
+import type { Instance } from '../client/client.js';
+import { defineScript } from './define-script.js';
+import type { LockKeys } from './keys.js';
+import { parseAcquireReply, type AcquireReply } from './replies.js';
+import { ACQUIRE, KEY_CHECK_CALLS } from './scripts.js';
+
+export type { AcquireReply } from './replies.js';
+
+export interface HolderMeta {
+  host: string;
+  /** "" for a hold no process keeps (`dlock acquire --no-keeper`: its process exits at once). */
+  pid: number | '';
+  cmd: string;
+}
+
+export interface AcquireInput {
+  owner: string;
+  ttlMs: number;
+  meta: HolderMeta;
+}
+
+/** lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time. */
+export const acquireScript = defineScript({
+  name: 'acquire',
+  lua: ACQUIRE,
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'TIME', 'INCR', 'HSET', 'DEL'],
+  keys: (k: LockKeys) => [k.lock, k.fence],
+  args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd],
+  parse: parseAcquireReply,
+});
+
+/** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
+export async function acquireOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  meta: HolderMeta,
+  timeoutMs: number,
+): Promise<AcquireReply> {
+  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta }, timeoutMs);
+}

@@ -1,0 +1,44 @@
+// Single-instance extend: renew the lease only while we still own it.
+
+import type { Instance } from '../client/client.js';
+import { defineScript } from './define-script.js';
+import type { LockKeys } from './keys.js';
+import { lossArgs, progressArgs, type HolderProgress, type LossRecord } from './line.js';
+import { parseFlagReply } from './replies.js';
+import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
+
+export interface ExtendInput {
+  owner: string;
+  ttlMs: number;
+  /** The holder as the history names it when the renewal is refused (undefined: record nothing). */
+  record?: LossRecord;
+  /** The job's --max-hold and last heartbeat, stored in the hash for status. */
+  progress?: HolderProgress;
+}
+
+/** lua/extend.lua: renew the exclusive lease while the owner matches. */
+export const extendScript = defineScript({
+  name: 'extend',
+  lua: EXTEND,
+  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET', 'HINCRBY'],
+  keys: (k: LockKeys) => [k.lock, k.history, k.totals],
+  args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
+  parse: (reply) => parseFlagReply('extend', reply),
+  evalFirst: true,
+});
+
+/**
+ * true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on
+ * errors.
+ */
+export async function extendOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  timeoutMs: number,
+  record?: LossRecord,
+  progress?: HolderProgress,
+): Promise<boolean> {
+  return extendScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
+}

@@ -1,0 +1,160 @@
+// The line on one instance: enter it (take the lock when our turn comes), leave it, and renew
+// one holder of --slots/--shared: the scripts that share lua/line-lib.lua.
+
+import type { Instance } from '../client/client.js';
+import type { HolderMeta } from './acquire.js';
+import { defineScript } from './define-script.js';
+import type { LockKeys } from './keys.js';
+import { slotsOf, type HoldMode } from './mode.js';
+import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
+import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
+
+export type { EnterReply } from './replies.js';
+
+/**
+ * How long a place in line lasts unless its waiter renews it (it does every third of this):
+ * a waiter that dies leaves the line within it, and never blocks the ones behind it longer.
+ */
+export const PLACE_LEASE_MS = 5_000;
+export const PLACE_RENEW_MS = Math.floor(PLACE_LEASE_MS / 3);
+
+export interface EnterOptions {
+  owner: string;
+  ttlMs: number;
+  meta: HolderMeta;
+  mode: HoldMode;
+  /** false: --no-wait (never queues). */
+  join: boolean;
+  timeoutMs: number;
+  /** How long this dlock has waited so far (recorded in the history). */
+  waitedMs: number;
+  /** --once-per window (0: none): turned away when a run succeeded within it. */
+  oncePerMs: number;
+}
+
+/** What `dlock run` tells a loss renewal about the holder, so the history names it. */
+export interface LossRecord {
+  host: string;
+  /** As HolderMeta's: "" for a --no-keeper hold. */
+  pid: number | '';
+  cmd: string;
+  fence: string;
+}
+
+/**
+ * What a renewal stores about the job in the holder's fields, for status: its --max-hold, and
+ * how long ago it last ran `dlock heartbeat` (ms on this host's monotonic clock: the script
+ * stores the server's time less it); undefined: leave the field as it is.
+ */
+export interface HolderProgress {
+  maxHoldMs?: number;
+  beatAgeMs?: number;
+}
+
+/** EXTEND/EXTEND_HOLDER ARGV[8..9]: the job's progress, "" for what is not known. */
+export function progressArgs(progress: HolderProgress | undefined): string[] {
+  const text = (ms: number | undefined) => (ms === undefined ? '' : String(Math.round(ms)));
+  return [
+    text(progress?.maxHoldMs),
+    text(progress?.beatAgeMs === undefined ? undefined : Math.max(0, progress.beatAgeMs)),
+  ];
+}
+
+/** EXTEND/EXTEND_HOLDER ARGV[3..7]: record a refused renewal as a loss, or not. */
+export function lossArgs(record: LossRecord | undefined): (string | number)[] {
+  return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
+}
+
+/** What ENTER is asked: the options but the timeout (the script stamps `since_ms` on the server's clock). */
+export type EnterInput = Omit<EnterOptions, 'timeoutMs'>;
+
+/** lua/enter.lua: take the lock in line order, or keep (or get) a place in line. */
+export const enterScript = defineScript({
+  name: 'enter',
+  lua: ENTER,
+  commands: [...LINE_LIB_CALLS, 'INCR', 'ZADD', 'ZRANK'],
+  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
+  args: (i: EnterInput, k) => [
+    i.owner,
+    i.ttlMs,
+    i.meta.host,
+    i.meta.pid,
+    i.meta.cmd,
+    i.mode.kind,
+    slotsOf(i.mode),
+    i.join ? '1' : '0',
+    PLACE_LEASE_MS,
+    k.wakePrefix,
+    Math.round(i.waitedMs),
+    Math.round(i.oncePerMs),
+  ],
+  parse: (reply, i) => parseEnterReply(reply, i.mode),
+});
+
+export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
+  const { timeoutMs, ...asked } = options;
+  return enterScript.run(instance.client, keys, asked, timeoutMs);
+}
+
+export interface LeaveInput {
+  owner: string;
+  /** The history entry to append ("busy": the wait ran out, "left": interrupted, "": none). */
+  record: 'busy' | 'left' | '';
+  waitedMs: number;
+}
+
+/** lua/leave.lua: give up a place in line, waking whoever may enter now. */
+export const leaveScript = defineScript({
+  name: 'leave',
+  lua: LEAVE,
+  commands: LINE_LIB_CALLS,
+  keys: (k: LockKeys) => [k.lock, k.holders, k.line, k.lineExpiry, k.lineInfo, k.history, k.totals],
+  args: (i: LeaveInput, k) => [i.owner, k.wakePrefix, i.record, Math.round(i.waitedMs)],
+  parse: (reply) => parseFlagReply('leave', reply),
+});
+
+/**
+ * Give up a place in line (a wait ran out or was interrupted); wakes whoever may enter now.
+ * `record`: the history entry to append ("busy": the wait ran out, "left": interrupted, "": none).
+ */
+export async function leaveOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  timeoutMs: number,
+  record: 'busy' | 'left' | '' = '',
+  waitedMs = 0,
+): Promise<boolean> {
+  return leaveScript.run(instance.client, keys, { owner, record, waitedMs }, timeoutMs);
+}
+
+export interface ExtendHolderInput {
+  owner: string;
+  ttlMs: number;
+  record?: LossRecord;
+  progress?: HolderProgress;
+}
+
+/** lua/extend-holder.lua: renew one holder of --slots/--shared. */
+export const extendHolderScript = defineScript({
+  name: 'extend-holder',
+  lua: EXTEND_HOLDER,
+  commands: [...LINE_LIB_CALLS, 'ZADD'],
+  keys: (k: LockKeys) => [k.lock, k.holders, k.history, k.totals],
+  args: (i: ExtendHolderInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
+  parse: (reply) => parseFlagReply('extend', reply),
+  evalFirst: true,
+});
+
+/** Renew one holder of --slots/--shared: true renewed, false no longer held. */
+export async function extendHolderOn(
+  instance: Instance,
+  keys: LockKeys,
+  owner: string,
+  ttlMs: number,
+  timeoutMs: number,
+  record?: LossRecord,
+  progress?: HolderProgress,
+): Promise<boolean> {
+  return extendHolderScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
+}

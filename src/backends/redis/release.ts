@@ -1,0 +1,98 @@
+// Release on every instance in parallel: owner-checked, and retried until --connect-timeout
+// runs out on an instance whose release failed (compare-and-delete by owner is idempotent), or
+// within a shorter bound the caller gives (after a loss: what is left of the lease, no retry).
+
+import { releaseOn, type ReleaseRecord } from './lock/release.js';
+import { instanceFailure, type Instance, type InstanceFailure } from './client/client.js';
+import { now, sleep } from '../../clock.js';
+import type { LockSet } from './lockset.js';
+
+export type ReleaseOutcome =
+  /** Deleted; `unannounced`: the server refused the PUBLISH, so waiters notice by polling. */
+  | { kind: 'released'; unannounced?: boolean }
+  /** The owner did not match on the first answer: it had expired or was taken; `forced`: release --force closed it. */
+  | { kind: 'not-ours'; forced?: boolean }
+  /**
+   * An earlier attempt's reply was lost (it may have deleted the lock) and a retry found the
+   * lock gone or someone else's: released by that attempt, or expired before it. `reason`: why
+   * the first reply was lost.
+   */
+  | { kind: 'released-or-expired'; reason: string }
+  /** Every attempt failed until the bound; `reason` is the first failure (retries mostly repeat it). */
+  | { kind: 'failed'; reason: string };
+
+export interface InstanceRelease {
+  label: string;
+  outcome: ReleaseOutcome;
+}
+
+export interface ReleaseOptions {
+  /** Release only where `which[i]` is true (default: everywhere). */
+  which?: boolean[];
+  /** false: do not wake the waiters (see releaseOn). */
+  notify?: boolean;
+  /** Stop retrying when this aborts (the last attempt sent still runs). */
+  signal?: AbortSignal;
+  /** One instance: record the release in the history (and, after an exit 0 with --once-per, the done mark). */
+  record?: ReleaseRecord;
+  /** How long the release may take on one instance (default --connect-timeout). */
+  boundMs?: number;
+  /** false: one attempt per instance, a failed one is not retried. */
+  retry?: boolean;
+  /** The owner's fence, when known: lets the release tell a hold closed by release --force. */
+  fence?: string;
+}
+
+/** Release where asked; one entry per instance released on, in the lock set's order. */
+export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<InstanceRelease[]> {
+  const chosen = set.instances.filter((_, i) => !options.which || options.which[i]);
+  return Promise.all(
+    chosen.map(async (instance) => ({
+      label: instance.target.label,
+      outcome: await releaseWithRetry(set, instance, options),
+    })),
+  );
+}
+
+/** One instance: retry a failed release (error, timeout, dropped connection) until the bound. */
+async function releaseWithRetry(set: LockSet, instance: Instance, options: ReleaseOptions): Promise<ReleaseOutcome> {
+  const { notify = true, signal, record, retry = true, fence } = options;
+  const deadline = now() + (options.boundMs ?? set.connectTimeoutMs);
+  let replyLost: string | undefined;
+  let firstFailure: string | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
+    try {
+      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record, fence);
+      if (reply === 'forced') return { kind: 'not-ours', forced: true };
+      if (reply === 'not-ours')
+        return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
+      return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
+    } catch (error) {
+      const failure = instanceFailure(instance.target.label, error);
+      const reason = (firstFailure ??= failure.reason);
+      // An error reply means the script stopped before its DEL; no reply may hide a DEL.
+      if (!failure.errorReply) replyLost ??= failure.reason;
+      // A permission the ACL lacks does not come within the bound: say so at once.
+      const pauseMs = Math.min(releaseRetryMs(attempt), deadline - now() - MIN_ATTEMPT_MS);
+      if (!retry || pauseMs <= 0 || signal?.aborted || failure.permanent) return { kind: 'failed', reason };
+      await sleep(pauseMs, signal);
+      if (signal?.aborted) return { kind: 'failed', reason };
+    }
+  }
+}
+
+/** An attempt with less time than this left is not worth sending. */
+const MIN_ATTEMPT_MS = 10;
+
+/** 25ms doubling to 400ms, jittered: about the client's own reconnect delay. */
+function releaseRetryMs(attempt: number, random = Math.random()): number {
+  return Math.round(Math.min(25 * 2 ** attempt, 400) * (0.5 + random));
+}
+
+/** The instances where the release failed, and why. */
+export function releaseFailures(releases: InstanceRelease[]): Pick<InstanceFailure, 'label' | 'reason'>[] {
+  return releases.flatMap(({ label, outcome }) =>
+    outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
+  );
+}
