@@ -3,10 +3,10 @@
 import { Option, type Command } from 'commander';
 import { historyConfig, type RawOptions } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { HISTORY_MAX } from '../backends/redis/lock/limits.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
 import { connectionOptions, keyAfterOptions, jsonOption, outputOptions } from './options.js';
+import { HISTORY_MAX } from '../backend/history.js';
 
 /** `dlock history [options] <key>`. */
 export function declareHistory(program: Command, cli: CommandLine): void {

@@ -2,8 +2,7 @@
 
 import { holderCmd, NO_KEEPER_CMD } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
-import { HISTORY_MAX } from '../backends/redis/lock/limits.js';
-import { ONE_REDIS } from '../backends/redis/capabilities.js';
+import { ONE_REDIS } from '../backend/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';
@@ -16,6 +15,7 @@ import {
   type Env,
   type RawOptions,
 } from './options.js';
+import { HISTORY_MAX } from '../backend/history.js';
 
 /**
  * dlock run: the lock options, the key and the command to run under it. Checked in that order: in

@@ -4,7 +4,7 @@ import { badOption, UsageError } from '../errors.js';
 import { readTlsFiles, type TlsPaths } from '../backends/redis/client/tls.js';
 import type { RedisTarget } from '../backends/redis/client/target.js';
 import { parseRedisUrl, splitRedisUrls } from '../backends/redis/client/url.js';
-import { capabilitiesOf, type Capabilities } from '../backends/redis/capabilities.js';
+import { capabilitiesOf, type Capabilities } from '../backend/capabilities.js';
 import {
   DEFAULTS,
   LOG_FORMATS,

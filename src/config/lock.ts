@@ -2,9 +2,8 @@
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
-import { MAX_SLOTS } from '../backends/redis/lock/holder.js';
-import { MODES, type HoldMode } from '../backends/redis/lock/mode.js';
-import { ONE_REDIS, type Capabilities } from '../backends/redis/capabilities.js';
+import { MODES, type HoldMode } from '../backend/mode.js';
+import { ONE_REDIS, type Capabilities } from '../backend/capabilities.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';
@@ -21,6 +20,7 @@ import {
   type OnLost,
   type RawOptions,
 } from './options.js';
+import { MAX_SLOTS } from '../backend/holder.js';
 
 /** dlock run: what it holds, how, and what it runs under the lock. */
 export interface RunConfig extends ConnectionConfig {

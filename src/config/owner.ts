@@ -1,10 +1,10 @@
 // The owner token renew and release take, and the rules of release --force.
 
 import { badOption, UsageError } from '../errors.js';
-import { MAX_SLOTS } from '../backends/redis/lock/holder.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { heldLocks, nestedTokens } from './enclosing.js';
 import { integer, validateKey, type Env, type RawOptions } from './options.js';
+import { MAX_SLOTS } from '../backend/holder.js';
 
 /** An owner token as dlock hands them out (128 bits, hex). */
 export function validateToken(option: string, token: string): string {

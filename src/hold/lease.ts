@@ -8,7 +8,7 @@ import {
   extendAll,
   type HeldLock,
   type HolderProgress,
-  type InstanceFailure,
+  type MemberFailure,
   type LockSet,
 } from '../backends/redis/index.js';
 import { killDeadline, localDeadline } from '../timing.js';
@@ -25,7 +25,7 @@ export interface LossReason {
 
 export interface LeaseEvents {
   /** `failures`: instances that did not renew this time (a quorum did); `retaken`: instances that hold it again. */
-  renewed?: (failures: InstanceFailure[], retaken: string[]) => void;
+  renewed?: (failures: MemberFailure[], retaken: string[]) => void;
   renewFailed?: (errors: string[]) => void;
 }
 

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import {
   holderSnapshot,
   type HolderSnapshot,
-  type InstanceFailure,
+  type MemberFailure,
   type LockSet,
   serverNow,
   slotsOf,
@@ -53,7 +53,7 @@ export class WaitDisplay {
   }
 
   /** Show the wait; returns the instances that refused to say who holds the lock (a grant is missing). */
-  async waiting(waitedMs: number, place?: number): Promise<InstanceFailure[] | undefined> {
+  async waiting(waitedMs: number, place?: number): Promise<MemberFailure[] | undefined> {
     if (!this.announced) {
       this.announced = true;
       const inLine = place ? ` (${ordinal(place)} in line)` : '';

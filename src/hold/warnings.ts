@@ -6,7 +6,7 @@ import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
 import {
   failureText,
-  type InstanceFailure,
+  type MemberFailure,
   PLACE_LEASE_MS,
   POLL_CAP_MS,
   quorumSize,
@@ -56,7 +56,7 @@ export function logRedundancy(
   );
 }
 
-export function logOutage(log: Logger, key: string, waitMs: number | undefined, failures: InstanceFailure[]): void {
+export function logOutage(log: Logger, key: string, waitMs: number | undefined, failures: MemberFailure[]): void {
   const until =
     waitMs === undefined ? 'as long as it takes (no --wait)' : `until --wait ${formatDuration(waitMs)} runs out`;
   const errors = failures.map(failureText).join('; ');
@@ -75,7 +75,7 @@ export function logOutageOver(log: Logger, key: string): void {
 export function logNotUndone(
   log: Logger,
   config: { key: string; ttlMs: number },
-  unreleased: Pick<InstanceFailure, 'label' | 'reason'>[],
+  unreleased: Pick<MemberFailure, 'label' | 'reason'>[],
 ): void {
   const errors = unreleased.map(failureText).join('; ');
   log.event(
@@ -92,14 +92,14 @@ export function logNotUndone(
 }
 
 /** An interrupted wait that could not leave the line (a grant missing): its place lapses by itself. */
-export function logNotLeft(log: Logger, key: string, failure: InstanceFailure): void {
+export function logNotLeft(log: Logger, key: string, failure: MemberFailure): void {
   const lapses = `the place lapses within ${formatDuration(PLACE_LEASE_MS)}`;
   const text = `could not leave the line of ${key} on ${failureText(failure)} (${lapses})`;
   log.warn(text, { event: 'not-left', key, instance: failure.label, error: failure.reason });
 }
 
 /** Waiting without the release channel: one warning, then polling alone. */
-export function logPollOnly(log: Logger, key: string, failures: InstanceFailure[]): void {
+export function logPollOnly(log: Logger, key: string, failures: MemberFailure[]): void {
   const errors = failures.map(failureText).join('; ');
   log.event(
     'poll-only',

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Script } from '../../src/backends/redis/lock/define-script.js';
 import { lockKeys, type LockKeys } from '../../src/backends/redis/lock/keys.js';
 import type { EnterInput } from '../../src/backends/redis/lock/line.js';
-import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import type { HoldMode } from '../../src/backend/mode.js';
 import { useRedisServer } from './server.js';
 
 export const META = { host: 'host-a', pid: 4242, cmd: 'make deploy' };

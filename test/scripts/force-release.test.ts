@@ -4,7 +4,7 @@
 import { expect, test } from 'vitest';
 import { forceReleaseScript } from '../../src/backends/redis/lock/inspect.js';
 import { enterScript } from '../../src/backends/redis/lock/line.js';
-import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import type { HoldMode } from '../../src/backend/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
 
 const server = useScriptServer();

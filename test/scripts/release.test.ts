@@ -5,7 +5,7 @@ import { expect, test } from 'vitest';
 import { acquireScript } from '../../src/backends/redis/lock/acquire.js';
 import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
 import { enterScript } from '../../src/backends/redis/lock/line.js';
-import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import type { HoldMode } from '../../src/backend/mode.js';
 import { releaseScript } from '../../src/backends/redis/lock/release.js';
 import { entering, META, publishedOn, useScriptServer } from '../helpers/scripts.js';
 

@@ -5,7 +5,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, test } from 'vitest';
 import { AnsweredError, describeError, describeFailure } from '../../src/backends/redis/client/describe.js';
-import { failureLine, instanceFailure } from '../../src/backends/redis/client/failure.js';
+import { failureLine } from '../../src/backend/failure.js';
+import { instanceFailure } from '../../src/backends/redis/client/failure.js';
 import { TimeoutError } from '../../src/clock.js';
 
 const require = createRequire(import.meta.url);

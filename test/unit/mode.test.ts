@@ -2,7 +2,7 @@
 // hold and why not, and how each kind is described (table tests, no server).
 
 import { describe, expect, test } from 'vitest';
-import { isHolderKind, MODES, nestedRefusal, slotsOf, type HoldMode } from '../../src/backends/redis/lock/mode.js';
+import { isHolderKind, MODES, nestedRefusal, slotsOf, type HoldMode } from '../../src/backend/mode.js';
 
 const alone: HoldMode = { kind: 'exclusive' };
 const shared: HoldMode = { kind: 'shared' };

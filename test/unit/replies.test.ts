@@ -13,7 +13,7 @@ import {
   parseScanReply,
   shape,
 } from '../../src/backends/redis/lock/replies.js';
-import type { HoldMode } from '../../src/backends/redis/lock/mode.js';
+import type { HoldMode } from '../../src/backend/mode.js';
 import { describeError, describeFailure, MalformedReplyError } from '../../src/backends/redis/client/describe.js';
 import { checkClientReply, checkPushReply } from '../../src/backends/redis/client/reply-shapes.js';
 

@@ -1,14 +1,14 @@
 // One acquisition attempt across the lock set (Redlock, with the two-round fencing token).
 
-import { acquireOn, type AcquireReply, type HolderMeta } from './lock/acquire.js';
+import { acquireOn, type AcquireReply } from './lock/acquire.js';
 import { maxFence, raiseFenceOn } from './lock/fence.js';
-import type { HolderKind } from './lock/mode.js';
-import type { DoneMark } from './lock/replies.js';
+import type { HolderKind } from '../../backend/mode.js';
 import { now } from '../../clock.js';
-import { fanOut, notWith, type FanOut, type InstanceFailure, type LockSet } from './lockset.js';
+import { fanOut, notWith, type FanOut, type MemberFailure, type LockSet } from './lockset.js';
 import { quorumSize, tally } from './quorum.js';
 import { driftMs, validityMs } from '../../timing.js';
 import { releaseAll, type InstanceRelease } from './release.js';
+import { type HolderMeta, type DoneMark } from '../../backend/holder.js';
 
 /** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */
 export interface Undo {
@@ -18,7 +18,7 @@ export interface Undo {
 
 export type Attempt =
   /** `failures`: the instances that are not ours (a quorum is). */
-  | { kind: 'acquired'; fence: string; slot?: number; startedAt: number; failures: InstanceFailure[] }
+  | { kind: 'acquired'; fence: string; slot?: number; startedAt: number; failures: MemberFailure[] }
   /** Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next. */
   | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo }
   /** The key is in use in another mode (exclusive/shared vs --slots) or with another n. */
@@ -26,7 +26,7 @@ export type Attempt =
   /** --once-per: a run succeeded within its window (one instance only). */
   | { kind: 'done'; done: DoneMark }
   /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */
-  | { kind: 'unavailable'; errors: InstanceFailure[]; undo: Undo };
+  | { kind: 'unavailable'; errors: MemberFailure[]; undo: Undo };
 
 /** Try once: round 1 acquires and collects counters, round 2 raises them to the max. */
 export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attempt> {

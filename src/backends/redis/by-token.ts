@@ -4,11 +4,11 @@
 // was no longer this token's.
 
 import { inspectOn } from './lock/inspect.js';
-import type { HoldMode } from './lock/mode.js';
+import type { HoldMode } from '../../backend/mode.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
 import { extendAll } from './extend.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import type { MemberFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
 import { releaseAll, releaseFailures, type InstanceRelease } from './release.js';
 
@@ -17,14 +17,14 @@ export interface TokenRelease {
   /** Each instance's answer (whether the waiters were told is in there too). */
   releases: InstanceRelease[];
   /** The instances that failed to answer, the unreachable ones included. */
-  failures: Pick<InstanceFailure, 'label' | 'reason'>[];
+  failures: Pick<MemberFailure, 'label' | 'reason'>[];
 }
 
 export type TokenRenewal =
   | { kind: 'renewed'; ttlMs: number }
   | { kind: 'not-ours' }
   /** Too few instances answered to tell whose the lock is. */
-  | { kind: 'unavailable'; failures: InstanceFailure[] }
+  | { kind: 'unavailable'; failures: MemberFailure[] }
   /** The renewal itself failed (errors or timeouts). */
   | { kind: 'failed'; errors: string[] };
 

@@ -8,14 +8,14 @@ import { connect, retryableFailure, type Instance } from './client/client.js';
 import { InstanceUnavailableError } from './client/failure.js';
 import type { RedisTarget } from './client/target.js';
 import { sleep } from '../../clock.js';
-import type { InstanceFailure } from './lockset.js';
+import type { MemberFailure } from './lockset.js';
 import { quorumSize } from './quorum.js';
 
 export interface Connected {
   /** Connected instances, in the order the targets were given. */
   instances: Instance[];
   /** Each target that is not connected, and why. */
-  failures: InstanceFailure[];
+  failures: MemberFailure[];
 }
 
 /** `known[i]`, when set, is why target i cannot be reached already (its host did not resolve): it is not tried. */
@@ -52,7 +52,7 @@ export async function connectQuorum(
   graceOver.abort();
 
   const instances: Instance[] = [];
-  const failures: InstanceFailure[] = [];
+  const failures: MemberFailure[] = [];
   results.forEach((result, i) => {
     const { label } = targets[i];
     if (known[i] !== undefined) failures.push(retryableFailure(label, known[i]));

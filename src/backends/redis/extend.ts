@@ -2,22 +2,23 @@
 // mode, an instance that lost the key while a quorum still holds it for us is re-taken (retake.ts).
 
 import { extendOn } from './lock/extend.js';
-import { extendHolderOn, type HolderProgress } from './lock/line.js';
-import { MODES, type RenewScript } from './lock/mode.js';
+import { extendHolderOn } from './lock/line.js';
+import { MODES, type RenewScript } from '../../backend/mode.js';
 import type { HeldLock } from './lock/retake.js';
 import { failureText } from './client/client.js';
 import { now } from '../../clock.js';
-import { fanOut, notWith, type InstanceFailure, type LockSet } from './lockset.js';
+import { fanOut, notWith, type MemberFailure, type LockSet } from './lockset.js';
 import { tally } from './quorum.js';
 import { strategyOf } from './strategy.js';
 import { renewTimeoutMs, validityMs } from '../../timing.js';
+import { type HolderProgress } from '../../backend/holder.js';
 
 export type Renewal =
   /**
    * `failures`: the instances that did not renew (a quorum did); `retaken`: the labels of
    * instances that had lost the key and hold it for us again.
    */
-  | { kind: 'extended'; startedAt: number; failures: InstanceFailure[]; retaken: string[] }
+  | { kind: 'extended'; startedAt: number; failures: MemberFailure[]; retaken: string[] }
   /** A quorum answered that the lock is not ours: it is lost now. */
   | { kind: 'refused' }
   /** Errors or timeouts: retry until the local deadline. */

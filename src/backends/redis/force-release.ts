@@ -1,11 +1,11 @@
 // release --force across the lock set: every instance asked at once, whom each removed, and which failed.
 
-import type { Holder } from './lock/holder.js';
 import { forceReleaseOn } from './lock/inspect.js';
 import { REMOVED } from './lock/replies.js';
-import { instanceFailure, type InstanceFailure } from './client/client.js';
+import { instanceFailure, type MemberFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
-import { clockAt, type ServerClock } from './server-clock.js';
+import { clockAt, type ServerClock } from '../../backend/clock.js';
+import { type Holder } from '../../backend/holder.js';
 
 /**
  * A holder release --force removed, how long its key stays closed to new holders, and the
@@ -22,7 +22,7 @@ export async function forceReleaseAll(
   set: LockSet,
   now: boolean,
   slot?: number,
-): Promise<{ removed: RemovedHolder[]; failed: InstanceFailure[] }> {
+): Promise<{ removed: RemovedHolder[]; failed: MemberFailure[] }> {
   const results = await Promise.allSettled(
     set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, now, slot)),
   );

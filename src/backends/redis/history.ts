@@ -2,10 +2,11 @@
 
 import { readHistory, type HistoryEntry } from './lock/history.js';
 import type { LockKeys } from './lock/keys.js';
-import { readTotals, type Totals } from './lock/totals.js';
-import { instanceFailure, reconnected, UnreadReplyError, type InstanceFailure } from './client/client.js';
+import { readTotals } from './lock/totals.js';
+import { instanceFailure, reconnected, UnreadReplyError, type MemberFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
 import { unavailable } from './open.js';
+import { type Totals } from '../../backend/totals.js';
 
 /** The newest `count` entries of the set's key, newest first; 69 when the instance cannot be read. */
 export async function historyOf(set: LockSet, count: number): Promise<HistoryEntry[]> {
@@ -28,7 +29,7 @@ export async function historyOfKey(
   set: LockSet,
   keys: LockKeys,
   count: number,
-): Promise<{ entries: HistoryEntry[] } | { failure: InstanceFailure } | undefined> {
+): Promise<{ entries: HistoryEntry[] } | { failure: MemberFailure } | undefined> {
   const instance = set.instances[0];
   if (!set.caps.history || !instance) return undefined;
   return readHistory(instance, keys, count, set.timeoutMs).then(
@@ -45,7 +46,7 @@ export async function historyOfKey(
 export async function totalsOfKey(
   set: LockSet,
   keys: LockKeys,
-): Promise<{ totals: Totals } | { failure: InstanceFailure } | undefined> {
+): Promise<{ totals: Totals } | { failure: MemberFailure } | undefined> {
   const instance = set.instances[0];
   if (!set.caps.history || !instance) return undefined;
   return readTotals(instance, keys, set.timeoutMs).then(

@@ -4,12 +4,18 @@
 // once, when the set is opened (strategy.ts); nothing above asks which.
 
 // The vocabulary: holders, waiters, what a read says, what a hold records.
-export type { HolderMeta } from './lock/acquire.js';
 export type { HistoryEntry } from './lock/history.js';
-export { pidNumber, type Holder, type Waiter } from './lock/holder.js';
+export {
+  pidNumber,
+  type DoneMark,
+  type Holder,
+  type HolderMeta,
+  type HolderProgress,
+  type Waiter,
+} from '../../backend/holder.js';
 export type { LockState } from './lock/inspect.js';
 export { lockKeys, type LockKeys } from './lock/keys.js';
-export { HISTORY_MAX } from './lock/limits.js';
+export { HISTORY_MAX } from '../../backend/history.js';
 export {
   EXIT_CLASSES,
   LOSS_REASONS,
@@ -19,15 +25,14 @@ export {
   type Observed,
   type Totals,
   type TurnedAwayReason,
-} from './lock/totals.js';
-export { PLACE_LEASE_MS, type HolderProgress } from './lock/line.js';
-export { MODES, slotsOf, type HolderKind, type HoldMode } from './lock/mode.js';
-export type { DoneMark } from './lock/replies.js';
+} from '../../backend/totals.js';
+export { PLACE_LEASE_MS } from './lock/line.js';
+export { MODES, slotsOf, type HolderKind, type HoldMode } from '../../backend/mode.js';
 export type { HeldLock } from './lock/retake.js';
-export { failureText, instanceFailure, retryableFailure, type InstanceFailure } from './client/client.js';
+export { failureText, instanceFailure, retryableFailure, type MemberFailure } from './client/client.js';
 
 // Opening and closing a set, and what its backend can do.
-export type { Capabilities } from './capabilities.js';
+export type { Capabilities } from '../../backend/capabilities.js';
 export { close, type LockSet } from './lockset.js';
 export { newOwnerToken, openLockSet, unavailable, unreadable } from './open.js';
 export { quorumSize, tally } from './quorum.js';
@@ -54,7 +59,7 @@ export {
 } from './inspect.js';
 export { listLocks, type ListedLock, type UnreadableLock } from './list.js';
 export { lookForNames } from './names.js';
-export { serverNow, type ServerClock } from './server-clock.js';
+export { serverNow, type ServerClock } from '../../backend/clock.js';
 export { isHeldBy, isStillHeldBy, type Nested, type ParentLease } from './nested.js';
 
 // Renew and release by the owner token alone (dlock renew, dlock release).

@@ -1,15 +1,15 @@
 // Every read of one lock across the instances: what each says, what a majority says (status), and
 // the holder the spinner and the busy message show.
 
-import type { Holder } from './lock/holder.js';
-import { MODES, type HoldMode } from './lock/mode.js';
+import { MODES, type HoldMode } from '../../backend/mode.js';
 import { inspectOn, type LockState } from './lock/inspect.js';
 import type { LockKeys } from './lock/keys.js';
-import { instanceFailure, type InstanceFailure } from './client/client.js';
+import { instanceFailure, type MemberFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
-import { clockAt, type ServerClock } from './server-clock.js';
+import { clockAt, type ServerClock } from '../../backend/clock.js';
 import { strategyOf } from './strategy.js';
+import { type Holder } from '../../backend/holder.js';
 
 export interface InstanceView {
   redis: string;
@@ -18,7 +18,7 @@ export interface InstanceView {
   ttl_ms?: number;
   error?: string;
   /** Why it did not answer, as data (not shown as such: `error` is its reason). */
-  failure?: InstanceFailure;
+  failure?: MemberFailure;
   /** Everything it said: every holder, the mode, the line. */
   state?: LockState;
   /** Its clock at the read: what the ages of its holders and waiters count to. */
@@ -84,7 +84,7 @@ export interface HolderSnapshot {
  * `refused`: instances that refused to be read for good (a missing grant, such as +hgetall):
  * the caller reports those (69), never the lock as merely busy.
  */
-export async function holderSnapshot(set: LockSet): Promise<{ snapshot?: HolderSnapshot; refused: InstanceFailure[] }> {
+export async function holderSnapshot(set: LockSet): Promise<{ snapshot?: HolderSnapshot; refused: MemberFailure[] }> {
   const views = await inspectAll(set, set.keys, []);
   const refused = views.flatMap(({ failure }) => (failure?.permanent ? [failure] : []));
   return { snapshot: snapshotOf(set, views), refused };

@@ -2,12 +2,12 @@
 // take the lock if our turn has come, else keep (or take) a place in line. Redlock (several
 // instances) has no line: see acquire.ts.
 
-import type { HolderMeta } from './lock/acquire.js';
 import { enterOn, leaveOn, PLACE_RENEW_MS } from './lock/line.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
 import type { Attempt, Undo } from './acquire.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import type { MemberFailure, LockSet } from './lockset.js';
+import { type HolderMeta } from '../../backend/holder.js';
 
 /** Nothing to undo: a lost reply is found again by the next attempt ("already ours"), or undone when the wait ends. */
 const NOTHING: Undo = { done: Promise.resolve([]), stop: () => {} };
@@ -66,7 +66,7 @@ export async function leaveLine(
   set: LockSet,
   record: LeaveRecord = '',
   waitedMs = 0,
-): Promise<InstanceFailure | undefined> {
+): Promise<MemberFailure | undefined> {
   const instance = set.instances[0];
   if (!instance) return undefined;
   try {

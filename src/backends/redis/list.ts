@@ -3,7 +3,6 @@
 import type { ConnectionConfig } from '../../config/index.js';
 import { formatDuration } from '../../duration.js';
 import { UnavailableError } from '../../errors.js';
-import type { Holder } from './lock/holder.js';
 import { keyFromLockName, lockKeys, lockPattern } from './lock/keys.js';
 import { parseScanReply } from './lock/replies.js';
 import { AnsweredError, failureText, instanceFailure, type Instance } from './client/client.js';
@@ -12,8 +11,9 @@ import { now, TimeoutError, withTimeout } from '../../clock.js';
 import { inspectAll, majority } from './inspect.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
-import type { ServerClock } from './server-clock.js';
+import type { ServerClock } from '../../backend/clock.js';
 import { strategyOf } from './strategy.js';
+import { type Holder } from '../../backend/holder.js';
 
 /** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
 export interface ListedLock {

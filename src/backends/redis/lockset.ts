@@ -2,18 +2,18 @@
 // line, several run Redlock (strategy.ts). The fan-out below serves both.
 
 import type { LockKeys } from './lock/keys.js';
-import type { HoldMode } from './lock/mode.js';
+import type { HoldMode } from '../../backend/mode.js';
 import {
   disconnectAll,
   instanceFailure,
   retryableFailure,
   type Instance,
-  type InstanceFailure,
+  type MemberFailure,
 } from './client/client.js';
-import type { Capabilities } from './capabilities.js';
+import type { Capabilities } from '../../backend/capabilities.js';
 import { quorumSize, type Outcome } from './quorum.js';
 
-export type { InstanceFailure } from './client/client.js';
+export type { MemberFailure } from './client/client.js';
 
 export interface LockSet {
   /** The instances we are connected to (unreachable ones are missing: they count as "no"). */
@@ -21,7 +21,7 @@ export interface LockSet {
   /** How many instances are configured, reachable or not: the quorum is counted over these. */
   total: number;
   /** Each instance that could not be connected to. */
-  unreachable: InstanceFailure[];
+  unreachable: MemberFailure[];
   keys: LockKeys;
   /** One owner token for all instances and every retry of one acquire. */
   owner: string;
@@ -45,9 +45,9 @@ export interface FanOut<T> {
   outcomes: Outcome[];
   values: (T | undefined)[];
   /** Every instance that failed, unreachable ones included. */
-  failures: InstanceFailure[];
+  failures: MemberFailure[];
   /** Per instance: its failure, if it failed. */
-  failed: (InstanceFailure | undefined)[];
+  failed: (MemberFailure | undefined)[];
 }
 
 /**
@@ -107,7 +107,7 @@ export async function fanOut<T>(
 }
 
 /** After a round a quorum won: the instances that did not say yes (errors, and `no` with why). */
-export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): InstanceFailure[] {
+export function notWith<T>(set: LockSet, round: FanOut<T>, no: string): MemberFailure[] {
   const refused = set.instances.flatMap((instance, i) =>
     round.outcomes[i] === 'no' ? [retryableFailure(instance.target.label, no)] : [],
   );

@@ -4,7 +4,7 @@
 // converts a hold (flock converts, symfony promotes by waiting): anything else is refused.
 
 import { inspectOn, type LockState } from './lock/inspect.js';
-import { MODES, nestedRefusal, slotsOf, type HoldMode } from './lock/mode.js';
+import { MODES, nestedRefusal, slotsOf, type HoldMode } from '../../backend/mode.js';
 import { UsageError } from '../../errors.js';
 import { cut, toJson } from '../../untrusted.js';
 import { instanceFailure } from './client/client.js';

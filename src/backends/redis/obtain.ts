@@ -1,15 +1,14 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
-import type { HolderMeta } from './lock/acquire.js';
-import type { HolderKind } from './lock/mode.js';
-import type { DoneMark } from './lock/replies.js';
+import type { HolderKind } from '../../backend/mode.js';
 import { now, sleep } from '../../clock.js';
 import type { Attempt, Undo } from './acquire.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import type { MemberFailure, LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
 import { releaseAll, releaseFailures } from './release.js';
 import { strategyOf } from './strategy.js';
 import { busyRetryMs, ReleaseWatcher } from './waiter.js';
+import { type HolderMeta, type DoneMark } from '../../backend/holder.js';
 
 export type Obtained = {
   kind: 'acquired';
@@ -17,16 +16,16 @@ export type Obtained = {
   slot?: number;
   startedAt: number;
   waitedMs: number;
-  failures: InstanceFailure[];
+  failures: MemberFailure[];
 };
 /**
  * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
  * was lost may stay there until its TTL runs out.
  */
 export type NotObtained = Failed & {
-  unreleased: Pick<InstanceFailure, 'label' | 'reason'>[];
+  unreleased: Pick<MemberFailure, 'label' | 'reason'>[];
   /** Interrupted, and leaving the line was refused (a grant missing): the place lapses by itself. */
-  notLeft?: InstanceFailure;
+  notLeft?: MemberFailure;
 };
 
 type Failed =
@@ -47,7 +46,7 @@ type Failed =
    * `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before);
    * `unreadable`: Redis answered, but refused to say who holds the lock (a grant missing, a malformed reply).
    */
-  | { kind: 'unavailable'; errors: InstanceFailure[]; waitedMs: number; outageMs?: number; unreadable?: true };
+  | { kind: 'unavailable'; errors: MemberFailure[]; waitedMs: number; outageMs?: number; unreadable?: true };
 
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
@@ -59,12 +58,12 @@ export interface ObtainOptions {
    * Called each time the lock is found busy and we are about to wait (spinner, verbose log);
    * `place` in line, 1 = next. Failures it returns end the wait as unavailable (a missing grant).
    */
-  onWait?: (waitedMs: number, place?: number) => Promise<InstanceFailure[] | undefined | void> | void;
+  onWait?: (waitedMs: number, place?: number) => Promise<MemberFailure[] | undefined | void> | void;
   /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
-  onOutage?: (errors: InstanceFailure[]) => void;
+  onOutage?: (errors: MemberFailure[]) => void;
   onOutageOver?: () => void;
   /** The release channel could not be subscribed to (an ACL without +subscribe): waiting polls. */
-  onPollOnly?: (errors: InstanceFailure[]) => void;
+  onPollOnly?: (errors: MemberFailure[]) => void;
 }
 
 /**

@@ -5,8 +5,8 @@ import { isIP } from 'node:net';
 import type { ConnectionConfig } from '../../config/index.js';
 import { UnavailableError, UsageError } from '../../errors.js';
 import { lockKeys } from './lock/keys.js';
-import type { HoldMode } from './lock/mode.js';
-import { describeError, disconnectAll, failureLine, failureText, type InstanceFailure } from './client/client.js';
+import type { HoldMode } from '../../backend/mode.js';
+import { describeError, disconnectAll, failureLine, failureText, type MemberFailure } from './client/client.js';
 import { resolveHosts } from './client/resolve.js';
 import type { RedisTarget } from './client/target.js';
 import { now, TimeoutError } from '../../clock.js';
@@ -121,11 +121,11 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
  * 69: the lock is held, but who holds it may not be read (a grant is missing, a malformed reply):
  * the server answered, so never "cannot reach", and never "busy".
  */
-export function unreadable(key: string, refused: InstanceFailure[]): UnavailableError {
+export function unreadable(key: string, refused: MemberFailure[]): UnavailableError {
   return new UnavailableError(`cannot read who holds ${key}: ${refused.map(failureText).join('; ')}`);
 }
 
-export function unavailable(total: number, failures: InstanceFailure[]): UnavailableError {
+export function unavailable(total: number, failures: MemberFailure[]): UnavailableError {
   if (total === 1)
     return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
   return new UnavailableError(

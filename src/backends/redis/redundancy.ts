@@ -2,10 +2,10 @@
 // quorum (an acquisition or a renewal). The operator hears when that set changes, not at every
 // renewal: "degraded" names the failing instances and why, "restored" says all answer again.
 
-import type { InstanceFailure } from './lockset.js';
+import type { MemberFailure } from './lockset.js';
 
 /** What the report needs of a failing instance. */
-type Failing = Pick<InstanceFailure, 'label' | 'reason'>;
+type Failing = Pick<MemberFailure, 'label' | 'reason'>;
 
 export type RedundancyChange = { kind: 'degraded'; failing: Failing[] } | { kind: 'restored' };
 

@@ -3,7 +3,7 @@
 // within a shorter bound the caller gives (after a loss: what is left of the lease, no retry).
 
 import { releaseOn, type ReleaseRecord } from './lock/release.js';
-import { instanceFailure, type Instance, type InstanceFailure } from './client/client.js';
+import { instanceFailure, type Instance, type MemberFailure } from './client/client.js';
 import { now, sleep } from '../../clock.js';
 import type { LockSet } from './lockset.js';
 
@@ -91,7 +91,7 @@ function releaseRetryMs(attempt: number, random = Math.random()): number {
 }
 
 /** The instances where the release failed, and why. */
-export function releaseFailures(releases: InstanceRelease[]): Pick<InstanceFailure, 'label' | 'reason'>[] {
+export function releaseFailures(releases: InstanceRelease[]): Pick<MemberFailure, 'label' | 'reason'>[] {
   return releases.flatMap(({ label, outcome }) =>
     outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
   );

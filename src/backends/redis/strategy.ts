@@ -4,14 +4,14 @@
 // the others (ACQUIRE, then RAISE_FENCE), a renewal re-takes where the lock was lost, and a
 // release is announced on the lock's `:released` channel (docs/operations/deployments.md).
 
-import type { HolderMeta } from './lock/acquire.js';
 import type { LockState } from './lock/inspect.js';
 import type { HeldLock } from './lock/retake.js';
 import { tryAcquire, type Attempt } from './acquire.js';
 import { leaveLine, tryEnter, type LeaveRecord } from './line.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import type { MemberFailure, LockSet } from './lockset.js';
 import type { Outcome } from './quorum.js';
 import { retake } from './retake.js';
+import { type HolderMeta } from '../../backend/holder.js';
 
 /** What an attempt in line needs besides the set (Redlock needs none of it). */
 export interface AttemptContext {
@@ -27,7 +27,7 @@ export interface Strategy {
   /** One attempt to take the lock. */
   tryOnce(set: LockSet, meta: HolderMeta, context: AttemptContext): Promise<Attempt>;
   /** Give up a place in line after a wait that did not get the lock (no line: undefined). */
-  leave?: (set: LockSet, record: LeaveRecord, waitedMs: number) => Promise<InstanceFailure | undefined>;
+  leave?: (set: LockSet, record: LeaveRecord, waitedMs: number) => Promise<MemberFailure | undefined>;
   /** The channel that wakes this waiter when the lock may be free. */
   wakeChannel(set: LockSet): string;
   /** After a renewal a quorum won: the labels of the instances where the lock was put back. */

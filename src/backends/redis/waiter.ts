@@ -5,7 +5,7 @@
 import { instanceFailure, MalformedReplyError, type RedisClient } from './client/client.js';
 import { subscriberFor } from './client/nodes.js';
 import { longTimeout, withTimeout } from '../../clock.js';
-import type { InstanceFailure, LockSet } from './lockset.js';
+import type { MemberFailure, LockSet } from './lockset.js';
 
 /** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
 export const POLL_CAP_MS = 5_000;
@@ -20,7 +20,7 @@ export class ReleaseWatcher {
   private wake: (() => void) | undefined;
   private released = false;
   /** Instances whose subscription broke the protocol (a malformed message): they are not listened to any more. */
-  readonly failures: InstanceFailure[] = [];
+  readonly failures: MemberFailure[] = [];
 
   private constructor(private readonly subscribers: RedisClient[]) {}
 
@@ -33,7 +33,7 @@ export class ReleaseWatcher {
     set: LockSet,
     channel: string,
     timeoutMs: number,
-    pollOnly?: (errors: InstanceFailure[]) => void,
+    pollOnly?: (errors: MemberFailure[]) => void,
   ): Promise<ReleaseWatcher> {
     const subscribers = set.instances.map(({ client }) => subscriberFor(client));
     const watcher = new ReleaseWatcher(subscribers);

@@ -12,7 +12,8 @@ import type { RedisTarget } from './target.js';
 
 export type { RedisClient } from './create.js';
 export { AnsweredError, describeError, isErrorReply, MalformedReplyError, UnreadReplyError } from './describe.js';
-export { failureLine, failureText, instanceFailure, retryableFailure, type InstanceFailure } from './failure.js';
+export { failureLine, failureText, retryableFailure, type MemberFailure } from '../../../backend/failure.js';
+export { instanceFailure } from './failure.js';
 
 export interface Instance {
   target: RedisTarget;

@@ -5,15 +5,9 @@ import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { parseAcquireReply, type AcquireReply } from './replies.js';
 import { ACQUIRE, KEY_CHECK_CALLS } from './scripts.js';
+import { type HolderMeta } from '../../../backend/holder.js';
 
 export type { AcquireReply } from './replies.js';
-
-export interface HolderMeta {
-  host: string;
-  /** "" for a hold no process keeps (`dlock acquire --no-keeper`: its process exits at once). */
-  pid: number | '';
-  cmd: string;
-}
 
 export interface AcquireInput {
   owner: string;

@@ -3,9 +3,10 @@
 import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { lossArgs, progressArgs, type HolderProgress, type LossRecord } from './line.js';
+import { lossArgs, progressArgs, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';
 import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
+import { type HolderProgress } from '../../../backend/holder.js';
 
 export interface ExtendInput {
   owner: string;

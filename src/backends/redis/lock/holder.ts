@@ -5,56 +5,11 @@
 // (../untrusted.ts).
 
 import { cut, parseCount } from '../../../untrusted.js';
-import { isHolderKind, MODES, type HoldMode, type HolderKind } from './mode.js';
+import { isHolderKind, MODES, type HoldMode, type HolderKind } from '../../../backend/mode.js';
+import { MAX_SLOTS, type Holder, type HolderFields, type Waiter } from '../../../backend/holder.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
-/** The most slots a key can have (--slots). */
-export const MAX_SLOTS = 1000;
-
-/** What every holder has, whatever its kind. */
-interface HolderFields {
-  /**
-   * The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut.
-   */
-  owner: string;
-  fence: string;
-  host: string;
-  /** As stored: dlock writes a number, a forged hash anything (see pidNumber). */
-  pid: string;
-  cmd: string;
-  /** When it was taken (ms since the epoch); undefined when the field is missing or not a time. */
-  sinceMs?: number;
-  /** The lease length; undefined when missing or not a number. */
-  ttlMs?: number;
-  /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
-  forcedMs: number;
-  /** --slots/--shared: what is left of this holder's lease (ms); the exclusive hash has its PTTL. */
-  ttlLeftMs?: number;
-  /** The job's --max-hold, as its renewals store it; undefined when none (or not a number). */
-  maxHoldMs?: number;
-  /** When the job last ran `dlock heartbeat` (ms since the epoch), as its renewals store it. */
-  beatMs?: number;
-}
-
-/**
- * A holder and how it holds (its kind, as the lock's mode says): a holder of --slots has a slot
- * (0 … n−1; undefined when forged details hold none), no other kind has one.
- */
-export type Holder = HolderFields &
-  ({ kind: Exclude<HolderKind, 'slots'>; slot?: undefined } | { kind: 'slots'; slot: number | undefined });
-
-/** A waiter in line, as its details say. */
-export interface Waiter {
-  mode: HolderKind;
-  host: string;
-  pid: string;
-  cmd: string;
-  /** When it joined the line (server ms), undefined when not a time. */
-  sinceMs?: number;
-  /** How long it has waited, on the server's clock (undefined when not known). */
-  waitedMs?: number;
-}
 
 /** Turn a flat HGETALL reply of a lock hash into fields, or undefined when the hash was empty. */
 function fieldsOf(flat: unknown): Record<string, string> | undefined {
@@ -162,9 +117,4 @@ export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
     sinceMs,
     waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs),
   };
-}
-
-/** The pid as a number, or undefined when the hash holds something else. */
-export function pidNumber(holder: Pick<Holder, 'pid'>): number | undefined {
-  return parseCount(holder.pid, 1, 2 ** 31 - 1);
 }

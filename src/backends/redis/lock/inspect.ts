@@ -3,12 +3,12 @@
 import { hostname } from 'node:os';
 import { AnsweredError, type Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
-import type { Holder } from './holder.js';
 import type { LockKeys } from './keys.js';
 import { INSPECT_MAX_BYTES } from './limits.js';
 import { PLACE_LEASE_MS } from './line.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { FORCE_RELEASE, INSPECT, LINE_LIB_CALLS } from './scripts.js';
+import { type Holder } from '../../../backend/holder.js';
 
 /** `holder`: the exclusive holder or the first of several; `counter`: the last token issued here ("0" if none yet). */
 export type LockState = InspectReply;

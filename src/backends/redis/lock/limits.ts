@@ -1,9 +1,6 @@
 // Numbers the Lua scripts are built with (scripts.ts defines them once in the Lua) that the
 // layers above use too: they import them from here, not from the module that holds the Lua.
 
-/** The history stream's cap (XADD MAXLEN; scripts.ts HISTORY), and so the most `dlock history --count` shows. */
-export const HISTORY_MAX = 1000;
-
 /**
  * A place lease further ahead than this is not a waiter's (each asks for a few seconds, line.ts
  * PLACE_LEASE_MS): forged, it would hold the line up until then. Dropped when the line is pruned.

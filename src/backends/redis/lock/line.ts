@@ -2,12 +2,12 @@
 // one holder of --slots/--shared: the scripts that share lua/line-lib.lua.
 
 import type { Instance } from '../client/client.js';
-import type { HolderMeta } from './acquire.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { slotsOf, type HoldMode } from './mode.js';
+import { slotsOf, type HoldMode } from '../../../backend/mode.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
+import type { HolderMeta, HolderProgress } from '../../../backend/holder.js';
 
 export type { EnterReply } from './replies.js';
 
@@ -39,16 +39,6 @@ export interface LossRecord {
   pid: number | '';
   cmd: string;
   fence: string;
-}
-
-/**
- * What a renewal stores about the job in the holder's fields, for status: its --max-hold, and
- * how long ago it last ran `dlock heartbeat` (ms on this host's monotonic clock: the script
- * stores the server's time less it); undefined: leave the field as it is.
- */
-export interface HolderProgress {
-  maxHoldMs?: number;
-  beatAgeMs?: number;
 }
 
 /** EXTEND/EXTEND_HOLDER ARGV[8..9]: the job's progress, "" for what is not known. */

@@ -5,16 +5,9 @@
 
 import { MalformedReplyError } from '../client/describe.js';
 import { cut, parseCount } from '../../../untrusted.js';
-import {
-  holderFromDetails,
-  holderFromReply,
-  holdersFromReply,
-  MAX_SLOTS,
-  waiterFromDetails,
-  type Holder,
-  type Waiter,
-} from './holder.js';
-import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from './mode.js';
+import { holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
+import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from '../../../backend/mode.js';
+import { MAX_SLOTS, type DoneMark, type Holder, type Waiter } from '../../../backend/holder.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
@@ -79,18 +72,6 @@ export type EnterReply =
     }
   /** --once-per: a run succeeded within its window. */
   | { acquired: false; done: DoneMark };
-
-/** The done mark of --once-per: who last succeeded, when (server ms), and until when the key is done. */
-export interface DoneMark {
-  host: string;
-  pid: string;
-  cmd: string;
-  fence: string;
-  startedMs?: number;
-  finishedMs?: number;
-  /** Server ms when the window ends; undefined past any date (a forged mark: SET … PX 9000000000000000). */
-  untilMs?: number;
-}
 
 /**
  * The mark's JSON is data anyone with write access can forge: every field is read leniently

@@ -2,10 +2,10 @@
 
 import { now } from '../../../clock.js';
 import type { Instance } from '../client/client.js';
-import type { HolderMeta } from './acquire.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { KEY_CHECK_CALLS, RETAKE } from './scripts.js';
+import { type HolderMeta } from '../../../backend/holder.js';
 
 /** What a re-created hash carries: the held token and the holder's metadata. */
 export interface HeldLock {

@@ -5,7 +5,6 @@
 // a script: scripts/build.mjs makes their SHA-1s (the EVALSHA names) at build time.
 
 import {
-  HISTORY_MAX,
   HOLD_BUCKETS_MS,
   INSPECT_MAX_BYTES,
   MAX_OBSERVED_MS,
@@ -25,6 +24,7 @@ import raiseFence from './lua/raise-fence.lua';
 import release from './lua/release.lua';
 import retake from './lua/retake.lua';
 import totals from './lua/totals.lua';
+import { HISTORY_MAX } from '../../../backend/history.js';
 
 /** A file's Lua without its opening comment (what it takes and returns is written for readers, not for Redis). */
 function body(file: string): string {

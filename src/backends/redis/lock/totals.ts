@@ -9,40 +9,14 @@ import { parseCount } from '../../../untrusted.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
 import type { LockKeys } from './keys.js';
 import { HOLD_BUCKETS_MS, WAIT_BUCKETS_MS } from './limits.js';
-
-export const TURNED_AWAY_REASONS = ['held', 'line', 'wait', 'done', 'other'] as const;
-export const LOSS_REASONS = ['expired', 'forced', 'taken', 'other'] as const;
-export const EXIT_CLASSES = ['ok', 'error', 'cannot_run', 'signal', 'lost', 'unknown', 'none', 'other'] as const;
-
-export type TurnedAwayReason = (typeof TURNED_AWAY_REASONS)[number];
-export type LossReason = (typeof LOSS_REASONS)[number];
-export type ExitClass = (typeof EXIT_CLASSES)[number];
-
-/** Observations counted into buckets: how many fit in each bound (cumulative, as Prometheus' `le`). */
-export interface Observed {
-  count: number;
-  sumMs: number;
-  /** Bound in ms → how many observations were at most it. */
-  buckets: [number, number][];
-}
-
-/** A count, or undefined when its field holds something else than a whole number (forged). */
-export type Count = number | undefined;
-
-export interface Totals {
-  acquisitions: Count;
-  forced: Count;
-  turnedAway: Record<TurnedAwayReason, Count>;
-  losses: Record<LossReason, Count>;
-  releases: Record<ExitClass, Count>;
-  /** undefined when any of its fields is not a whole number. */
-  wait: Observed | undefined;
-  hold: Observed | undefined;
-  /** Server time (ms) of the last release with exit status 0; undefined if none was counted (or forged). */
-  lastSuccessMs: number | undefined;
-  /** The fields that hold something else than a whole number in range, as read (untrusted). */
-  invalid: { field: string; value: string }[];
-}
+import {
+  EXIT_CLASSES,
+  LOSS_REASONS,
+  TURNED_AWAY_REASONS,
+  type Count,
+  type Observed,
+  type Totals,
+} from '../../../backend/totals.js';
 
 /** The largest count read: 2^53 − 1 (a forged larger one is invalid). */
 const MAX_COUNT = Number.MAX_SAFE_INTEGER;

@@ -1,7 +1,7 @@
 // The Redis server's clock as a read saw it: what every age dlock shows counts to, so that a
 // reader's wrong wall clock (or a holder's: the scripts stamp times with TIME) never shows.
 
-import { now } from '../../clock.js';
+import { now } from '../clock.js';
 
 export interface ServerClock {
   /** The server's time (TIME) in the read's reply, ms. */

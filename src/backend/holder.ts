@@ -1,0 +1,88 @@
+// Who holds a lock and who waits for it, as every backend reports them: the vocabulary status, the
+// spinner, the errors and the history speak. Anything read from a store may be forged: a backend
+// cuts the text fields when it decodes them (../untrusted.ts), and whoever prints them escapes them.
+
+import { parseCount } from '../untrusted.js';
+import type { HolderKind } from './mode.js';
+
+/** The most slots a key can have (--slots). */
+export const MAX_SLOTS = 1000;
+
+/** Who a dlock says it is when it takes a lock: stored with the hold, shown by status. */
+export interface HolderMeta {
+  host: string;
+  /** "" for a hold no process keeps (`dlock acquire --no-keeper`: its process exits at once). */
+  pid: number | '';
+  cmd: string;
+}
+
+/** What every holder has, whatever its kind. */
+export interface HolderFields {
+  /**
+   * The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut.
+   */
+  owner: string;
+  fence: string;
+  host: string;
+  /** As stored: dlock writes a number, a forged hash anything (see pidNumber). */
+  pid: string;
+  cmd: string;
+  /** When it was taken (ms since the epoch); undefined when the field is missing or not a time. */
+  sinceMs?: number;
+  /** The lease length; undefined when missing or not a number. */
+  ttlMs?: number;
+  /** When `release --force` closed it (ms since the epoch), 0 if it did not. */
+  forcedMs: number;
+  /** --slots/--shared: what is left of this holder's lease (ms); the exclusive hash has its PTTL. */
+  ttlLeftMs?: number;
+  /** The job's --max-hold, as its renewals store it; undefined when none (or not a number). */
+  maxHoldMs?: number;
+  /** When the job last ran `dlock heartbeat` (ms since the epoch), as its renewals store it. */
+  beatMs?: number;
+}
+
+/**
+ * A holder and how it holds (its kind, as the lock's mode says): a holder of --slots has a slot
+ * (0 … n−1; undefined when forged details hold none), no other kind has one.
+ */
+export type Holder = HolderFields &
+  ({ kind: Exclude<HolderKind, 'slots'>; slot?: undefined } | { kind: 'slots'; slot: number | undefined });
+
+/** A waiter in line, as its details say. */
+export interface Waiter {
+  mode: HolderKind;
+  host: string;
+  pid: string;
+  cmd: string;
+  /** When it joined the line (server ms), undefined when not a time. */
+  sinceMs?: number;
+  /** How long it has waited, on the server's clock (undefined when not known). */
+  waitedMs?: number;
+}
+
+/** The done mark of --once-per: who last succeeded, when (server ms), and until when the key is done. */
+export interface DoneMark {
+  host: string;
+  pid: string;
+  cmd: string;
+  fence: string;
+  startedMs?: number;
+  finishedMs?: number;
+  /** Server ms when the window ends; undefined past any date (a forged mark: SET … PX 9000000000000000). */
+  untilMs?: number;
+}
+
+/**
+ * What a renewal stores about the job in the holder's fields, for status: its --max-hold, and
+ * how long ago it last ran `dlock heartbeat` (ms on this host's monotonic clock: the script
+ * stores the server's time less it); undefined: leave the field as it is.
+ */
+export interface HolderProgress {
+  maxHoldMs?: number;
+  beatAgeMs?: number;
+}
+
+/** The pid as a number, or undefined when the hash holds something else. */
+export function pidNumber(holder: Pick<Holder, 'pid'>): number | undefined {
+  return parseCount(holder.pid, 1, 2 ** 31 - 1);
+}
