@@ -1,5 +1,5 @@
 // The holder kinds (alone, --shared, --slots n) and, in one table, what each does differently:
-// the option that asks for it, the script that renews it, how status, the spinner and the
+// the option that asks for it, whether its holders share the lock, how status, the spinner and the
 // errors describe it, and what a nested dlock may ask under a hold of it
 // (docs/reference/waiting-in-line.md). Pure: the engine, views, errors and config read the
 // table instead of deciding by kind. A new kind is a row here, its branch in the line scripts,
@@ -11,9 +11,6 @@ export type HoldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slo
 /** The kind alone, as the line scripts store it (a hash's and a waiter's `mode`, a mismatch reply). */
 export type HolderKind = HoldMode['kind'];
 
-/** The script that renews a hold: the lock's own lease, or the holder's lease inside the lock's hash. */
-export type RenewScript = 'extend' | 'extend-holder';
-
 /**
  * What one kind does differently. `n` is the mode's number: n for --slots n, else 1 (slotsOf);
  * `slot` a holder's slot, undefined for holders without one (or forged details without one).
@@ -21,7 +18,6 @@ export type RenewScript = 'extend' | 'extend-holder';
 export interface KindRow {
   /** The option that asks for this kind, and the backend statement (Capabilities) it needs; none: the default. */
   option: 'shared' | 'slots' | undefined;
-  renew: RenewScript;
   /** Several hold at once, each under its own lease in the lock's hash; else one holder owns the hash. */
   manyHolders: boolean;
   /** Each holder has a slot, 0 … n−1 (DLOCK_SLOT). */
@@ -61,7 +57,6 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 export const MODES: Record<HolderKind, KindRow> = {
   exclusive: {
     option: undefined,
-    renew: 'extend',
     manyHolders: false,
     slotted: false,
     capacity: () => 1,
@@ -81,7 +76,6 @@ export const MODES: Record<HolderKind, KindRow> = {
   },
   shared: {
     option: 'shared',
-    renew: 'extend-holder',
     manyHolders: true,
     slotted: false,
     capacity: () => undefined,
@@ -104,7 +98,6 @@ export const MODES: Record<HolderKind, KindRow> = {
   },
   slots: {
     option: 'slots',
-    renew: 'extend-holder',
     manyHolders: true,
     slotted: true,
     capacity: (n) => n,

@@ -3,7 +3,7 @@
 
 import { extendOn } from './lock/extend.js';
 import { extendHolderOn } from './lock/line.js';
-import { MODES, type RenewScript } from '../../backend/mode.js';
+import { MODES } from '../../backend/mode.js';
 import type { HeldLock } from './lock/retake.js';
 import { failureText } from './client/client.js';
 import { now } from '../../clock.js';
@@ -33,15 +33,14 @@ export interface RenewOptions {
   progress?: HolderProgress;
 }
 
-/** The renew script each kind names: a holder of --slots/--shared has its own lease inside the lock's hash. */
-const RENEW: Record<RenewScript, typeof extendOn> = { extend: extendOn, 'extend-holder': extendHolderOn };
 
 export async function extendAll(set: LockSet, { givesUpAt, held, progress }: RenewOptions): Promise<Renewal> {
   const startedAt = now();
   // Sized from the time left, not from the TTL: a slow link still renews. Once a quorum renewed,
   // a hung instance gets only the acquire's per-instance timeout more (small next to the TTL).
   const timeoutMs = renewTimeoutMs(set.connectTimeoutMs, givesUpAt - startedAt);
-  const extend = RENEW[MODES[set.mode.kind].renew];
+  // A holder of --slots/--shared has its own lease inside the lock's hash; an exclusive one, the hash's.
+  const extend = MODES[set.mode.kind].manyHolders ? extendHolderOn : extendOn;
   // One instance keeps a history: a refused renewal of a hold is recorded there as its loss.
   const record =
     held && set.caps.history
