@@ -1,29 +1,39 @@
-// What the chosen backend can do, decided once from the targets: `config` and the CLI refuse an
-// option from this statement, never by counting URLs. One Redis (a server, Sentinel, Cluster) runs
-// the line (docs/reference/waiting-in-line.md) and keeps the history; a Redlock quorum of
-// independent servers has neither (docs/operations/deployments.md).
+// What the chosen backend can do, stated once when the connection is configured: `config` and the
+// CLI refuse an option from this statement, never by counting URLs, and messages name the store
+// from it. One Redis (a server, Sentinel, Cluster) runs the line (docs/reference/waiting-in-line.md)
+// and keeps the history; a Redlock quorum of independent servers has neither
+// (docs/operations/deployments.md).
 
 export interface Capabilities {
   /** What the backend is, for messages: "one Redis" or "a Redlock quorum of 3". */
   readonly name: string;
+  /** The store, for messages: "Redis". */
+  readonly store: string;
+  /** What it takes to have it all, for the usage errors: "one Redis (a server, …)". */
+  readonly full: string;
+  /** Its members, for messages ("Redis instances"), and how status --json names one's view ("redis"). */
+  readonly members: { noun: string; field: string };
+  /** How many members are configured, and how many must agree (a quorum of independent members; 1 of 1 alone). */
+  readonly total: number;
+  readonly quorum: number;
   /** A FIFO line of waiters. */
   readonly line: boolean;
   /** --slots n: at most n holders at once. */
   readonly slots: boolean;
   /** --shared: readers together, never with a writer. */
   readonly shared: boolean;
-  /** The per-key history stream (dlock history, the events it records). */
+  /** The per-key history (dlock history, the events it records) and totals (dlock metrics' counters). */
   readonly history: boolean;
   /** --once-per: the done mark a release writes. */
   readonly oncePer: boolean;
+  /** --sync-replicas: wait until replicas have the hold. */
+  readonly syncReplicas: boolean;
+  /** dlock doctor checks it. */
+  readonly doctor: boolean;
+  /** A waiter that cannot hear of a release notices it by polling within this (ms). */
+  readonly pollCapMs: number;
+  /** Why a release could not tell the waiters, and the grant that cures it: "PUBLISH denied: grant +publish". */
+  readonly notifyDenied: string;
+  /** A waiter's place in line lapses within this when it cannot leave (ms); undefined without a line. */
+  readonly placeLeaseMs: number | undefined;
 }
-
-/** The statement for `instances` configured targets (1: one Redis; more: a Redlock quorum). */
-export function capabilitiesOf(instances: number): Capabilities {
-  if (instances <= 1) return { name: 'one Redis', line: true, slots: true, shared: true, history: true, oncePer: true };
-  const name = `a Redlock quorum of ${instances}`;
-  return { name, line: false, slots: false, shared: false, history: false, oncePer: false };
-}
-
-/** How the usage errors name what is needed instead. */
-export const ONE_REDIS = 'one Redis (a server, redis+sentinel:// or redis+cluster://)';

@@ -68,6 +68,8 @@ export interface DoneMark {
   fence: string;
   startedMs?: number;
   finishedMs?: number;
+  /** Where the mark is, to delete it by hand (the Redis backend: its key). */
+  where?: string;
   /** Server ms when the window ends; undefined past any date (a forged mark: SET … PX 9000000000000000). */
   untilMs?: number;
 }

@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
 import { connectionOptions, keyAfterOptions, jsonOption, outputOptions } from './options.js';
-import { HISTORY_MAX } from '../backend/history.js';
+import { HISTORY_MAX } from '../backend/index.js';
 
 /** `dlock history [options] <key>`. */
 export function declareHistory(program: Command, cli: CommandLine): void {

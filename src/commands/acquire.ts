@@ -13,7 +13,7 @@ import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
 import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../backends/redis/index.js';
+import { type Backend, openBackend, type ParentLease } from '../backend/index.js';
 
 /** Print the variables of a lock taken here or by a keeper; or those of the caller's, already held. */
 export async function acquire(config: AcquireConfig, argv: string[], env: Env): Promise<number> {
@@ -30,10 +30,10 @@ export async function acquire(config: AcquireConfig, argv: string[], env: Env): 
 async function acquireWithoutKeeper(config: AcquireConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   const signals = new SignalRelay();
-  let set: LockSet | undefined;
+  let backend: Backend | undefined;
   try {
-    set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    const hold = await Hold.acquire(set, config, log, signals.interrupted);
+    backend = await openBackend(config, { ttlMs: config.ttlMs });
+    const hold = await Hold.acquire(backend.lock(config.key, { mode: config.mode }), config, log, signals.interrupted);
     if (!hold) return signalStatus(signals.interrupted.reason as NodeJS.Signals);
     await hold.detach();
     if (!writeStdout(formatVariables(withHeld(heldVariables(config, hold), env), config.format))) {
@@ -43,7 +43,7 @@ async function acquireWithoutKeeper(config: AcquireConfig, env: Env): Promise<nu
     return 0;
   } finally {
     signals.dispose();
-    if (set) close(set);
+    backend?.close();
   }
 }
 
@@ -58,16 +58,17 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   if (!parent) return false;
   const { token } = parent;
   const slot = parent.slot || undefined;
-  const set = await openLockSet(config, config.key, config.ttlMs, token, config.mode);
+  const backend = await openBackend(config, { ttlMs: config.ttlMs });
   let held: ParentLease | undefined;
   try {
-    held = await isHeldBy(set, token, { key: config.key, command: 'acquire', slot });
+    const lock = backend.lock(config.key, { mode: config.mode, owner: token });
+    held = await lock.heldBy({ key: config.key, command: 'acquire', slot });
     if (!held) {
       (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, token, 'acquire');
       return false;
     }
   } finally {
-    close(set);
+    backend.close();
   }
   // What the server records for the enclosing hold comes first; the environment only fills in.
   const fence = held.fence || parent.fence;

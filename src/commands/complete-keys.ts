@@ -4,7 +4,7 @@
 // failure or a late answer prints nothing.
 
 import { connectionConfig, type ConnectionConfig, type Env } from '../config/index.js';
-import { lookForNames } from '../backends/redis/index.js';
+import { backendModule } from '../backend/index.js';
 import { stdout } from '../output.js';
 import { TimeoutError } from '../clock.js';
 
@@ -26,7 +26,7 @@ export async function completeKeysFromEnv(env: Env, typed: string): Promise<numb
 /** Print the matching lock names (exit 0), or nothing (exit 1) when none could be had in time. */
 export async function completeKeys(config: ConnectionConfig, typed: string): Promise<number> {
   // connect's own bound is later: the deadline below decides.
-  const look = lookForNames(config, typed, 2 * COMPLETE_KEYS_BOUND_MS);
+  const look = (await backendModule(config)).names(config, typed, 2 * COMPLETE_KEYS_BOUND_MS);
   try {
     const found = await withinBound(look.names);
     const keys = offered([...new Set(found)].sort().filter(isShellSafe));

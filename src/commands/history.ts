@@ -2,7 +2,7 @@
 // One instance only: with Redlock the scripts record nothing.
 
 import type { ConnectionConfig } from '../config/index.js';
-import { close, historyOf, openLockSet } from '../backends/redis/index.js';
+import { openBackend, unavailable } from '../backend/index.js';
 import { stdout, type Output } from '../output.js';
 import { toJson } from '../untrusted.js';
 import { historyJson, historyTable } from '../views/history-text.js';
@@ -18,13 +18,16 @@ export async function history(
   options: HistoryOptions,
   out: Output = stdout,
 ): Promise<number> {
-  const set = await openLockSet(config, key);
+  const backend = await openBackend(config);
   try {
-    const entries = await historyOf(set, options.count);
+    const read = await backend.lock(key).history(options.count);
+    // config refuses `history` where none is kept; one that cannot be read is 69.
+    if (read && 'failure' in read) throw unavailable(backend.caps, [read.failure]);
+    const entries = read?.entries ?? [];
     if (options.json) out.write(`${toJson(historyJson(entries))}\n`);
     else out.write(entries.length === 0 ? `${key}: no history\n` : historyTable(entries));
     return entries.length === 0 ? 1 : 0;
   } finally {
-    close(set);
+    backend.close();
   }
 }

@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import type { MetricsConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import { serverNow } from '../backends/redis/index.js';
+import { serverNow } from '../backend/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { unreadableSummary } from '../views/status-text.js';

@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UsageError } from '../errors.js';
-import { close, failureText, forceReleaseAll, openLockSet, serverNow, unavailable } from '../backends/redis/index.js';
+import { failureText, openBackend, serverNow, unavailable } from '../backend/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
@@ -40,12 +40,12 @@ export async function release(
       log,
     });
   }
-  const set = await openLockSet(config, key);
+  const backend = await openBackend(config);
   try {
-    const { removed, failed } = await forceReleaseAll(set, Boolean(options.now), options.slot);
+    const { removed, failed } = await backend.lock(key).forceRelease(Boolean(options.now), options.slot);
     // Nothing removed: the error alone says why. Else an instance we could not reach may still
     // hold the lock: say so.
-    if (removed.length === 0 && failed.length > 0) throw unavailable(set.total, failed);
+    if (removed.length === 0 && failed.length > 0) throw unavailable(backend.caps, failed);
     for (const failure of failed.map(failureText))
       log.warn(`release --force: ${key} not released on ${failure}`, { event: 'not-released', key, error: failure });
     if (removed.length === 0) {
@@ -73,7 +73,7 @@ export async function release(
     }
     return 0;
   } finally {
-    close(set);
+    backend.close();
   }
 }
 

@@ -20,7 +20,7 @@ import { keepEnclosingLease } from '../hold/nested-lease.js';
 import { enclosedEnv, holdVariables, lockVariables, type SectionGrant, type SectionLock } from '../hold/variables.js';
 import { startupOver } from '../jit.js';
 import { Logger } from '../log.js';
-import { close, isHeldBy, type LockSet, openLockSet, type ParentLease } from '../backends/redis/index.js';
+import { type Backend, openBackend, type ParentLease } from '../backend/index.js';
 
 export async function run(config: RunConfig, env: Env): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
@@ -33,7 +33,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   const [file, ...args] = config.command;
   resolveCommand(file, env.PATH); // 127/126 before any lock is taken
   const signals = new SignalRelay();
-  let set: LockSet | undefined;
+  let backend: Backend | undefined;
   // null: tried, and the command is spawned when granted (see launcher.ts).
   let prepared: PreparedChild | null | undefined;
   let heartbeat: HeartbeatFile | undefined;
@@ -41,19 +41,21 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
   try {
     // An enclosing dlock's lock on this key (DLOCK_KEY, else DLOCK_HELD): a hint the server confirms.
     const parent = enclosingLock(env, config.key);
-    set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
+    backend = await openBackend(config, { ttlMs: config.ttlMs });
     const slot = parent?.slot || undefined;
-    const held = parent && (await isHeldBy(set, parent.token, { key: config.key, command: 'run', slot }));
-    if (parent && held) return await runUnderParent(config, env, file, args, signals, log, set, parent, held, tail);
+    const nested = { key: config.key, command: 'run', slot } as const;
+    const held = parent && (await backend.lock(config.key, { mode: config.mode, owner: parent.token }).heldBy(nested));
+    if (parent && held) return await runUnderParent(config, env, file, args, signals, log, backend, parent, held, tail);
     // Its enclosing lock is gone: 76 unless its owner ended that section here (loaded only then: crypto).
     if (parent) (await import('../keeper/ended.js')).refuseIfTakenAway(config.key, parent.token, 'run');
 
     // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
     heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();
+    const handle = backend.lock(config.key, { mode: config.mode });
     // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
     const lock: SectionLock = {
       key: config.key,
-      token: set.owner,
+      token: handle.owner,
       ttlMs: config.ttlMs,
       heartbeatFile: heartbeat?.path,
       heartbeatMs: config.heartbeatMs,
@@ -62,7 +64,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     const ready = tail
       ? undefined
       : () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
-    const hold = await Hold.acquire(set, config, log, signals.interrupted, ready);
+    const hold = await Hold.acquire(handle, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
     // How the run ended, for the history and --once-per ("" if the command never started).
     let exitStatus = '';
@@ -108,7 +110,7 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     heartbeat?.remove();
     prepared?.discard();
     signals.dispose();
-    if (set) close(set);
+    backend?.close();
   }
 }
 
@@ -149,7 +151,7 @@ async function runUnderParent(
   args: string[],
   signals: SignalRelay,
   log: Logger,
-  set: LockSet,
+  backend: Backend,
   parent: EnclosingLock,
   held: ParentLease,
   tail: OutputCapture | undefined,
@@ -167,8 +169,9 @@ async function runUnderParent(
     const { key } = config;
     const fallbackTtlMs = validTtl(Number(parent.ttlMs)) ?? config.ttlMs;
     lease = await keepEnclosingLease(
-      set,
+      backend,
       { key, token: parent.token, fence, lease: held, fallbackTtlMs },
+      config.connectTimeoutMs,
       config.killAfterMs,
       log,
     );

@@ -4,20 +4,7 @@
 
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import {
-  close,
-  failureText,
-  inspectAll,
-  listLocks,
-  type LockSet,
-  majority,
-  MODES,
-  openLockSet,
-  serverNow,
-  strategyOf,
-  unavailable,
-  unreadable,
-} from '../backends/redis/index.js';
+import { type Backend, failureText, MODES, openBackend, serverNow, unavailable, unreadable } from '../backend/index.js';
 import { stdout, type Output } from '../output.js';
 import {
   describe,
@@ -41,56 +28,41 @@ export async function status(
   options: StatusOptions,
   out: Output = stdout,
 ): Promise<number> {
-  const set = await openLockSet(config, key ?? '');
+  const backend = await openBackend(config);
   try {
     return key === undefined
-      ? await listHeld(set, config, options, out)
-      : await showKey(set, config, key, options, out);
+      ? await listHeld(backend, config, options, out)
+      : await showKey(backend, key, options, out);
   } finally {
-    close(set);
+    backend.close();
   }
 }
 
-async function showKey(
-  set: LockSet,
-  config: ConnectionConfig,
-  key: string,
-  options: StatusOptions,
-  out: Output,
-): Promise<number> {
-  const views = await inspectAll(
-    set,
-    set.keys,
-    config.targets.map((target) => target.label),
-  );
-  const { verdict, agreed } = majority(views, set.total);
-  const strategy = strategyOf(set);
-  const failures = views.flatMap((v) => (v.failure ? [v.failure] : []));
+async function showKey(backend: Backend, key: string, options: StatusOptions, out: Output): Promise<number> {
+  const read = await backend.lock(key).read();
+  const { verdict, agreed, state, members } = read;
+  const { caps } = backend;
+  // Several independent members: what each says is worth showing, and one failing is not the end.
+  const quorum = caps.total > 1;
+  const failures = members.flatMap((v) => (v.failure ? [v.failure] : []));
   // Refused for good (a grant missing): the words of run -n's error; a key of another type says so itself.
-  if (
-    verdict === 'unknown' &&
-    !strategy.quorum &&
-    failures.length > 0 &&
-    failures.every((f) => f.permanent && !f.reached)
-  )
+  if (verdict === 'unknown' && !quorum && failures.length > 0 && failures.every((f) => f.permanent && !f.reached))
     throw unreadable(key, failures);
-  if (verdict === 'unknown' && !strategy.quorum) throw unavailable(1, failures);
-  // One instance: every holder (--slots/--shared) and the line; Redlock: the majority's holder.
-  const state = strategy.wholeState(views.map((view) => view.state));
+  if (verdict === 'unknown' && !quorum) throw unavailable(caps, failures);
   if (options.json) {
-    out.write(keyJson(key, views, set.total, verdict, agreed, state));
+    out.write(keyJson(key, read, caps));
   } else {
-    // Ages count to the server's clock (the times were stamped on it), not this host's.
-    const nowMs = serverNow((agreed ?? views.find((view) => view.clock))?.clock);
+    // Ages count to the store's clock (the times were stamped on it), not this host's.
+    const nowMs = serverNow(read.clock);
     if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0)
       out.write(describeHolders(key, state, nowMs));
-    else out.write(agreed ? describe(key, agreed.holder!, agreed.ttl_ms ?? -1, nowMs) : `${key}: ${verdict}\n`);
+    else out.write(agreed ? describe(key, agreed.holder!, agreed.ttlLeftMs ?? -1, nowMs) : `${key}: ${verdict}\n`);
     if (state && state.lineLength > 0) out.write(describeLine(state));
-    if (strategy.quorum) out.write(describeInstances(views, set.total, verdict));
+    if (quorum) out.write(describeInstances(read, caps));
   }
   if (verdict === 'unknown') {
     throw new UnavailableError(
-      `cannot tell whether a majority holds ${key}: ${failures.length} of ${set.total} instances did not answer ` +
+      `cannot tell whether a majority holds ${key}: ${failures.length} of ${caps.total} instances did not answer ` +
         `(${failures.map(failureText).join('; ')})`,
     );
   }
@@ -98,9 +70,9 @@ async function showKey(
 }
 
 /** Every lock under the prefix that a majority holds; one that could not be read is listed, then 69. */
-async function listHeld(set: LockSet, config: ConnectionConfig, options: StatusOptions, out: Output): Promise<number> {
-  const { keys, held, unreadable } = await listLocks(set, config);
-  // A name SCAN found can be anything (a forged hash): it is cut for showing, looked up whole.
+async function listHeld(backend: Backend, config: ConnectionConfig, options: StatusOptions, out: Output) {
+  const { keys, held, unreadable } = await backend.list();
+  // A name the listing found can be anything (a forged hash): it is cut for showing, looked up whole.
   if (options.json) out.write(listJson(held, unreadable));
   else if (held.length === 0 && unreadable.length === 0) out.write(`no locks held under ${config.prefix}\n`);
   else out.write(listText(held, unreadable));

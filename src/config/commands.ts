@@ -2,7 +2,6 @@
 
 import { holderCmd, NO_KEEPER_CMD } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
-import { ONE_REDIS } from '../backend/capabilities.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';
@@ -15,7 +14,7 @@ import {
   type Env,
   type RawOptions,
 } from './options.js';
-import { HISTORY_MAX } from '../backend/history.js';
+import { HISTORY_MAX } from '../backend/index.js';
 
 /**
  * dlock run: the lock options, the key and the command to run under it. Checked in that order: in
@@ -30,8 +29,8 @@ export function runConfig(
   keyAfterDashes = false,
 ): RunConfig {
   const connection = connectionConfig(raw, env);
-  const lock = lockOptions(raw, env, connection.capabilities);
-  const oncePerMs = oncePer(raw.oncePer, connection.capabilities);
+  const lock = lockOptions(raw, env, connection.caps);
+  const oncePerMs = oncePer(raw.oncePer, connection.caps);
   const monitor = monitorConfig(raw, env);
   const validKey = validateKey(key);
   const words = typeof command === 'function' ? command() : command;
@@ -43,13 +42,7 @@ export function runConfig(
     command: words,
     oncePerMs,
     monitor,
-    holderCmd:
-      raw.cmdMetadata === false
-        ? ''
-        : holderCmd(
-            words,
-            connection.targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? '']),
-          ),
+    holderCmd: raw.cmdMetadata === false ? '' : holderCmd(words, connection.secrets),
   };
 }
 
@@ -83,7 +76,7 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   const watchPid = raw.pid === undefined ? undefined : integer('--pid', raw.pid, 1, 2 ** 31 - 1);
   if (!keeper && watchPid !== undefined)
     throw new UsageError('--pid and --no-keeper: choose one (without a keeper nothing watches a process)');
-  const lock = lockOptions(raw, env, connection.capabilities);
+  const lock = lockOptions(raw, env, connection.caps);
   if (!keeper) {
     const bound = raw.maxHold !== undefined ? '--max-hold' : raw.heartbeat !== undefined ? '--heartbeat' : undefined;
     if (bound) throw new UsageError(`${bound} and --no-keeper: choose one (without a keeper nothing stops the job)`);
@@ -148,8 +141,8 @@ export interface HistoryConfig {
 export function historyConfig(key: string | undefined, raw: RawOptions, env: Env): HistoryConfig {
   const config = connectionConfig(raw, env);
   const count = raw.count === undefined ? 20 : integer('--count', raw.count, 1, HISTORY_MAX);
-  const can = config.capabilities;
-  if (!can.history) throw new UsageError(`history needs ${ONE_REDIS}: with ${can.name}: no history is kept`);
+  const can = config.caps;
+  if (!can.history) throw new UsageError(`history needs ${can.full}: with ${can.name}: no history is kept`);
   const validKey = validateKey(key);
   return { config, key: validKey, count, json: Boolean(raw.json) };
 }

@@ -2,8 +2,7 @@
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
-import { MODES, type HoldMode } from '../backend/mode.js';
-import { ONE_REDIS, type Capabilities } from '../backend/capabilities.js';
+import { type Capabilities, MAX_SLOTS, MODES, type HoldMode } from '../backend/index.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';
@@ -20,7 +19,6 @@ import {
   type OnLost,
   type RawOptions,
 } from './options.js';
-import { MAX_SLOTS } from '../backend/holder.js';
 
 /** dlock run: what it holds, how, and what it runs under the lock. */
 export interface RunConfig extends ConnectionConfig {
@@ -146,7 +144,7 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
   const { option } = MODES[mode.kind];
   if (option && !can[option]) {
     throw new UsageError(
-      `--${option} needs ${ONE_REDIS}, not ${can.name}: ` +
+      `--${option} needs ${can.full}, not ${can.name}: ` +
         "a majority of each instance's holders cannot bound how many hold at once",
     );
   }
@@ -164,7 +162,7 @@ export function oncePer(value: string | undefined, can: Capabilities): number {
   if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
   if (!can.oncePer) {
     throw new UsageError(
-      `--once-per needs ${ONE_REDIS}, not ${can.name}: ` +
+      `--once-per needs ${can.full}, not ${can.name}: ` +
         'the done mark is written by the release, which may reach only some instances',
     );
   }

@@ -4,7 +4,7 @@ import { badOption, UsageError } from '../errors.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { heldLocks, nestedTokens } from './enclosing.js';
 import { integer, validateKey, type Env, type RawOptions } from './options.js';
-import { MAX_SLOTS } from '../backend/holder.js';
+import { MAX_SLOTS } from '../backend/index.js';
 
 /** An owner token as dlock hands them out (128 bits, hex). */
 export function validateToken(option: string, token: string): string {

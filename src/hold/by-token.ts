@@ -6,16 +6,7 @@ import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exitFields } from '../untrusted.js';
-import {
-  close,
-  failureText,
-  isStillHeldBy,
-  openLockSet,
-  releaseByToken,
-  renewByToken,
-  retryableFailure,
-  unavailable,
-} from '../backends/redis/index.js';
+import { failureText, openBackend, retryableFailure, unavailable } from '../backend/index.js';
 import { logUnannounced } from './release-report.js';
 
 /**
@@ -34,8 +25,9 @@ export async function releaseAsOwner(
   }),
   exitStatus = 'unknown',
 ): Promise<number> {
-  const set = await openLockSet(config, key, undefined, token);
+  const backend = await openBackend(config);
   try {
+    const lock = backend.lock(key, { owner: token });
     const stop = await stopRenewing();
     if (!stop.stopped) {
       // Its keeper is ending the section itself (a bound, a lost lock, a signal: a trap on EXIT runs
@@ -44,7 +36,7 @@ export async function releaseAsOwner(
       log.event('released', { key, released: false, ending: stop.ending }, text);
       return 0;
     }
-    const { verdict, releases, failures } = await releaseByToken(set, exitStatus);
+    const { verdict, releases, failures } = await lock.releaseByToken(exitStatus);
     for (const failure of failures)
       log.warn(`${key} not released on ${failureText(failure)}`, {
         event: 'release-failed',
@@ -53,19 +45,19 @@ export async function releaseAsOwner(
         error: failure.reason,
       });
     // Released, but the waiters were not told (no +publish): warned as `dlock run` does.
-    logUnannounced(log, releases, key);
+    logUnannounced(log, backend.caps, releases, key);
     if (verdict === 'released') {
       log.event('released', { key, released: true, ...exitFields(exitStatus) }, `released ${key}`);
       return 0;
     }
     if (verdict === 'unavailable')
       throw unavailable(
-        set.total,
+        backend.caps,
         failures.map((f) => retryableFailure(f.label, f.reason)),
       );
     throw notOurs(key);
   } finally {
-    close(set);
+    backend.close();
   }
 }
 
@@ -76,29 +68,29 @@ export async function releaseAsOwner(
  * longer does, 69 when too few instances answer.
  */
 export async function releaseNested(config: ConnectionConfig, key: string, token: string, log: Logger) {
-  const set = await openLockSet(config, key, undefined, token);
+  const backend = await openBackend(config);
   try {
-    if (!(await isStillHeldBy(set, token))) throw notOurs(key);
+    if (!(await backend.lock(key, { owner: token }).stillHeld())) throw notOurs(key);
     const text = `${key} is held by an enclosing dlock: left held for it (it releases the lock when it ends)`;
     log.event('released', { key, released: false, reentrant: true }, text);
     return 0;
   } finally {
-    close(set);
+    backend.close();
   }
 }
 
 /** Extend the lease by the lock's own TTL (its `ttl_ms`). */
 export async function renewAsOwner(config: ConnectionConfig, key: string, token: string, log: Logger): Promise<number> {
-  const set = await openLockSet(config, key, undefined, token);
+  const backend = await openBackend(config);
   try {
-    const renewal = await renewByToken(set, token, config.connectTimeoutMs);
-    if (renewal.kind === 'unavailable') throw unavailable(set.total, renewal.failures);
+    const renewal = await backend.lock(key, { owner: token }).renewByToken(config.connectTimeoutMs);
+    if (renewal.kind === 'unavailable') throw unavailable(backend.caps, renewal.failures);
     if (renewal.kind === 'not-ours') throw notOurs(key);
     if (renewal.kind === 'failed') throw new UnavailableError(`could not renew ${key}: ${renewal.errors.join('; ')}`);
     log.event('renewed', { key, ttl_ms: renewal.ttlMs }, `renewed ${key} for ${renewal.ttlMs}ms`);
     return 0;
   } finally {
-    close(set);
+    backend.close();
   }
 }
 

@@ -13,17 +13,14 @@ import {
   type HolderKind,
   type HolderProgress,
   type HoldMode,
-  type LockSet,
+  type LockHandle,
   MODES,
   type NotObtained,
-  obtain,
   RedundancyWatch,
-  releaseAll,
   slotsOf,
-  syncReplicas,
   unavailable,
   unreadable,
-} from '../backends/redis/index.js';
+} from '../backend/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';
@@ -62,7 +59,7 @@ export class Hold {
   private lease: Lease | undefined;
 
   private constructor(
-    private readonly set: LockSet,
+    private readonly lock: LockHandle,
     private readonly config: HoldConfig,
     private readonly log: Logger,
     /** The fencing token of this hold. */
@@ -74,14 +71,14 @@ export class Hold {
   ) {}
 
   /**
-   * Acquire `set`'s lock, waiting as `config.waitMs` says, and start renewing it (and, with
+   * Acquire `lock`, waiting as `config.waitMs` says, and start renewing it (and, with
    * --sync-replicas, wait for the replicas). Throws the busy (75) or unavailable (69) error;
    * resolves to undefined, with nothing held, when `interrupted` aborted the wait or came
    * before the hold was ready. `whileWaiting` is called each time a wait for the lock goes on
    * (dlock run makes its command ready then).
    */
   static async acquire(
-    set: LockSet,
+    lock: LockHandle,
     config: HoldConfig,
     log: Logger,
     interrupted: AbortSignal,
@@ -93,38 +90,40 @@ export class Hold {
       pid: config.keeper === false ? '' : process.pid,
       cmd: config.holderCmd,
     };
-    warnTwoInstances(log, config.key, set.total);
-    const display = new WaitDisplay(config, set, log);
-    const result = await obtain(set, meta, {
-      waitMs: config.waitMs,
-      oncePerMs: config.oncePerMs,
-      signal: interrupted,
-      onWait: (waitedMs, place) => {
-        // The "waiting" event first (written before the display's first await), so its
-        // waited_ms is true at its ts_ms: making the command ready takes a spawn's milliseconds.
-        const shown = display.waiting(waitedMs, place);
-        whileWaiting?.();
-        return shown;
-      },
-      onOutage: (errors) => logOutage(log, config.key, config.waitMs, errors),
-      onOutageOver: () => logOutageOver(log, config.key),
-      onPollOnly: (errors) => logPollOnly(log, config.key, errors),
-    }).finally(() => display.stop());
+    warnTwoInstances(log, config.key, lock.caps);
+    const display = new WaitDisplay(config, lock, log);
+    const result = await lock
+      .obtain(meta, {
+        waitMs: config.waitMs,
+        oncePerMs: config.oncePerMs,
+        signal: interrupted,
+        onWait: (waitedMs, place) => {
+          // The "waiting" event first (written before the display's first await), so its
+          // waited_ms is true at its ts_ms: making the command ready takes a spawn's milliseconds.
+          const shown = display.waiting(waitedMs, place);
+          whileWaiting?.();
+          return shown;
+        },
+        onOutage: (errors) => logOutage(log, lock.caps, config.key, config.waitMs, errors),
+        onOutageOver: () => logOutageOver(log, lock.caps, config.key),
+        onPollOnly: (errors) => logPollOnly(log, lock.caps, config.key, errors),
+      })
+      .finally(() => display.stop());
 
     // The holder could not be read (a wait, whatever it shows): the words of -n's error.
     if (result.kind === 'unavailable' && result.unreadable) throw unreadable(config.key, result.errors);
-    if (result.kind === 'unavailable') throw notAcquiredInOutage(config, set, result);
-    if (result.kind === 'mismatch') throw inUseOtherwise(config.key, set.mode, result);
+    if (result.kind === 'unavailable') throw notAcquiredInOutage(config, lock, result);
+    if (result.kind === 'mismatch') throw inUseOtherwise(config.key, lock.mode, result);
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
-    if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs, set.keys.done);
+    if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs);
     if (result.kind === 'aborted') {
-      if (result.notLeft) logNotLeft(log, config.key, result.notLeft);
+      if (result.notLeft) logNotLeft(log, lock.caps, config.key, result.notLeft);
       return undefined;
     }
 
     const { fence, slot } = result;
-    const hold = new Hold(set, config, log, fence, slot, result.startedAt);
+    const hold = new Hold(lock, config, log, fence, slot, result.startedAt);
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
@@ -134,33 +133,27 @@ export class Hold {
           key: config.key,
           fence,
           waited_ms: result.waitedMs,
-          ...MODES[set.mode.kind].holderFields(slot),
+          ...MODES[lock.mode.kind].holderFields(slot),
         },
         `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`,
       );
       const redundancy = new RedundancyWatch();
-      logRedundancy(log, config.key, fence, set.total, redundancy.observe(result.failures));
+      logRedundancy(log, lock.caps, config.key, fence, redundancy.observe(result.failures));
       // Renew from the moment we hold it: --sync-replicas may wait longer than the TTL.
-      hold.lease = new Lease(
-        set,
-        result.startedAt,
-        config.killAfterMs,
-        {
-          renewed: (failures, retaken) => {
-            log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
-            if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
-            logRedundancy(log, config.key, fence, set.total, redundancy.observe(failures));
-          },
-          renewFailed: (errors) =>
-            log.event(
-              'renew-failed',
-              { key: config.key, fence, error: errors.join('; ') },
-              `renewing ${config.key} failed: ${errors.join('; ')}`,
-            ),
+      hold.lease = new Lease(lock, result.startedAt, config.killAfterMs, {
+        renewed: (failures, retaken) => {
+          log.event('renewed', { key: config.key, fence }, `renewed ${config.key} (fence ${fence})`);
+          if (retaken.length > 0) logRetaken(log, config.key, fence, retaken);
+          logRedundancy(log, lock.caps, config.key, fence, redundancy.observe(failures));
         },
-        { fence, meta, startedAt: result.startedAt },
-      );
-      if (config.syncReplicas > 0) await syncReplicas(set, config.syncReplicas, config.connectTimeoutMs);
+        renewFailed: (errors) =>
+          log.event(
+            'renew-failed',
+            { key: config.key, fence, error: errors.join('; ') },
+            `renewing ${config.key} failed: ${errors.join('; ')}`,
+          ),
+      });
+      if (config.syncReplicas > 0) await lock.syncReplicas(config.syncReplicas, config.connectTimeoutMs);
       // A signal during the WAIT for replicas aborted nothing yet: the hold is not used at all.
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       return hold;
@@ -196,11 +189,11 @@ export class Hold {
 
   /** The owner token (DLOCK_TOKEN): a nested dlock on the same key runs under this hold. */
   get owner(): string {
-    return this.set.owner;
+    return this.lock.owner;
   }
 
   get ttlMs(): number {
-    return this.set.ttlMs;
+    return this.lock.ttlMs;
   }
 
   /**
@@ -221,17 +214,17 @@ export class Hold {
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
-    const record = this.set.caps.history
+    const record = this.lock.caps.history
       ? { exitStatus, reason, commandExit, oncePerMs: this.config.oncePerMs ?? 0 }
       : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};
-    const releases = await releaseAll(this.set, { record, fence: this.fence, ...afterLoss });
+    const releases = await this.lock.release({ record, fence: this.fence, ...afterLoss });
     const { key } = this.config;
-    const { fence, set } = this;
+    const { fence, lock } = this;
     const expiresInMs = expiresBy - now();
     const ended = { exit: exitStatus, reason, commandExit };
-    reportRelease(this.log, releases, { key, fence, total: set.total, lost, expiresInMs, ...ended });
+    reportRelease(this.log, releases, { key, fence, caps: lock.caps, lost, expiresInMs, ...ended });
   }
 
   /** Stop renewing and leave the lock held until its lease runs out (acquire --no-keeper). */
@@ -265,13 +258,13 @@ function inUseOtherwise(
   );
 }
 
-/** 69: Redis was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
+/** 69: the store was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
 function notAcquiredInOutage(
   config: HoldConfig,
-  set: LockSet,
+  lock: LockHandle,
   result: NotObtained & { kind: 'unavailable' },
 ): UnavailableError {
-  const { message } = unavailable(set.total, result.errors);
+  const { message } = unavailable(lock.caps, result.errors);
   // A hold whose reply was lost that could not be undone stays until its TTL runs out: say so.
   const undone =
     result.unreleased.length > 0
@@ -280,8 +273,9 @@ function notAcquiredInOutage(
       : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(
-    // When the outage ended is said: the wait's end (Redis may answer again by the time this is read).
-    `${config.key} not acquired within ${formatDuration(config.waitMs)}: Redis was unreachable for the last ` +
+    // When the outage ended is said: the wait's end (the store may answer again by the time this is read).
+    `${config.key} not acquired within ${formatDuration(config.waitMs)}: ${lock.caps.store} was unreachable ` +
+      'for the last ' +
       `${formatDuration(result.outageMs)} of the wait, until it ran out (${message})${undone}`,
   );
 }

@@ -4,13 +4,7 @@
 // margin before it (the kill deadline: a loaded machine fires timers late), and loss is
 // reported `graceMs` before that, so the child can be stopped before the server-side expiry.
 
-import {
-  extendAll,
-  type HeldLock,
-  type HolderProgress,
-  type MemberFailure,
-  type LockSet,
-} from '../backends/redis/index.js';
+import type { HolderProgress, LockHandle, MemberFailure } from '../backend/index.js';
 import { killDeadline, localDeadline } from '../timing.js';
 import { longTimeout, now, type LongTimer } from '../clock.js';
 
@@ -24,7 +18,7 @@ export interface LossReason {
 }
 
 export interface LeaseEvents {
-  /** `failures`: instances that did not renew this time (a quorum did); `retaken`: instances that hold it again. */
+  /** `failures`: members that did not renew this time (a quorum did); `retaken`: members that hold it again. */
   renewed?: (failures: MemberFailure[], retaken: string[]) => void;
   renewFailed?: (errors: string[]) => void;
 }
@@ -50,15 +44,13 @@ export class Lease {
   progress: (() => HolderProgress) | undefined;
 
   constructor(
-    private readonly set: LockSet,
+    private readonly lock: LockHandle,
     startedAt: number,
     private readonly graceMs: number,
     private readonly events: LeaseEvents = {},
-    /** Redlock: what an instance that lost the key is re-taken with. */
-    private readonly held?: HeldLock,
   ) {
     this.renewedAt = startedAt;
-    this.deadline = killDeadline(set.ttlMs, startedAt);
+    this.deadline = killDeadline(lock.ttlMs, startedAt);
     this.armDeadline();
     this.scheduleRenewal(startedAt + this.renewEvery - now());
   }
@@ -69,21 +61,21 @@ export class Lease {
    * A server that was paused and runs a queued renewal after it resumes can push this out.
    */
   get expiresBy(): number {
-    return this.lastTouched + this.set.ttlMs;
+    return this.lastTouched + this.lock.ttlMs;
   }
 
   /** Monotonic ms at which the lease ends unless renewed: the last success + ttl − drift. */
   get endsAt(): number {
-    return localDeadline(this.set.ttlMs, this.renewedAt);
+    return localDeadline(this.lock.ttlMs, this.renewedAt);
   }
 
   /** The lease length it renews to. */
   get ttlMs(): number {
-    return this.set.ttlMs;
+    return this.lock.ttlMs;
   }
 
   get renewEvery(): number {
-    return Math.max(1, Math.floor(this.set.ttlMs / 3));
+    return Math.max(1, Math.floor(this.lock.ttlMs / 3));
   }
 
   /** When the lease gives up unless renewed: the kill deadline less the grace for SIGTERM. */
@@ -112,12 +104,12 @@ export class Lease {
 
   private async renew(): Promise<void> {
     const progress = this.progress?.();
-    const renewal = await extendAll(this.set, { givesUpAt: this.givesUpAt, held: this.held, progress });
+    const renewal = await this.lock.extend({ givesUpAt: this.givesUpAt, progress });
     this.lastTouched = now();
     if (this.stopped || this.lost.aborted) return;
     if (renewal.kind === 'extended') {
       this.renewedAt = renewal.startedAt;
-      this.deadline = killDeadline(this.set.ttlMs, renewal.startedAt);
+      this.deadline = killDeadline(this.lock.ttlMs, renewal.startedAt);
       this.armDeadline();
       this.events.renewed?.(renewal.failures, renewal.retaken);
       this.scheduleRenewal(renewal.startedAt + this.renewEvery - now());
@@ -125,7 +117,7 @@ export class Lease {
       this.lose('refused', 'renewal refused: the lock was deleted or taken over');
     } else {
       this.events.renewFailed?.(renewal.errors);
-      this.scheduleRenewal(renewalRetryMs(this.set.ttlMs));
+      this.scheduleRenewal(renewalRetryMs(this.lock.ttlMs));
     }
   }
 

@@ -8,10 +8,9 @@
 // lock does both.
 
 import { LockLostError, UnavailableError } from '../errors.js';
-import { extendAll, type LockSet, type ParentLease } from '../backends/redis/index.js';
+import type { Backend, ParentLease } from '../backend/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
-import { instanceTimeoutMs } from '../timing.js';
 import { Lease } from './lease.js';
 
 export interface EnclosingHold {
@@ -28,19 +27,19 @@ export interface EnclosingHold {
 
 /**
  * Renew the enclosing holder's lease once now (refused: 76, nothing renewed: 69; the command is
- * not started) and go on renewing it every ttl/3. `set` is this run's open set (its instances).
+ * not started) and go on renewing it every ttl/3, on this run's open `backend`.
  */
 export async function keepEnclosingLease(
-  set: LockSet,
+  backend: Backend,
   hold: EnclosingHold,
+  connectTimeoutMs: number,
   killAfterMs: number,
   log: Logger,
 ): Promise<Lease> {
   const { key, fence } = hold;
   const ttlMs = hold.lease.ttlMs ?? hold.fallbackTtlMs;
-  const timeoutMs = instanceTimeoutMs(set.connectTimeoutMs, ttlMs, set.total);
-  const leased: LockSet = { ...set, owner: hold.token, ttlMs, mode: hold.lease.mode, timeoutMs };
-  const first = await extendAll(leased, { givesUpAt: now() + set.connectTimeoutMs });
+  const leased = backend.lock(key, { owner: hold.token, ttlMs, mode: hold.lease.mode });
+  const first = await leased.extend({ givesUpAt: now() + connectTimeoutMs });
   if (first.kind === 'refused') {
     throw new LockLostError(
       `lost the lock ${key} before the command started: renewal refused: the lock was deleted or taken over`,

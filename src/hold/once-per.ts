@@ -4,17 +4,16 @@
 import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError } from '../errors.js';
-import { type DoneMark, pidNumber } from '../backends/redis/index.js';
+import { type DoneMark, pidNumber } from '../backend/index.js';
 
 /**
  * The conflict error (-E, default 75; silent with -E 0 unless --verbose) for a key done this
- * window; `doneKey` names the mark, for when the mark itself is wrong.
+ * window.
  */
 export function doneThisWindow(
   config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'> & { oncePerMs?: number },
   done: DoneMark,
   waitedMs: number,
-  doneKey: string,
 ): NotObtainedError {
   const where = done.host
     ? `on ${done.host}${done.pid ? ` (pid ${done.pid})` : ''}`
@@ -29,7 +28,7 @@ export function doneThisWindow(
   // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
   const until =
     done.untilMs === undefined
-      ? `a time past any date (delete ${doneKey} to run again)`
+      ? `a time past any date (delete ${done.where ?? 'its done mark'} to run again)`
       : // Rounded up: a second already past is no "until" (the JSON event's `until` has the ms).
         serverTime(Math.ceil(done.untilMs / 1000) * 1000);
   const message =

@@ -5,13 +5,13 @@
 import { formatDuration } from '../duration.js';
 import type { Logger } from '../log.js';
 import { exitFields, parseCount } from '../untrusted.js';
-import { type InstanceRelease, POLL_CAP_MS, quorumSize, releaseFailures } from '../backends/redis/index.js';
+import { type Capabilities, type MemberRelease } from '../backend/index.js';
 
 export interface ReleaseContext {
   key: string;
   fence: string;
-  /** Instances configured (the quorum is counted over these). */
-  total: number;
+  /** What the store is: its quorum, and how it names its members. */
+  caps: Capabilities;
   /** The loss was reported already: "no longer ours" is expected, not news. */
   lost: boolean;
   /** How long until the lock expires by itself (the bound for one we could not release). */
@@ -24,7 +24,7 @@ export interface ReleaseContext {
   commandExit?: string;
 }
 
-export function reportRelease(log: Logger, releases: InstanceRelease[], context: ReleaseContext): void {
+export function reportRelease(log: Logger, releases: MemberRelease[], context: ReleaseContext): void {
   const { key, fence } = context;
   // The released event carries the run's exit (as the history does), for --on-event hooks; for a job
   // dlock stopped (exit 124), why (`stopped_by`: the event's `reason` says why a release failed) and
@@ -34,9 +34,9 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
     ...(context.reason ? { stopped_by: context.reason } : {}),
     ...(context.commandExit ? { command_exit: parseCount(context.commandExit, 0, 255) ?? null } : {}),
   };
-  const failed = releaseFailures(releases);
+  const failed = releases.filter(({ outcome }) => outcome.kind === 'failed');
   if (failed.length > 0) logReleaseFailed(log, releases, context);
-  logUnannounced(log, releases, key, fence);
+  logUnannounced(log, context.caps, releases, key, fence);
   const released = releases.filter(
     ({ outcome }) => outcome.kind === 'released' || outcome.kind === 'released-or-expired',
   );
@@ -46,8 +46,8 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
   const unsure = released.flatMap(({ label, outcome }) =>
     outcome.kind === 'released-or-expired' ? [`${label}: ${outcome.reason}`] : [],
   );
-  if (notOurs >= quorumSize(context.total) && !context.lost) {
-    const byForce = forced >= quorumSize(context.total);
+  if (notOurs >= context.caps.quorum && !context.lost) {
+    const byForce = forced >= context.caps.quorum;
     const why = byForce
       ? `${key} was removed by dlock release --force before its release (fence ${fence})`
       : `${key} was no longer ours at release (it expired or was taken, fence ${fence})`;
@@ -71,18 +71,24 @@ export function reportRelease(log: Logger, releases: InstanceRelease[], context:
   }
 }
 
-/** A warning per instance that released but refused the PUBLISH that wakes the waiters (no +publish). */
-export function logUnannounced(log: Logger, releases: InstanceRelease[], key: string, fence?: string): void {
-  for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && outcome.unannounced)) {
-    const polling = `they notice by polling, within ${formatDuration(POLL_CAP_MS)}`;
-    const refused = `${label} refused to tell the waiters (PUBLISH denied: grant +publish)`;
+/** A warning per member that released but could not tell the waiters (Redis: PUBLISH refused, no +publish). */
+export function logUnannounced(
+  log: Logger,
+  caps: Capabilities,
+  releases: MemberRelease[],
+  key: string,
+  fence?: string,
+): void {
+  for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && !outcome.notified)) {
+    const polling = `they notice by polling, within ${formatDuration(caps.pollCapMs)}`;
+    const refused = `${label} refused to tell the waiters (${caps.notifyDenied})`;
     const text = `released ${key}, but ${refused}; ${polling}`;
     log.warn(text, { event: 'unannounced', key, ...(fence === undefined ? {} : { fence }), instance: label });
   }
 }
 
 /** One line naming every instance where the release failed, and when the lock frees by itself. */
-function logReleaseFailed(log: Logger, releases: InstanceRelease[], { key, fence, expiresInMs }: ReleaseContext): void {
+function logReleaseFailed(log: Logger, releases: MemberRelease[], { key, fence, expiresInMs }: ReleaseContext): void {
   const failed = releases.flatMap(({ label, outcome }) =>
     outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
   );

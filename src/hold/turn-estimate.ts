@@ -3,15 +3,16 @@
 // current holder has already held; its lease when only that can end it; "unknown" once it has
 // held past the median. An estimate for the spinner and status lines, never a promise.
 
-import { recentHistory, type LockSet } from '../backends/redis/index.js';
+import type { LockHandle } from '../backend/index.js';
 import { parseCount } from '../untrusted.js';
 
 /** How many recent entries are read, once, when a wait starts. */
 export const RECENT_ENTRIES = 20;
 
 /** The hold times (ms) of the recent releases, newest first; [] without history or on any error. */
-export async function recentHoldTimes(set: LockSet): Promise<number[]> {
-  const entries = await recentHistory(set, RECENT_ENTRIES);
+export async function recentHoldTimes(lock: LockHandle): Promise<number[]> {
+  const read = await lock.history(RECENT_ENTRIES).catch(() => undefined);
+  const entries = read && 'entries' in read ? read.entries : [];
   return entries.flatMap((entry) => {
     const held = entry.event === 'released' ? parseCount(entry.fields.held_ms, 0, 8.64e15) : undefined;
     return held === undefined ? [] : [held];

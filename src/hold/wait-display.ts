@@ -8,15 +8,8 @@ import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import {
-  holderSnapshot,
-  type HolderSnapshot,
-  type MemberFailure,
-  type LockSet,
-  serverNow,
-  slotsOf,
-  unreadable,
-} from '../backends/redis/index.js';
+import { type LockHandle, type MemberFailure, serverNow, slotsOf, unreadable } from '../backend/index.js';
+import { type HolderSnapshot, refusedOf, snapshotOf } from '../views/snapshot.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
 import { isNoKeeper, pidAlive } from '../views/dead-pid.js';
@@ -44,7 +37,7 @@ export class WaitDisplay {
 
   constructor(
     private readonly config: DisplayConfig,
-    private readonly set: LockSet,
+    private readonly lock: LockHandle,
     private readonly log: Logger,
   ) {
     const quiet = config.verbosity === 'quiet' || config.logFormat === 'json';
@@ -67,16 +60,17 @@ export class WaitDisplay {
     this.waitStartedAt ??= monotonicNow() - waitedMs;
     // Whatever is shown (spinner, status lines, nothing): a holder that cannot be read (a grant
     // missing, a malformed reply) ends the wait as 69, as -n and a --wait that runs out do.
-    const { snapshot, refused } = await holderSnapshot(this.set);
+    const read = await this.lock.read();
+    const refused = refusedOf(read);
     if (refused.length > 0) return refused;
-    this.snapshot = snapshot ?? this.snapshot;
+    this.snapshot = snapshotOf(read) ?? this.snapshot;
     if (this.statusLines && !this.ticker) {
       // Not awaited: the wait goes on (and a release is heard) while the hold times are read.
       void this.statusLine('waiting for', false);
       this.ticker = setInterval(() => void this.statusLine('still waiting for'), STATUS_EVERY_MS).unref();
     }
     if (!this.spinner) return;
-    this.holdTimes ??= await recentHoldTimes(this.set);
+    this.holdTimes ??= await recentHoldTimes(this.lock);
     await this.render();
     // Between polls (up to 5 s apart) the times shown still move, once a second.
     this.ticker ??= setInterval(() => void this.render(), 1000).unref();
@@ -126,7 +120,7 @@ export class WaitDisplay {
           ? 'release-or-lease'
           : 'command';
     const current = { ends, heldMs, leaseLeftMs: this.agedPttl(now) } as const;
-    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.set.mode), current);
+    const ms = turnEstimateMs(this.holdTimes ?? [], this.place, slotsOf(this.lock.mode), current);
     return typeof ms === 'number' ? Math.max(1000, Math.round(ms / 1000) * 1000) : ms;
   }
 
@@ -135,9 +129,9 @@ export class WaitDisplay {
    * warning (without --verbose; --quiet hides it). A holder that cannot be read is "held".
    */
   private async statusLine(what: string, reread = true): Promise<void> {
-    this.holdTimes ??= await recentHoldTimes(this.set);
+    this.holdTimes ??= await recentHoldTimes(this.lock);
     // The first line shows the holder waiting() has just read; a later one reads it again.
-    if (reread) this.snapshot = (await holderSnapshot(this.set).catch(() => undefined))?.snapshot ?? this.snapshot;
+    if (reread) this.snapshot = (await this.lock.read().then(snapshotOf, () => undefined)) ?? this.snapshot;
     if (this.stopped) return;
     const now = monotonicNow();
     const waitedMs = now - (this.waitStartedAt ?? now);
@@ -155,7 +149,7 @@ export class WaitDisplay {
 
   /** The holder's TTL left now, from the snapshot's reading. */
   private agedPttl(now: number): number | undefined {
-    const pttl = this.snapshot?.pttlMs;
+    const pttl = this.snapshot?.ttlLeftMs;
     return pttl === undefined || pttl < 0 ? pttl : Math.max(0, pttl - (now - this.snapshot!.clock.readAt));
   }
 
@@ -171,8 +165,10 @@ export class WaitDisplay {
    * --on-event, history) names the holder as with any -E, and a holder that cannot be read is 69.
    */
   async notObtained(waitedMs: number): Promise<NotObtainedError | UnavailableError> {
-    const { snapshot, refused } = await holderSnapshot(this.set);
+    const read = await this.lock.read();
+    const refused = refusedOf(read);
     if (refused.length > 0) return unreadable(this.config.key, refused);
+    const snapshot = snapshotOf(read);
     const when = this.config.waitMs ? ` within ${formatDuration(this.config.waitMs)}` : '';
     const holder = snapshot ? describeSnapshot(snapshot) : 'held by another owner';
     return notObtained(
@@ -181,7 +177,7 @@ export class WaitDisplay {
       {
         key: this.config.key,
         waited_ms: waitedMs,
-        holder: snapshot ? publicHolder(snapshot.holder, snapshot.pttlMs) : null,
+        holder: snapshot ? publicHolder(snapshot.holder, snapshot.ttlLeftMs) : null,
       },
     );
   }

@@ -15,7 +15,7 @@ import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import type { LossReason } from '../hold/lease.js';
 import { heldVariables } from '../hold/variables.js';
-import { close, type LockSet, openLockSet } from '../backends/redis/index.js';
+import { type Backend, type LockHandle, openBackend } from '../backend/index.js';
 import { exitFields } from '../untrusted.js';
 import { KeeperLogger } from './log.js';
 import { ACK, failedReport, sendReport, STOP_SIGNAL, type KeeperRequest } from './protocol.js';
@@ -68,7 +68,8 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   for (const [signal, handler] of handlers) process.on(signal, handler);
   const ack = readAck();
   void ack.then((ok) => !ok && end({ why: 'foreground-gone' }));
-  let set: LockSet | undefined;
+  let backend: Backend | undefined;
+  let lock: LockHandle | undefined;
   let pidFile: string | undefined;
   let reported = false;
   // Tells the watched process if this keeper dies; dismissed on every ending but a crash.
@@ -79,8 +80,9 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   try {
     // Made before the lock is taken: no runtime directory to make it in fails first.
     if (config.heartbeatMs !== undefined) heartbeat = heartbeatFile();
-    set = await openLockSet(config, config.key, config.ttlMs, undefined, config.mode);
-    const hold = await Hold.acquire(set, config, log, ending.signal);
+    backend = await openBackend(config, { ttlMs: config.ttlMs });
+    lock = backend.lock(config.key, { mode: config.mode });
+    const hold = await Hold.acquire(lock, config, log, ending.signal);
     if (!hold) {
       reported = true;
       const reason = ending.signal.reason as Ending;
@@ -185,13 +187,13 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
   } finally {
     if (!crashed) sentinel?.dismiss();
     removeFile(pidFile);
-    if (set) removeKeeperNotes(set.owner);
+    if (lock) removeKeeperNotes(lock.owner);
     bounds?.stop();
     heartbeat?.remove();
     watch.stop();
     for (const [signal, handler] of handlers) process.off(signal, handler);
     process.stdin.destroy();
-    if (set) close(set);
+    backend?.close();
   }
 }
 

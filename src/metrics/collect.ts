@@ -4,23 +4,16 @@
 
 import type { ConnectionConfig } from '../config/index.js';
 import {
-  close,
   failureText,
   HISTORY_MAX,
   type HoldMode,
-  historyOfKey,
-  inspectAll,
-  listLocks,
-  lockKeys,
-  majority,
   MODES,
-  openLockSet,
+  openBackend,
   slotsOf,
   type ServerClock,
-  totalsOfKey,
   type Totals,
   type UnreadableLock,
-} from '../backends/redis/index.js';
+} from '../backend/index.js';
 import { cut, printable } from '../untrusted.js';
 import { historyStats, type HistoryStats } from './history-stats.js';
 
@@ -62,38 +55,31 @@ export async function collectLocks(
   named: string[],
   { only = false }: { only?: boolean } = {},
 ): Promise<Collection> {
-  const set = await openLockSet(config, named[0] ?? '');
+  const backend = await openBackend(config);
   try {
-    const listing = only ? { held: [], unreadable: [] } : await listLocks(set, config);
+    const listing = only ? { held: [], unreadable: [] } : await backend.list();
     const unreadable = [...listing.unreadable];
     const held = new Map(listing.held.map((lock) => [lock.key, lock]));
     const skip = new Set(unreadable.map((lock) => lock.key));
     const wanted = [...new Set([...named, ...held.keys()])].filter((key) => !skip.has(key));
     const keys = wanted.slice(0, MAX_KEYS);
-    const order = config.targets.map((target) => target.label);
     const locks: LockSample[] = [];
     let clock = listing.held.find((lock) => lock.clock)?.clock;
-    // One Redis holds the whole state (holders, line) and the history; a quorum's majority only says held or free.
-    const whole = set.caps.line;
     for (const key of keys) {
-      const keySet = lockKeys(config.prefix, key);
-      const views = await inspectAll(set, keySet, order);
-      const { verdict, agreed } = majority(views, set.total);
-      clock ??= views.find((view) => view.clock)?.clock;
+      const lock = backend.lock(key);
+      const { verdict, agreed, state, members, ...read } = await lock.read();
+      clock ??= read.clock;
       if (verdict === 'unknown') {
-        const error = views.flatMap((v) => (v.failure ? [failureText(v.failure)] : [])).join('; ');
+        const error = members.flatMap((v) => (v.failure ? [failureText(v.failure)] : [])).join('; ');
         unreadable.push({ key, error });
         continue;
       }
-      const state = whole ? views[0]?.state : undefined;
-      // A hold closed by release --force (owner "") is nobody's: counted apart from the holders.
       const all = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
       const closed = all.filter((holder) => holder.owner === '').length;
       const holders = all.length - closed;
-      const read = await historyOfKey(set, keySet, HISTORY_MAX);
-      if (read && 'failure' in read) unreadable.push({ key, error: `history: ${failureText(read.failure)}` });
-      const history = read && 'entries' in read ? historyStats(read.entries) : undefined;
-      const counted = await totalsOfKey(set, keySet);
+      const history = await lock.history(HISTORY_MAX);
+      if (history && 'failure' in history) unreadable.push({ key, error: `history: ${failureText(history.failure)}` });
+      const counted = await lock.totals();
       if (counted && 'failure' in counted) unreadable.push({ key, error: `totals: ${failureText(counted.failure)}` });
       locks.push({
         key,
@@ -102,13 +88,13 @@ export async function collectLocks(
         closed,
         slots: capacityOf(state?.mode ?? { kind: 'exclusive' }),
         waiters: state?.lineLength,
-        history,
+        history: history && 'entries' in history ? historyStats(history.entries) : undefined,
         totals: counted && 'totals' in counted ? counted.totals : undefined,
       });
     }
     return { locks, unreadable, omitted: wanted.length - keys.length, ...(clock ? { clock } : {}) };
   } finally {
-    close(set);
+    backend.close();
   }
 }
 

@@ -4,7 +4,7 @@
 // the last 1000 events only, the totals hash counts them all (src/backends/redis/lock/lua/totals.lua).
 // Every field is data anyone who can write to Redis could forge.
 
-import type { HistoryEntry } from '../backends/redis/index.js';
+import type { HistoryEntry } from '../backend/index.js';
 
 export interface HistoryStats {
   entries: number;

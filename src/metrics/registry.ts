@@ -3,7 +3,7 @@
 // the locks). prom-client writes the exposition format and escapes every label value.
 
 import { Counter, Gauge, Registry, type Histogram } from 'prom-client';
-import type { Observed, Totals } from '../backends/redis/index.js';
+import type { Observed, Totals } from '../backend/index.js';
 import { cut, printable } from '../untrusted.js';
 import type { Collection, LockSample } from './collect.js';
 import type { HistoryStats } from './history-stats.js';

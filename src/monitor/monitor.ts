@@ -9,7 +9,7 @@ import { now, sleep } from '../clock.js';
 import { addEventSink, type EventSink, type Fields, type Logger } from '../log.js';
 import { Hooks } from './hooks.js';
 import { ping, pingUrl, runId } from './ping.js';
-import { newOwnerToken } from '../backends/redis/index.js';
+import { newOwnerToken } from '../backend/index.js';
 import { maskSecrets, redactUrl } from '../secrets.js';
 import type { OutputTail } from './output-tail.js';
 

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { formatDuration } from '../duration.js';
 import { NO_KEEPER_CMD } from '../holder-cmd.js';
-import { type Holder, pidNumber } from '../backends/redis/index.js';
+import { type Holder, pidNumber } from '../backend/index.js';
 import { printable } from '../untrusted.js';
 import { isRunning } from '../pid.js';
 

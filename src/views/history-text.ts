@@ -2,7 +2,7 @@
 // anyone who can write to Redis could forge: cut when read, escaped here.
 
 import { formatDuration } from '../duration.js';
-import type { HistoryEntry } from '../backends/redis/index.js';
+import type { HistoryEntry } from '../backend/index.js';
 import { exitFields, parseCount, printable } from '../untrusted.js';
 
 /** The table: time (server, UTC), event, host, pid, what happened, command. */

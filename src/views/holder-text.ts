@@ -3,7 +3,8 @@
 
 import { formatDuration } from '../duration.js';
 import { now } from '../clock.js';
-import { type Holder, type HolderSnapshot, MODES, serverNow, slotsOf } from '../backends/redis/index.js';
+import { type Holder, MODES, serverNow, slotsOf } from '../backend/index.js';
+import type { HolderSnapshot } from './snapshot.js';
 import { printable } from '../untrusted.js';
 import { isNoKeeper, processText } from './dead-pid.js';
 
@@ -29,9 +30,9 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
 export function describeSnapshot(snapshot: HolderSnapshot, at: number = now()): string {
   const nowMs = serverNow(snapshot.clock, at);
   const pttl =
-    snapshot.pttlMs === undefined || snapshot.pttlMs < 0
-      ? snapshot.pttlMs
-      : Math.max(0, snapshot.pttlMs - (at - snapshot.clock.readAt));
+    snapshot.ttlLeftMs === undefined || snapshot.ttlLeftMs < 0
+      ? snapshot.ttlLeftMs
+      : Math.max(0, snapshot.ttlLeftMs - (at - snapshot.clock.readAt));
   const waiting = snapshot.waiting ? `; ${snapshot.waiting} waiting` : '';
   const { others } = snapshot;
   if (!others) return `${describeHolder(snapshot.holder, pttl, nowMs)}${waiting}`;

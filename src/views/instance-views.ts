@@ -1,6 +1,6 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
-import { type Holder, type InstanceView, MODES, pidNumber, type Waiter } from '../backends/redis/index.js';
+import { type Capabilities, type Holder, type MemberView, MODES, pidNumber, type Waiter } from '../backend/index.js';
 import { processFields } from './dead-pid.js';
 
 /**
@@ -39,14 +39,17 @@ export function publicWaiter(waiter: Waiter, place: number) {
   };
 }
 
-/** An instance's view (JSON), by keyJson's rule: a hold closed by release --force is held by nobody, and closed. */
-export function publicView(v: InstanceView) {
+/**
+ * A member's view (JSON), by keyJson's rule: a hold closed by release --force is held by nobody, and closed.
+ * The member is named under the store's own word (the Redis backend's: `redis`).
+ */
+export function publicView(v: MemberView, caps: Pick<Capabilities, 'members'>) {
   const closed = v.holder?.owner === '';
   return {
-    redis: v.redis,
+    [caps.members.field]: v.label,
     held: v.held && !closed,
     ...(closed ? { closed: true } : {}),
-    ...(v.holder ? { holder: publicHolder(v.holder, v.ttl_ms) } : {}),
-    ...(v.error ? { error: v.error } : {}),
+    ...(v.holder ? { holder: publicHolder(v.holder, v.ttlLeftMs) } : {}),
+    ...(v.failure ? { error: v.failure.reason } : {}),
   };
 }

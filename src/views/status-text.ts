@@ -4,18 +4,18 @@
 import { now } from '../clock.js';
 import { formatDuration } from '../duration.js';
 import {
+  type Capabilities,
   type Holder,
-  type InstanceView,
   type ListedLock,
+  type LockRead,
   type LockState,
+  type MemberView,
   MODES,
-  quorumSize,
   serverNow,
   type ServerClock,
   slotsOf,
   type UnreadableLock,
-  type Verdict,
-} from '../backends/redis/index.js';
+} from '../backend/index.js';
 import { cut, printable, toJson } from '../untrusted.js';
 import { pidCell, pidShown, processText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
@@ -109,28 +109,21 @@ function pidNote(holder: Holder, pttlMs: number): string {
   return note ? ` (${note})` : '';
 }
 
-/** What each instance says (a Redlock quorum), and whether a majority agrees. */
-export function describeInstances(views: InstanceView[], total: number, verdict: Verdict): string {
-  const state = (v: InstanceView): string => {
-    if (v.error) return `error: ${printable(v.error)}`;
+/** What each member says (a quorum of independent members), and whether a majority agrees. */
+export function describeInstances({ members, verdict }: LockRead, caps: Capabilities): string {
+  const state = (v: MemberView): string => {
+    if (v.failure) return `error: ${printable(v.failure.reason)}`;
     if (!v.holder) return 'free';
     return `held by ${printable(v.holder.host)} pid ${pidShown(v.holder)} (fence ${printable(v.holder.fence)})`;
   };
-  const lines = views.map((v) => `  ${v.redis}  ${state(v)}`);
+  const lines = members.map((v) => `  ${v.label}  ${state(v)}`);
   const summary =
     verdict === 'held' ? 'a majority agrees' : verdict === 'free' ? 'no majority holds it' : 'too few answered to tell';
-  return `instances (${quorumSize(total)} of ${total} needed; ${summary}):\n${lines.join('\n')}\n`;
+  return `instances (${caps.quorum} of ${caps.total} needed; ${summary}):\n${lines.join('\n')}\n`;
 }
 
-/** One lock as status --json shows it: the majority's holder, every holder and the line (one Redis), each instance. */
-export function keyJson(
-  key: string,
-  views: InstanceView[],
-  total: number,
-  verdict: Verdict,
-  agreed: InstanceView | undefined,
-  state: LockState | undefined,
-): string {
+/** One lock as status --json shows it: the majority's holder, every holder and the line (one Redis), each member. */
+export function keyJson(key: string, { members, verdict, agreed, state }: LockRead, caps: Capabilities): string {
   // The mode's kind, and its number when it has one (--slots n: "slots": n).
   const { kind, ...modeNumber } = state?.mode ?? { kind: 'exclusive' };
   const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
@@ -143,14 +136,14 @@ export function keyJson(
     key,
     held,
     ...(closed ? { closed: true } : {}),
-    holder: agreed ? publicHolder(agreed.holder!, agreed.ttl_ms) : null,
+    holder: agreed ? publicHolder(agreed.holder!, agreed.ttlLeftMs) : null,
     mode: kind,
     ...modeNumber,
-    holders: holders.map((holder) => publicHolder(holder, holder.ttlLeftMs ?? agreed?.ttl_ms)),
+    holders: holders.map((holder) => publicHolder(holder, holder.ttlLeftMs ?? agreed?.ttlLeftMs)),
     line: (state?.line ?? []).map((waiter, i) => publicWaiter(waiter, i + 1)),
     waiting: state?.lineLength ?? 0,
-    quorum: quorumSize(total),
-    instances: views.map(publicView),
+    quorum: caps.quorum,
+    instances: members.map((member) => publicView(member, caps)),
   })}\n`;
 }
 

@@ -6,12 +6,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { expect, test } from 'vitest';
-import { PLACE_LEASE_MS, PLACE_RENEW_MS } from '../../src/backends/redis/lock/line.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { hold, tempDir, waitForDeath } from '../fixtures/observe.js';
 import { dlock, type Running } from '../helpers/cli.js';
 import { eventOf, inLine, lineOf, runIn } from '../helpers/line.js';
 import { useRedisServer } from '../helpers/server.js';
+import { PLACE_LEASE_MS, PLACE_RENEW_MS } from '../../src/backends/redis/lock/limits.js';
 
 let redis: RedisServer;
 let client: Redis;

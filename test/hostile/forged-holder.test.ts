@@ -174,7 +174,7 @@ describe('the formatting functions (in process)', () => {
             describeStatus(key, holder, pttl, now),
             table([{ key, holder, ttlMs: pttl }], now),
             describeHolder(holder, pttl, now),
-            describeSnapshot({ holder, pttlMs: pttl, clock: { serverMs: now, readAt: 0 } }, 0),
+            describeSnapshot({ holder, ttlLeftMs: pttl, clock: { serverMs: now, readAt: 0 } }, 0),
           ];
           for (const text of texts) expect(unsafeIn(text), JSON.stringify(text)).toBeUndefined();
           const json = toJson(publicHolder(holder, pttl));

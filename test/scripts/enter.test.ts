@@ -4,9 +4,10 @@
 import { describe, expect, test } from 'vitest';
 import type { LockKeys } from '../../src/backends/redis/lock/keys.js';
 import { forceReleaseScript } from '../../src/backends/redis/lock/inspect.js';
-import { enterScript, PLACE_LEASE_MS, type EnterInput } from '../../src/backends/redis/lock/line.js';
+import { enterScript, type EnterInput } from '../../src/backends/redis/lock/line.js';
 import type { HoldMode } from '../../src/backend/mode.js';
 import { entering, publishedOn, useScriptServer } from '../helpers/scripts.js';
+import { PLACE_LEASE_MS } from '../../src/backends/redis/lock/limits.js';
 
 const server = useScriptServer();
 const EXCLUSIVE: HoldMode = { kind: 'exclusive' };

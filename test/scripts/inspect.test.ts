@@ -17,7 +17,7 @@ test('a lock never taken: nothing held, counter 0, nobody in line; the server ti
     holder: undefined,
     holders: [],
     mode: { kind: 'exclusive' },
-    pttlMs: -2,
+    ttlLeftMs: -2,
     counter: '0',
     line: [],
     lineLength: 0,
@@ -39,7 +39,7 @@ test('an exclusive holder and a line: who holds it, for how long, who waits; not
     lineLength: 1,
     line: [{ mode: 'exclusive', host: 'host-a' }],
   });
-  expect(state.pttlMs).toBeGreaterThan(29_000);
+  expect(state.ttlLeftMs).toBeGreaterThan(29_000);
   expect(await server.redis().hgetall(keys.lock)).toEqual(before);
   expect(await server.redis().zcard(keys.line)).toBe(1);
 });

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { outageRetryMs, OUTAGE_RETRY_CAP_MS } from '../../src/backends/redis/obtain.js';
 import { quorumSize } from '../../src/backends/redis/quorum.js';
-import { RedundancyWatch } from '../../src/backends/redis/redundancy.js';
+import { RedundancyWatch } from '../../src/backend/redundancy.js';
 import { events, hold, killLeftovers, onlyEvent, spawnDlock, tempDir } from '../fixtures/observe.js';
 import { dlock } from '../helpers/cli.js';
 import { ConnectClock } from '../helpers/connect-clock.js';

@@ -308,7 +308,7 @@ describe("each command's config", () => {
     ['history', { count: '1000', json: true }, {}, { count: 1000, json: true }],
     ['doctor', {}, {}, { ttlMs: 30_000, json: false }],
     ['doctor', { json: true }, { DLOCK_TTL: '2m' }, { ttlMs: 120_000, json: true }],
-    ['doctor', QUORUM, {}, { config: { capabilities: { history: false } } }],
+    ['doctor', QUORUM, {}, { config: { caps: { history: false } } }],
     ['acquire', { maxHold: '2h', heartbeat: '1m' }, {}, { maxHoldMs: 7_200_000, heartbeatMs: 60_000 }],
     ['acquire', { keeper: false }, { DLOCK_MAX_HOLD: '1h' }, { maxHoldMs: undefined }],
   ])('%s %j %j', (command, raw, env, expected) => {

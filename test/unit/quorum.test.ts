@@ -15,7 +15,8 @@ import {
   schedulingMarginMs,
   validityMs,
 } from '../../src/timing.js';
-import { POLL_CAP_MS, busyRetryMs } from '../../src/backends/redis/waiter.js';
+import { busyRetryMs } from '../../src/backends/redis/waiter.js';
+import { POLL_CAP_MS } from '../../src/backends/redis/lock/limits.js';
 
 describe('quorumSize: floor(N/2)+1', () => {
   test.each([

@@ -8,25 +8,10 @@ import type { HoldMode } from '../../backend/mode.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
 import { extendAll } from './extend.js';
-import type { MemberFailure, LockSet } from './lockset.js';
+import type { LockSet } from './lockset.js';
+import type { TokenRelease, TokenRenewal } from '../../backend/backend.js';
 import { quorumSize } from './quorum.js';
-import { releaseAll, releaseFailures, type InstanceRelease } from './release.js';
-
-export interface TokenRelease {
-  verdict: 'released' | 'unavailable' | 'not-ours';
-  /** Each instance's answer (whether the waiters were told is in there too). */
-  releases: InstanceRelease[];
-  /** The instances that failed to answer, the unreachable ones included. */
-  failures: Pick<MemberFailure, 'label' | 'reason'>[];
-}
-
-export type TokenRenewal =
-  | { kind: 'renewed'; ttlMs: number }
-  | { kind: 'not-ours' }
-  /** Too few instances answered to tell whose the lock is. */
-  | { kind: 'unavailable'; failures: MemberFailure[] }
-  /** The renewal itself failed (errors or timeouts). */
-  | { kind: 'failed'; errors: string[] };
+import { releaseAll, releaseFailures } from './release.js';
 
 /** Release the lock of the set's owner token on every instance; the history records `exitStatus` (the section's). */
 export async function releaseByToken(set: LockSet, exitStatus: string): Promise<TokenRelease> {

@@ -7,32 +7,16 @@ import { MODES } from '../../backend/mode.js';
 import type { HeldLock } from './lock/retake.js';
 import { failureText } from './client/client.js';
 import { now } from '../../clock.js';
-import { fanOut, notWith, type MemberFailure, type LockSet } from './lockset.js';
+import type { RenewOptions as HandleRenewOptions, Renewal } from '../../backend/backend.js';
+import { fanOut, notWith, type LockSet } from './lockset.js';
 import { tally } from './quorum.js';
 import { strategyOf } from './strategy.js';
 import { renewTimeoutMs, validityMs } from '../../timing.js';
-import { type HolderProgress } from '../../backend/holder.js';
 
-export type Renewal =
-  /**
-   * `failures`: the instances that did not renew (a quorum did); `retaken`: the labels of
-   * instances that had lost the key and hold it for us again.
-   */
-  | { kind: 'extended'; startedAt: number; failures: MemberFailure[]; retaken: string[] }
-  /** A quorum answered that the lock is not ours: it is lost now. */
-  | { kind: 'refused' }
-  /** Errors or timeouts: retry until the local deadline. */
-  | { kind: 'failed'; errors: string[] };
-
-export interface RenewOptions {
-  /** Monotonic ms at which the lease gives up: no request needs to wait past it. */
-  givesUpAt: number;
+export interface RenewOptions extends HandleRenewOptions {
   /** Redlock: what a re-taken instance gets (the held token, the holder's metadata). */
   held?: HeldLock;
-  /** What the renewal stores about the job for status (--max-hold, the last heartbeat). */
-  progress?: HolderProgress;
 }
-
 
 export async function extendAll(set: LockSet, { givesUpAt, held, progress }: RenewOptions): Promise<Renewal> {
   const startedAt = now();

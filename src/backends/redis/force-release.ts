@@ -4,14 +4,8 @@ import { forceReleaseOn } from './lock/inspect.js';
 import { REMOVED } from './lock/replies.js';
 import { instanceFailure, type MemberFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
-import { clockAt, type ServerClock } from '../../backend/clock.js';
-import { type Holder } from '../../backend/holder.js';
-
-/**
- * A holder release --force removed, how long its key stays closed to new holders, and the
- * server's clock at the removal (what its age counts to).
- */
-export type RemovedHolder = Holder & { closedForMs: number; clock: ServerClock };
+import { clockAt } from '../../backend/clock.js';
+import type { RemovedHolder } from '../../backend/backend.js';
 
 /**
  * Take the lock from whoever holds it on every instance (with `slot`, only that holder of

@@ -2,7 +2,8 @@
 // take the lock if our turn has come, else keep (or take) a place in line. Redlock (several
 // instances) has no line: see acquire.ts.
 
-import { enterOn, leaveOn, PLACE_RENEW_MS } from './lock/line.js';
+import { enterOn, leaveOn } from './lock/line.js';
+import { PLACE_RENEW_MS } from './lock/limits.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
 import type { Attempt, Undo } from './acquire.js';
@@ -38,7 +39,7 @@ export async function tryEnter(
       ...recorded,
     });
     if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
-    if ('done' in reply) return { kind: 'done', done: reply.done };
+    if ('done' in reply) return { kind: 'done', done: { ...reply.done, where: set.keys.done } };
     if ('mismatch' in reply) {
       const { kind: usedAs, slots, holders, waiters } = reply.mismatch;
       return { kind: 'mismatch', usedAs, slots, holders, waiters };

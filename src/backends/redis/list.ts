@@ -1,6 +1,6 @@
 // Every held lock under the prefix: SCAN (never KEYS) on each instance, then each lock read on every one.
 
-import type { ConnectionConfig } from '../../config/index.js';
+import type { ListedLock, LockListing, MemberView, UnreadableLock } from '../../backend/backend.js';
 import { formatDuration } from '../../duration.js';
 import { UnavailableError } from '../../errors.js';
 import { keyFromLockName, lockKeys, lockPattern } from './lock/keys.js';
@@ -8,43 +8,17 @@ import { parseScanReply } from './lock/replies.js';
 import { AnsweredError, failureText, instanceFailure, type Instance } from './client/client.js';
 import { masterNodes } from './client/nodes.js';
 import { now, TimeoutError, withTimeout } from '../../clock.js';
-import { inspectAll, majority } from './inspect.js';
+import { readLock } from './inspect.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize } from './quorum.js';
-import type { ServerClock } from '../../backend/clock.js';
-import { strategyOf } from './strategy.js';
-import { type Holder } from '../../backend/holder.js';
-
-/** A lock a majority holds: its (first) holder, the TTL left; on one Redis also every holder and the line's length. */
-export interface ListedLock {
-  key: string;
-  holder: Holder;
-  ttlMs: number;
-  all?: Holder[];
-  waiting?: number;
-  /** The clock of the instance whose holder this is: what its ages count to. */
-  clock?: ServerClock;
-}
-
-/** A lock that could not be read, and why (one reason per instance). */
-export interface UnreadableLock {
-  key: string;
-  error: string;
-}
-
-export interface LockListing {
-  /** Every lock name SCAN found, in order. */
-  keys: string[];
-  held: ListedLock[];
-  unreadable: UnreadableLock[];
-}
+import type { RedisConnection } from './connection.js';
 
 /**
  * Every lock under the prefix that a majority holds, found with SCAN on each instance (on a
  * Cluster, on each of its masters). A lock held by a majority is on at least one instance that
  * answered, unless a quorum of instances failed: then the list could miss one (69).
  */
-export async function listLocks(set: LockSet, config: ConnectionConfig): Promise<LockListing> {
+export async function listLocks(set: LockSet, config: RedisConnection): Promise<LockListing> {
   const scans = await Promise.allSettled(set.instances.map((instance) => scanLocks(instance, config)));
   const failures = [
     ...scans.flatMap((s, i) =>
@@ -61,29 +35,21 @@ export async function listLocks(set: LockSet, config: ConnectionConfig): Promise
   const keys = [...names]
     .flatMap((name) => keyFromLockName(config.prefix, name) ?? [])
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const order = config.targets.map((target) => target.label);
-  const strategy = strategyOf(set);
   const held: ListedLock[] = [];
   // A lock that could not be read is listed as such, never left out (exit 69 after the list).
   const unreadable: UnreadableLock[] = [];
-  const read = await inOrder(keys, READS_IN_FLIGHT, (key) => inspectAll(set, lockKeys(config.prefix, key), order));
+  const reads = await inOrder(keys, READS_IN_FLIGHT, (key) => readLock(set, lockKeys(config.prefix, key)));
   for (const [i, key] of keys.entries()) {
-    const views = read[i];
-    const { verdict, agreed } = majority(views, set.total);
-    const state = strategy.wholeState(views.map((view) => view.state));
+    const { verdict, agreed, state, members } = reads[i];
     if (agreed)
       held.push({
         key,
         holder: agreed.holder!,
-        ttlMs: agreed.ttl_ms ?? -1,
+        ttlMs: agreed.ttlLeftMs ?? -1,
         clock: agreed.clock,
         ...(state ? { all: state.holders, waiting: state.lineLength } : {}),
       });
-    else if (verdict === 'unknown')
-      unreadable.push({
-        key,
-        error: views.flatMap((v) => (v.error ? [strategy.quorum ? `${v.redis}: ${v.error}` : v.error] : [])).join('; '),
-      });
+    else if (verdict === 'unknown') unreadable.push({ key, error: readErrors(set, members) });
   }
   return { keys, held, unreadable };
 }
@@ -113,7 +79,7 @@ async function inOrder<T, R>(items: T[], limit: number, read: (item: T) => Promi
  * Every lock hash name on one instance. The whole listing gets --connect-timeout: a server
  * whose cursor never comes back to 0 (or that answers garbage) fails the instance, never hangs.
  */
-async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<string[]> {
+async function scanLocks(instance: Instance, config: RedisConnection): Promise<string[]> {
   const names: string[] = [];
   const deadline = now() + config.connectTimeoutMs;
   let pages = 0;
@@ -139,4 +105,13 @@ async function scanLocks(instance: Instance, config: ConnectionConfig): Promise<
     } while (cursor !== '0');
   }
   return names;
+}
+
+/** Why a lock could not be read: each failing instance's reason (named by its URL in a quorum). */
+export function readErrors(set: Pick<LockSet, 'caps'>, members: MemberView[]): string {
+  return members
+    .flatMap(({ label, failure }) =>
+      failure ? [set.caps.total > 1 ? `${label}: ${failure.reason}` : failure.reason] : [],
+    )
+    .join('; ');
 }

@@ -23,6 +23,10 @@ export interface LockSet {
   /** Each instance that could not be connected to. */
   unreachable: MemberFailure[];
   keys: LockKeys;
+  /** The key prefix every lock's keys are under. */
+  prefix: string;
+  /** The targets' labels in the order they were given: every per-instance list is in it. */
+  order: string[];
   /** One owner token for all instances and every retry of one acquire. */
   owner: string;
   ttlMs: number;

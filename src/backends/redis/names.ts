@@ -1,7 +1,7 @@
 // Lock names for the shell completion: every target asked at once, the first to answer wins (a
 // Tab press needs no quorum, only a quick list).
 
-import type { ConnectionConfig } from '../../config/index.js';
+import type { RedisConnection } from './connection.js';
 import { keyFromLockName } from './lock/keys.js';
 import { parseScanReply } from './lock/replies.js';
 import { connect, disconnectAll, type Instance } from './client/client.js';
@@ -13,7 +13,7 @@ import { masterNodes } from './client/nodes.js';
  * disconnects every target that connected.
  */
 export function lookForNames(
-  config: ConnectionConfig,
+  config: RedisConnection,
   typed: string,
   connectTimeoutMs: number,
 ): { names: Promise<string[]>; close(): void } {

@@ -9,25 +9,9 @@ import { UsageError } from '../../errors.js';
 import { cut, toJson } from '../../untrusted.js';
 import { instanceFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
-import { unavailable, unreadable } from './open.js';
+import type { Nested, ParentLease } from '../../backend/backend.js';
+import { unavailable, unreadable } from '../../backend/failure.js';
 import { tally, type Outcome } from './quorum.js';
-
-/** The nested call: its key and command (for the refusal), and the DLOCK_SLOT it inherited. */
-export interface Nested {
-  key: string;
-  command: 'run' | 'acquire';
-  slot: string | undefined;
-}
-
-/** The parent's hold as the server records it: what a nested run renews (hold/nested-lease.ts). */
-export interface ParentLease {
-  /** How the parent holds the key: its renewal is the one this kind renews with. */
-  mode: HoldMode;
-  /** The lease length the parent took it with (its `ttl_ms`); undefined when no instance says. */
-  ttlMs: number | undefined;
-  /** The fencing token recorded for the parent's hold. */
-  fence: string;
-}
 
 /**
  * The parent's hold when a quorum of instances says `owner` (the parent's DLOCK_TOKEN) holds the
@@ -53,7 +37,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
     // One instance that answered but refused to be read (a grant missing): the words of run -n's error.
     if (set.total === 1 && failures.length > 0 && failures.every((f) => f.permanent && !f.reached))
       throw unreadable(nested.key, failures);
-    throw unavailable(set.total, failures);
+    throw unavailable(set.caps, failures);
   }
   const other = mine.find((hold) => hold && !gives(hold, set.mode));
   if (other) throw refusal(nested.key, other.mode, set.mode, nested.command);
@@ -72,7 +56,7 @@ export async function isHeldBy(set: LockSet, owner: string, nested: Nested): Pro
 export async function isStillHeldBy(set: LockSet, owner: string): Promise<boolean> {
   const { outcomes, failures } = await readHolds(set, owner);
   const verdict = tally(outcomes(ANY), set.total);
-  if (verdict === 'unavailable') throw unavailable(set.total, failures);
+  if (verdict === 'unavailable') throw unavailable(set.caps, failures);
   return verdict === 'won';
 }
 

@@ -1,70 +1,14 @@
 // Acquire, waiting as long as the user asked: --no-wait, --wait <d>, or forever.
 
-import type { HolderKind } from '../../backend/mode.js';
 import { now, sleep } from '../../clock.js';
 import type { Attempt, Undo } from './acquire.js';
-import type { MemberFailure, LockSet } from './lockset.js';
+import type { LockSet } from './lockset.js';
+import type { NotObtained, ObtainFailure as Failed, ObtainOptions, Obtained } from '../../backend/backend.js';
 import { quorumSize } from './quorum.js';
 import { releaseAll, releaseFailures } from './release.js';
 import { strategyOf } from './strategy.js';
 import { busyRetryMs, ReleaseWatcher } from './waiter.js';
-import { type HolderMeta, type DoneMark } from '../../backend/holder.js';
-
-export type Obtained = {
-  kind: 'acquired';
-  fence: string;
-  slot?: number;
-  startedAt: number;
-  waitedMs: number;
-  failures: MemberFailure[];
-};
-/**
- * `unreleased`: instances where undoing the last attempt failed, and why: a hold whose reply
- * was lost may stay there until its TTL runs out.
- */
-export type NotObtained = Failed & {
-  unreleased: Pick<MemberFailure, 'label' | 'reason'>[];
-  /** Interrupted, and leaving the line was refused (a grant missing): the place lapses by itself. */
-  notLeft?: MemberFailure;
-};
-
-type Failed =
-  | { kind: 'busy'; waitedMs: number }
-  /** --once-per: a run succeeded within its window (out of line already). */
-  | { kind: 'done'; done: DoneMark; waitedMs: number }
-  | { kind: 'aborted'; waitedMs: number }
-  /** The key is in use in another mode or with another n (nothing was taken). */
-  | {
-      kind: 'mismatch';
-      usedAs: HolderKind;
-      slots: number;
-      holders: number;
-      waiters: number;
-      waitedMs: number;
-    }
-  /**
-   * `outageMs`: set when a wait ran out while Redis was down (the outage had begun `outageMs` before);
-   * `unreadable`: Redis answered, but refused to say who holds the lock (a grant missing, a malformed reply).
-   */
-  | { kind: 'unavailable'; errors: MemberFailure[]; waitedMs: number; outageMs?: number; unreadable?: true };
-
-export interface ObtainOptions {
-  /** undefined: forever; 0: a single attempt. */
-  waitMs: number | undefined;
-  /** --once-per window (one instance): turned away ("done") when a run succeeded within it. */
-  oncePerMs?: number;
-  signal: AbortSignal;
-  /**
-   * Called each time the lock is found busy and we are about to wait (spinner, verbose log);
-   * `place` in line, 1 = next. Failures it returns end the wait as unavailable (a missing grant).
-   */
-  onWait?: (waitedMs: number, place?: number) => Promise<MemberFailure[] | undefined | void> | void;
-  /** A wait rides out an outage: called once when it has lasted --connect-timeout, and once when it is over. */
-  onOutage?: (errors: MemberFailure[]) => void;
-  onOutageOver?: () => void;
-  /** The release channel could not be subscribed to (an ACL without +subscribe): waiting polls. */
-  onPollOnly?: (errors: MemberFailure[]) => void;
-}
+import type { HolderMeta } from '../../backend/holder.js';
 
 /**
  * On one instance (a server, Sentinel, Cluster) waiters queue in line (FIFO, see the line

@@ -1,12 +1,13 @@
 // Connect to the configured instances and describe one lock on them.
 
-import { closeSync, openSync, readSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { ConnectionConfig } from '../../config/index.js';
-import { UnavailableError, UsageError } from '../../errors.js';
+import { newOwnerToken } from '../../backend/owner.js';
+import type { RedisConnection } from './connection.js';
+import { UsageError } from '../../errors.js';
+import { unavailable } from '../../backend/failure.js';
 import { lockKeys } from './lock/keys.js';
 import type { HoldMode } from '../../backend/mode.js';
-import { describeError, disconnectAll, failureLine, failureText, type MemberFailure } from './client/client.js';
+import { describeError, disconnectAll } from './client/client.js';
 import { resolveHosts } from './client/resolve.js';
 import type { RedisTarget } from './client/target.js';
 import { now, TimeoutError } from '../../clock.js';
@@ -18,30 +19,11 @@ import { quorumSize } from './quorum.js';
 import { instanceTimeoutMs } from '../../timing.js';
 
 /**
- * A fresh 128-bit owner token, hex. From /dev/urandom when there is one: node:crypto (16
- * internal modules) is a measurable part of a plain run's start-up and is not needed otherwise.
- */
-export function newOwnerToken(): string {
-  const bytes = Buffer.alloc(16);
-  try {
-    const fd = openSync('/dev/urandom', 'r');
-    try {
-      if (readSync(fd, bytes, 0, 16, null) === 16) return bytes.toString('hex');
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // No /dev/urandom (Windows): the module then.
-  }
-  return process.getBuiltinModule('node:crypto').randomBytes(16).toString('hex');
-}
-
-/**
  * Connect in parallel; fail with 69 (naming each failure) when too few answer for a quorum.
  * `ttlMs` is the lease length for run; status and release leave it out (and wait longer).
  */
 export async function openLockSet(
-  config: ConnectionConfig,
+  config: RedisConnection,
   key: string,
   ttlMs?: number,
   owner = newOwnerToken(),
@@ -50,7 +32,7 @@ export async function openLockSet(
   const total = config.targets.length;
   // What the backend can do was decided once from the targets (config): the set carries it, and
   // everything after asks it (or the strategy it picks), never the number of instances.
-  const caps = config.capabilities;
+  const caps = config.caps;
   const { quorum } = strategyOf({ caps });
   const started = now();
   const unresolved = quorum ? await refuseDuplicates(config.targets, config.connectTimeoutMs) : [];
@@ -67,13 +49,15 @@ export async function openLockSet(
   );
   if (instances.length < quorumSize(total)) {
     disconnectAll(instances);
-    throw unavailable(total, failures);
+    throw unavailable(caps, failures);
   }
   return {
     instances,
     total,
     unreachable: failures,
     keys: lockKeys(config.prefix, key),
+    prefix: config.prefix,
+    order: config.targets.map((target) => target.label),
     owner,
     ttlMs: ttlMs ?? 0,
     timeoutMs,
@@ -114,22 +98,4 @@ async function refuseDuplicates(targets: RedisTarget[], timeoutMs: number): Prom
     if (!(failed instanceof Error)) return undefined;
     return failed instanceof TimeoutError ? `host lookup timed out after ${failed.ms}ms` : describeError(failed);
   });
-}
-
-/** The 69 error: which instances failed and why (labels carry no passwords). */
-/**
- * 69: the lock is held, but who holds it may not be read (a grant is missing, a malformed reply):
- * the server answered, so never "cannot reach", and never "busy".
- */
-export function unreadable(key: string, refused: MemberFailure[]): UnavailableError {
-  return new UnavailableError(`cannot read who holds ${key}: ${refused.map(failureText).join('; ')}`);
-}
-
-export function unavailable(total: number, failures: MemberFailure[]): UnavailableError {
-  if (total === 1)
-    return new UnavailableError(failures.length > 0 ? failures.map(failureLine).join('; ') : 'cannot reach redis');
-  return new UnavailableError(
-    `no quorum: ${quorumSize(total)} of ${total} Redis instances needed, ${failures.length} failed ` +
-      `(${failures.map(failureText).join('; ')})`,
-  );
 }

@@ -5,26 +5,11 @@
 import { releaseOn, type ReleaseRecord } from './lock/release.js';
 import { instanceFailure, type Instance, type MemberFailure } from './client/client.js';
 import { now, sleep } from '../../clock.js';
+import type { MemberRelease, ReleaseOutcome } from '../../backend/backend.js';
 import type { LockSet } from './lockset.js';
 
-export type ReleaseOutcome =
-  /** Deleted; `unannounced`: the server refused the PUBLISH, so waiters notice by polling. */
-  | { kind: 'released'; unannounced?: boolean }
-  /** The owner did not match on the first answer: it had expired or was taken; `forced`: release --force closed it. */
-  | { kind: 'not-ours'; forced?: boolean }
-  /**
-   * An earlier attempt's reply was lost (it may have deleted the lock) and a retry found the
-   * lock gone or someone else's: released by that attempt, or expired before it. `reason`: why
-   * the first reply was lost.
-   */
-  | { kind: 'released-or-expired'; reason: string }
-  /** Every attempt failed until the bound; `reason` is the first failure (retries mostly repeat it). */
-  | { kind: 'failed'; reason: string };
-
-export interface InstanceRelease {
-  label: string;
-  outcome: ReleaseOutcome;
-}
+/** One instance's release (`notified: false`: the server refused the PUBLISH, so waiters notice by polling). */
+export type InstanceRelease = MemberRelease;
 
 export interface ReleaseOptions {
   /** Release only where `which[i]` is true (default: everywhere). */
@@ -67,7 +52,7 @@ async function releaseWithRetry(set: LockSet, instance: Instance, options: Relea
       if (reply === 'forced') return { kind: 'not-ours', forced: true };
       if (reply === 'not-ours')
         return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
-      return { kind: 'released', ...(reply === 'unannounced' ? { unannounced: true } : {}) };
+      return { kind: 'released', notified: reply !== 'unannounced' };
     } catch (error) {
       const failure = instanceFailure(instance.target.label, error);
       const reason = (firstFailure ??= failure.reason);

@@ -5,10 +5,8 @@
 import { instanceFailure, MalformedReplyError, type RedisClient } from './client/client.js';
 import { subscriberFor } from './client/nodes.js';
 import { longTimeout, withTimeout } from '../../clock.js';
+import { POLL_CAP_MS } from './lock/limits.js';
 import type { MemberFailure, LockSet } from './lockset.js';
-
-/** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
-export const POLL_CAP_MS = 5_000;
 
 /** Sleep before the next poll: the holder's remaining TTL, capped, plus jitter so waiters spread out. */
 export function busyRetryMs(retryInMs: number, random: number = Math.random()): number {

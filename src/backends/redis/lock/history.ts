@@ -5,9 +5,8 @@ import type { Instance } from '../client/client.js';
 import { withTimeout } from '../../../clock.js';
 import { isWrongValue, wrongValueError } from './foreign.js';
 import type { LockKeys } from './keys.js';
-import { parseHistoryReply, type HistoryEntry } from './replies.js';
-
-export type { HistoryEntry } from './replies.js';
+import { parseHistoryReply } from './replies.js';
+import { type HistoryEntry } from '../../../backend/history.js';
 
 /** The newest `count` entries, newest first (XREVRANGE … COUNT). */
 export async function readHistory(

@@ -5,7 +5,7 @@ import { AnsweredError, type Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { INSPECT_MAX_BYTES } from './limits.js';
-import { PLACE_LEASE_MS } from './line.js';
+import { PLACE_LEASE_MS } from './limits.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { FORCE_RELEASE, INSPECT, LINE_LIB_CALLS } from './scripts.js';
 import { type Holder } from '../../../backend/holder.js';

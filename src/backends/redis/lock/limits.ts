@@ -26,3 +26,13 @@ export const HOLD_BUCKETS_MS = [
 ];
 /** The longest wait or hold counted (100 days, in ms); a larger or malformed one is not observed. */
 export const MAX_OBSERVED_MS = 100 * 86_400_000;
+
+/**
+ * How long a place in line lasts unless its waiter renews it (it does every third of this):
+ * a waiter that dies leaves the line within it, and never blocks the ones behind it longer.
+ */
+export const PLACE_LEASE_MS = 5_000;
+export const PLACE_RENEW_MS = Math.floor(PLACE_LEASE_MS / 3);
+
+/** Longest sleep between polls even when the holder's TTL is longer (a lost message costs at most this). */
+export const POLL_CAP_MS = 5_000;

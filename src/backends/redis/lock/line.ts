@@ -7,16 +7,10 @@ import type { LockKeys } from './keys.js';
 import { slotsOf, type HoldMode } from '../../../backend/mode.js';
 import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
+import { PLACE_LEASE_MS } from './limits.js';
 import type { HolderMeta, HolderProgress } from '../../../backend/holder.js';
 
 export type { EnterReply } from './replies.js';
-
-/**
- * How long a place in line lasts unless its waiter renews it (it does every third of this):
- * a waiter that dies leaves the line within it, and never blocks the ones behind it longer.
- */
-export const PLACE_LEASE_MS = 5_000;
-export const PLACE_RENEW_MS = Math.floor(PLACE_LEASE_MS / 3);
 
 export interface EnterOptions {
   owner: string;

@@ -8,6 +8,8 @@ import { cut, parseCount } from '../../../untrusted.js';
 import { holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
 import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from '../../../backend/mode.js';
 import { MAX_SLOTS, type DoneMark, type Holder, type Waiter } from '../../../backend/holder.js';
+import type { HistoryEntry } from '../../../backend/history.js';
+import type { LockState } from '../../../backend/backend.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
 export const MAX_FENCE = '9223372036854775807';
@@ -145,16 +147,10 @@ function grantedSlot(slot: number, mode: HoldMode): number | undefined {
   throw new MalformedReplyError(`it answered the enter script with slot ${slot} (expected ${expected})`);
 }
 
-export interface InspectReply {
-  /** The exclusive holder, or the first holder of --slots/--shared. */
-  holder: Holder | undefined;
-  holders: Holder[];
-  mode: HoldMode;
-  pttlMs: number;
+/** The lock's state as the inspect script reads it, with the fence counter and the server's clock. */
+export interface InspectReply extends LockState {
+  /** The last fence issued here ("0" if none yet). */
   counter: string;
-  /** The first waiters (at most 1000), in line order, and how many wait in all. */
-  line: Waiter[];
-  lineLength: number;
   /** The server's clock (TIME) when it was read, ms: what holders' and waiters' ages count to. */
   serverMs: number;
 }
@@ -192,7 +188,7 @@ export function parseInspectReply(reply: unknown): InspectReply {
     holder: holders[0],
     holders,
     mode,
-    pttlMs: pttl,
+    ttlLeftMs: pttl,
     counter: counter ?? '0',
     line: waiters,
     lineLength,
@@ -306,15 +302,6 @@ function escape(c: string): string {
   if (c === '"' || c === '\\') return `\\${c}`;
   const code = c.codePointAt(0)!;
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
-}
-
-/** One history entry (scripts.ts HISTORY): the stream ID's time, the event, and its fields (cut). */
-export interface HistoryEntry {
-  id: string;
-  /** Server ms (from the stream ID); undefined when no date has it (a forged ID such as 9000000000000000-1). */
-  ms: number | undefined;
-  event: string;
-  fields: Record<string, string>;
 }
 
 /** Most fields one entry may have (dlock writes at most 12 besides `event`). */

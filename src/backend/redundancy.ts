@@ -1,8 +1,8 @@
-// Redundancy of a held Redlock: which instances failed the last round that still reached a
+// Redundancy of a hold on a quorum of members: which members failed the last round that still reached a
 // quorum (an acquisition or a renewal). The operator hears when that set changes, not at every
-// renewal: "degraded" names the failing instances and why, "restored" says all answer again.
+// renewal: "degraded" names the failing members and why, "restored" says all answer again.
 
-import type { MemberFailure } from './lockset.js';
+import type { MemberFailure } from './failure.js';
 
 /** What the report needs of a failing instance. */
 type Failing = Pick<MemberFailure, 'label' | 'reason'>;

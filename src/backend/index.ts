@@ -1,0 +1,59 @@
+// The face of the lock engines: the only module of src/backend/ that config/, cli/, commands/,
+// hold/, keeper/, child/, views/, metrics/, monitor/ and bounds/ import (.dependency-cruiser.cjs
+// keeps it so). Everything here is the store's neutral vocabulary; which store a connection
+// reaches is chosen once, when it is opened (open.ts), and nothing above asks which.
+
+// Operations: a backend per connection, a handle per key (backend.ts).
+export type {
+  Backend,
+  ForceRelease,
+  HistoryRead,
+  ListedLock,
+  LockHandle,
+  LockListing,
+  LockRead,
+  LockState,
+  MemberRelease,
+  MemberView,
+  Nested,
+  NotObtained,
+  Obtained,
+  ParentLease,
+  ReleaseOutcome,
+  RemovedHolder,
+  Renewal,
+  TokenRenewal,
+  TotalsRead,
+  UnreadableLock,
+  Verdict,
+} from './backend.js';
+export { connectionOf, splitStoreUrls, type Connection } from './connection.js';
+export { backendModule, openBackend } from './open.js';
+export type { Capabilities } from './capabilities.js';
+export { newOwnerToken } from './owner.js';
+
+// The vocabulary: holder kinds, holders and waiters, failures, clocks, history, counts.
+export { MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js';
+export {
+  MAX_SLOTS,
+  pidNumber,
+  type DoneMark,
+  type Holder,
+  type HolderMeta,
+  type HolderProgress,
+  type Waiter,
+} from './holder.js';
+export { failureLine, failureText, retryableFailure, unavailable, unreadable, type MemberFailure } from './failure.js';
+export { clockAt, serverNow, type ServerClock } from './clock.js';
+export { HISTORY_MAX, type HistoryEntry } from './history.js';
+export {
+  EXIT_CLASSES,
+  LOSS_REASONS,
+  TURNED_AWAY_REASONS,
+  type ExitClass,
+  type LossReason,
+  type Observed,
+  type Totals,
+  type TurnedAwayReason,
+} from './totals.js';
+export { RedundancyWatch, type RedundancyChange } from './redundancy.js';

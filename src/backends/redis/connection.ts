@@ -1,0 +1,93 @@
+// The Redis backend's connection: its targets (a server, Sentinel, Cluster; several make a
+// Redlock quorum), their passwords and TLS files, built from the URLs and the options config/
+// gathered. Light on purpose: config builds it on every command, before anything connects.
+
+import { badOption } from '../../errors.js';
+import type { Capabilities } from '../../backend/capabilities.js';
+import { readTlsFiles, type TlsPaths } from './client/tls.js';
+import type { RedisTarget } from './client/target.js';
+import { parseRedisUrl, splitRedisUrls } from './client/url.js';
+import { quorumSize } from './quorum.js';
+import { PLACE_LEASE_MS, POLL_CAP_MS } from './lock/limits.js';
+
+export interface RedisConnection {
+  store: 'redis';
+  targets: RedisTarget[];
+  caps: Capabilities;
+  prefix: string;
+  connectTimeoutMs: number;
+  /** The passwords given, for the output to mask. */
+  secrets: string[];
+}
+
+/** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
+export interface RedisConnectionInput {
+  urls: string[];
+  /** --redis or DLOCK_REDIS_URL: the option named in errors. */
+  option: string;
+  prefix: string;
+  tls: { ca?: string; cert?: string; key?: string };
+  env: Record<string, string | undefined>;
+}
+
+/** DLOCK_REDIS_URL's URLs (split on commas and whitespace). */
+export const splitUrls = splitRedisUrls;
+
+/** The connection but its --connect-timeout (config reads that option after the URLs, for the order of errors). */
+export function redisConnection(input: RedisConnectionInput): Omit<RedisConnection, 'connectTimeoutMs'> {
+  const targets = redisTargets(input);
+  return {
+    store: 'redis',
+    targets,
+    caps: redisCapabilities(targets.length),
+    prefix: input.prefix,
+    secrets: targets.flatMap(({ password, sentinelPassword }) => [password ?? '', sentinelPassword ?? '']),
+  };
+}
+
+const FULL = 'one Redis (a server, redis+sentinel:// or redis+cluster://)';
+const MEMBERS = { noun: 'Redis instances', field: 'redis' };
+const NOTIFY_DENIED = 'PUBLISH denied: grant +publish';
+
+/** The statement for `instances` configured targets (1: one Redis; more: a Redlock quorum). */
+export function redisCapabilities(instances: number): Capabilities {
+  const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
+  const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
+  if (instances <= 1) {
+    const all = { line: true, slots: true, shared: true, history: true, oncePer: true };
+    return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS };
+  }
+  const none = { line: false, slots: false, shared: false, history: false, oncePer: false };
+  const name = `a Redlock quorum of ${instances}`;
+  return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined };
+}
+
+function redisTargets({ urls, option, tls, env }: RedisConnectionInput): RedisTarget[] {
+  const targets = urls.map((url) => parseRedisUrl(url, option));
+  const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
+  const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
+  const paths: TlsPaths = {};
+  for (const [name, variable] of [
+    ['ca', 'DLOCK_TLS_CA'],
+    ['cert', 'DLOCK_TLS_CERT'],
+    ['key', 'DLOCK_TLS_KEY'],
+  ] as const) {
+    const path = tls[name] ?? (env[variable] || undefined);
+    if (path !== undefined) paths[name] = { option: tls[name] !== undefined ? `--tls-${name}` : variable, path };
+  }
+  const firstTls = paths.ca ?? paths.cert ?? paths.key;
+  const plain = targets.find((target) => !target.tls);
+  if (firstTls && plain)
+    throw badOption(
+      firstTls.option,
+      firstTls.path,
+      `TLS options need rediss:// URLs, but ${option} has ${plain.label}`,
+    );
+  const tlsFiles = firstTls ? readTlsFiles(paths) : undefined;
+  return targets.map((target) => ({
+    ...target,
+    password: target.password ?? envPassword,
+    ...(target.kind === 'sentinel' && sentinelPassword ? { sentinelPassword } : {}),
+    ...(tlsFiles ? { tlsFiles } : {}),
+  }));
+}
