@@ -50,7 +50,7 @@ const ACQUIRE_NESTED = [
   ],
 ];
 
-// Where src/keeper/runtime.ts keeps what a keeper (dlock acquire) leaves on this host.
+// Where src/runtime-dir.ts and src/keeper/runtime.ts keep what a keeper (dlock acquire) leaves on this host.
 const FILES = [
   [
     '$XDG_RUNTIME_DIR/dlock/',

@@ -1,9 +1,9 @@
-// The heartbeat file of a --heartbeat run or keeper, in the runtime directory (or, for a nested
-// run, the one its calling dlock watches). Imported lazily: the runtime directory's module loads
-// node:crypto, which a plain `dlock run` does not.
+// The heartbeat file of a --heartbeat run or keeper, in the runtime directory (../runtime-dir.ts;
+// or, for a nested run, the one its calling dlock watches). Imported lazily: only a --heartbeat run
+// needs it.
 
 import { UsageError } from '../errors.js';
-import { runtimeDir } from '../keeper/runtime.js';
+import { runtimeDir } from '../runtime-dir.js';
 import { cut, toJson } from '../untrusted.js';
 import { HEARTBEAT_FILE_ENV, HeartbeatFile } from './heartbeat-file.js';
 

@@ -1,5 +1,5 @@
 // What `dlock release` leaves on this host for the shell whose section it ended: a mark named by a
-// hash of the key and the owner token, in the runtime directory (./runtime.ts). The shell's
+// hash of the key and the owner token, in the runtime directory (../runtime-dir.ts). The shell's
 // environment still names the lock afterwards (DLOCK_KEY, DLOCK_TOKEN, DLOCK_HELD: a child cannot change its
 // parent's environment), so a later `dlock run` or `acquire` of that key, or a second release,
 // finds a token that holds nothing. The mark tells "its owner ended the section" (take the key
@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { Env } from '../config/index.js';
 import { LockLostError } from '../errors.js';
-import { runtimeDir } from './runtime.js';
+import { runtimeDir } from '../runtime-dir.js';
 
 /** How the owner's release ended the section: released it, or found it no longer held (76). */
 export type Ending = 'released' | 'not-held';

@@ -1,31 +1,14 @@
-// What a keeper leaves for others to find on this host, in a directory only this user may use
-// ($XDG_RUNTIME_DIR/dlock, else <tmpdir>/dlock-<uid>): its pid file, named by a hash of the
-// owner token, so that `dlock release` can stop it; beside it, the section's exit status that
-// `dlock release --exit-status` leaves there before it signals the keeper; and keeper.log, where
-// it writes what it could not say on a stderr that is gone.
+// What a keeper leaves for others to find on this host, in the runtime directory (../runtime-dir.ts):
+// its pid file, named by a hash of the owner token, so that `dlock release` can stop it; beside it,
+// the section's exit status that `dlock release --exit-status` leaves there before it signals the
+// keeper; and keeper.log, where it writes what it could not say on a stderr that is gone.
 
 import { createHash } from 'node:crypto';
-import { appendFileSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Env } from '../config/index.js';
 import { isRunning, startTime } from '../pid.js';
-
-/**
- * The runtime directory, created if missing; undefined when it is not safely ours (another owner, writable by others).
- */
-export function runtimeDir(env: Env = process.env): string | undefined {
-  const uid = process.getuid?.() ?? 0;
-  const dir = env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, 'dlock') : join(tmpdir(), `dlock-${uid}`);
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stat = lstatSync(dir);
-    if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o022) !== 0) return undefined;
-    return dir;
-  } catch {
-    return undefined;
-  }
-}
+import { runtimeDir } from '../runtime-dir.js';
 
 /** The file a keeper log falls back to (JSON lines). */
 export function keeperLogPath(dir: string): string {

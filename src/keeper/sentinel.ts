@@ -12,7 +12,8 @@ import { onLostSignal } from '../child/loss.js';
 import type { AcquireConfig, LogFormat } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { Logger, type EventFields } from '../log.js';
-import { keeperLogPath, runtimeDir } from './runtime.js';
+import { runtimeDir } from '../runtime-dir.js';
+import { keeperLogPath } from './runtime.js';
 
 const SH = '/bin/sh';
 /** $P pid, $S signal (empty: none), $T text line, else $J the JSON event after its ts fields. */
