@@ -1,4 +1,4 @@
-// Write completions/dlock.{bash,zsh,fish} from dlock's commander program (src/completion/): add an
+// Write completions/dlock.{bash,zsh,fish} from dlock's commander program (src/cli/describe.ts): add an
 // option in src/cli/, run this, and every shell completes it.
 //
 //   node scripts/build-completions.mjs           write completions/
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadSource } from './load-source.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { completionScripts } = await loadSource('src/completion/generate.ts');
+const { completionScripts } = await loadSource('src/cli/describe.ts');
 const stale = [];
 for (const [shell, text] of Object.entries(completionScripts())) {
   const file = join(root, 'completions', `dlock.${shell}`);

@@ -189,7 +189,7 @@ function examples(top, commands) {
 }
 
 async function render() {
-  const { describeDlock } = await loadSource('src/completion/generate.ts');
+  const { describeDlock } = await loadSource('src/cli/describe.ts');
   const spec = describeDlock();
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const exit = exitCodes();
