@@ -3,8 +3,8 @@
 // Exit 0 without a FAIL, 1 with one, 69 when a member could not be reached (the others are
 // still checked and shown).
 
-import type { ConnectionConfig } from '../config/index.js';
-import { UnavailableError, UsageError } from '../errors.js';
+import { noDoctor, type ConnectionConfig } from '../config/index.js';
+import { UnavailableError } from '../errors.js';
 import { backendModule, failureText, type DoctorCheck, type DoctorStatus } from '../backend/index.js';
 import { stdout, type Output } from '../output.js';
 import { printable, toJson } from '../untrusted.js';
@@ -18,7 +18,7 @@ export interface DoctorOptions {
 
 export async function doctor(config: ConnectionConfig, options: DoctorOptions, out: Output = stdout): Promise<number> {
   const check = (await backendModule(config)).doctor;
-  if (!check) throw new UsageError(`doctor has no checks for ${config.caps.store} (${config.caps.name})`);
+  if (!check) throw noDoctor(config.caps);
   const { members, between, unchecked } = await check(config, { ttlMs: options.ttlMs });
   const overall = between.checks;
   const all = [...members.flatMap((m) => m.checks), ...overall];
