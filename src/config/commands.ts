@@ -154,7 +154,7 @@ export interface DoctorConfig {
   json: boolean;
 }
 
-/** dlock doctor: a store whose backend checks it (caps.doctor); --ttl as run's (env DLOCK_TTL, at least the minimum). */
+/** dlock doctor: a store its backend checks (caps.doctor); --ttl as run's (env DLOCK_TTL, at least the minimum). */
 export function doctorConfig(raw: RawOptions, env: Env): DoctorConfig {
   const config = connectionConfig(raw, env);
   if (!config.caps.doctor) throw noDoctor(config.caps);
