@@ -14,9 +14,6 @@
 const ABOVE = '^src/((config|cli|commands|hold|keeper|child|views|metrics|monitor|bounds|completion)/|[^/]+$)';
 // The same folders, as an engine must not import them.
 const UPPER_FOLDERS = '^src/(config|cli|commands|hold|keeper|child|views|metrics|monitor|bounds|completion)/';
-// TEMPORARY: `dlock doctor` still reaches into the Redis engine (its checks are being moved behind the
-// face). Exactly this one file; remove the exception when it imports only src/backend/index.ts.
-const DOCTOR_COMMAND_TEMPORARY = '^src/commands/doctor[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -34,10 +31,9 @@ module.exports = {
       name: 'above-not-into-engines',
       comment:
         'config/, cli/, commands/, hold/, keeper/, child/, views/, metrics/, monitor/, bounds/, completion/ and ' +
-        'src/*.ts never import src/backends/ (an engine is reached through src/backend/index.ts); ' +
-        'commands/doctor.ts is a temporary exception',
+        'src/*.ts never import src/backends/ (an engine is reached through src/backend/index.ts)',
       severity: 'error',
-      from: { path: ABOVE, pathNot: DOCTOR_COMMAND_TEMPORARY },
+      from: { path: ABOVE },
       to: { path: '^src/backends/' },
     },
     {

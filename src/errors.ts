@@ -54,7 +54,7 @@ export class UsageError extends DlockError {
   }
 }
 
-/** Redis unreachable, or too few Redlock instances answered for a quorum (69). */
+/** The store unreachable, or too few of its members answered for a quorum (69). */
 export class UnavailableError extends DlockError {
   constructor(message: string) {
     super(message, EXIT.unavailable);

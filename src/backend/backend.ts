@@ -8,6 +8,7 @@
 import type { Capabilities } from './capabilities.js';
 import type { ServerClock } from './clock.js';
 import type { Connection } from './connection.js';
+import type { DoctorOptions, DoctorReport } from './doctor.js';
 import type { MemberFailure } from './failure.js';
 import type { HistoryEntry } from './history.js';
 import type { DoneMark, Holder, HolderMeta, HolderProgress, Waiter } from './holder.js';
@@ -20,6 +21,8 @@ export interface BackendModule {
   open(connection: Connection, options: OpenOptions): Promise<Backend>;
   /** Lock names under the prefix starting with `typed`, from the first member that answers (shell completion). */
   names(connection: Connection, typed: string, timeoutMs: number): { names: Promise<string[]>; close(): void };
+  /** dlock doctor: check each member (only where caps.doctor; config refuses the command elsewhere). */
+  doctor?(connection: Connection, options: DoctorOptions): Promise<DoctorReport>;
 }
 
 export interface OpenOptions {

@@ -30,6 +30,7 @@ export type {
 export { connectionOf, splitStoreUrls, type Connection } from './connection.js';
 export { backendModule, openBackend } from './open.js';
 export type { Capabilities } from './capabilities.js';
+export type { DoctorCheck, DoctorReport, DoctorStatus } from './doctor.js';
 export { newOwnerToken } from './owner.js';
 
 // The vocabulary: holder kinds, holders and waiters, failures, clocks, history, counts.

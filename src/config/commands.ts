@@ -14,7 +14,7 @@ import {
   type Env,
   type RawOptions,
 } from './options.js';
-import { HISTORY_MAX } from '../backend/index.js';
+import { HISTORY_MAX, type Capabilities } from '../backend/index.js';
 
 /**
  * dlock run: the lock options, the key and the command to run under it. Checked in that order: in
@@ -154,8 +154,14 @@ export interface DoctorConfig {
   json: boolean;
 }
 
-/** dlock doctor: --ttl as run's (env DLOCK_TTL, at least the minimum). */
+/** dlock doctor: a store its backend checks (caps.doctor); --ttl as run's (env DLOCK_TTL, at least the minimum). */
 export function doctorConfig(raw: RawOptions, env: Env): DoctorConfig {
   const config = connectionConfig(raw, env);
+  if (!config.caps.doctor) throw noDoctor(config.caps);
   return { config, ttlMs: leaseTtl(raw, env), json: Boolean(raw.json) };
+}
+
+/** The usage error for doctor on a store it has no checks for. */
+export function noDoctor(can: Capabilities): UsageError {
+  return new UsageError(`doctor has no checks for ${can.store} (${can.name})`);
 }

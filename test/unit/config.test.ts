@@ -7,6 +7,7 @@ import {
   connectionConfig,
   doctorConfig,
   historyConfig,
+  noDoctor,
   releaseConfig,
   renewConfig,
   runConfig,
@@ -364,6 +365,15 @@ describe("each command's config", () => {
     ['acquire', { conflictExitCode: '0' }, {}, /^--conflict-exit-code: not 0 for eval/],
   ])('%s %j %j is a usage error', (command, raw, env, message) => {
     expect(usageError(() => COMMANDS[command](raw, env)).message).toMatch(message);
+  });
+
+  test('doctor on a store without checks is a usage error worded from its capabilities', () => {
+    // Every store today has doctor: the statement is made by hand, as another backend would make it.
+    const caps = { ...connectionConfig({}, {}).caps, store: 'etcd', name: 'an etcd cluster of 3', doctor: false };
+    const error = usageError(() => {
+      throw noDoctor(caps);
+    });
+    expect(error.message).toBe('doctor has no checks for etcd (an etcd cluster of 3)');
   });
 
   test('a bad key is refused by every command that takes one', () => {

@@ -4,16 +4,10 @@
 
 import { formatDuration } from '../../../duration.js';
 import { driftMs, schedulingMarginMs } from '../../../timing.js';
+import type { DoctorCheck, DoctorStatus } from '../../../backend/doctor.js';
 
-export type Status = 'OK' | 'WARN' | 'FAIL';
-
-export interface Check {
-  name: string;
-  status: Status;
-  message: string;
-  /** The change to make; '' when there is nothing to change. */
-  fix: string;
-}
+export type Status = DoctorStatus;
+export type Check = DoctorCheck;
 
 const ok = (name: string, message: string): Check => ({ name, status: 'OK', message, fix: '' });
 
