@@ -10,7 +10,7 @@ import type { ServerClock } from './clock.js';
 import type { Connection } from './connection.js';
 import type { DoctorOptions, DoctorReport } from './doctor.js';
 import type { MemberFailure } from './failure.js';
-import type { HistoryEntry } from './history.js';
+import type { HistoryEvent } from './history.js';
 import type { DoneMark, Holder, HolderMeta, HolderProgress, Waiter } from './holder.js';
 import type { HolderKind, HoldMode } from './mode.js';
 import type { Totals } from './totals.js';
@@ -233,7 +233,7 @@ export interface LockListing {
   unreadable: UnreadableLock[];
 }
 
-export type HistoryRead = { entries: HistoryEntry[] } | { failure: MemberFailure };
+export type HistoryRead = { events: HistoryEvent[] } | { failure: MemberFailure };
 export type TotalsRead = { totals: Totals } | { failure: MemberFailure };
 
 /** A holder release --force removed, how long its key stays closed, and the clock at the removal. */

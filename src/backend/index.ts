@@ -46,7 +46,24 @@ export {
 } from './holder.js';
 export { failureLine, failureText, retryableFailure, unavailable, unreadable, type MemberFailure } from './failure.js';
 export { clockAt, serverNow, type ServerClock } from './clock.js';
-export { HISTORY_MAX, type HistoryEntry } from './history.js';
+export {
+  eventName,
+  HISTORY_MAX,
+  isUnreadable,
+  known,
+  type AcquiredEvent,
+  type BusyEvent,
+  type DoneEvent,
+  type Field,
+  type ForcedEvent,
+  type HistoryEvent,
+  type LeftEvent,
+  type LostEvent,
+  type OtherEvent,
+  type ReleasedEvent,
+  type StopReason,
+  type Unreadable,
+} from './history.js';
 export {
   EXIT_CLASSES,
   LOSS_REASONS,

@@ -23,10 +23,10 @@ export async function history(
     const read = await backend.lock(key).history(options.count);
     // config refuses `history` where none is kept; one that cannot be read is 69.
     if (read && 'failure' in read) throw unavailable(backend.caps, [read.failure]);
-    const entries = read?.entries ?? [];
-    if (options.json) out.write(`${toJson(historyJson(entries))}\n`);
-    else out.write(entries.length === 0 ? `${key}: no history\n` : historyTable(entries));
-    return entries.length === 0 ? 1 : 0;
+    const events = read?.events ?? [];
+    if (options.json) out.write(`${toJson(historyJson(events))}\n`);
+    else out.write(events.length === 0 ? `${key}: no history\n` : historyTable(events));
+    return events.length === 0 ? 1 : 0;
   } finally {
     backend.close();
   }

@@ -3,18 +3,17 @@
 // current holder has already held; its lease when only that can end it; "unknown" once it has
 // held past the median. An estimate for the spinner and status lines, never a promise.
 
-import type { LockHandle } from '../backend/index.js';
-import { parseCount } from '../untrusted.js';
+import { known, type LockHandle } from '../backend/index.js';
 
-/** How many recent entries are read, once, when a wait starts. */
+/** How many recent events are read, once, when a wait starts. */
 export const RECENT_ENTRIES = 20;
 
 /** The hold times (ms) of the recent releases, newest first; [] without history or on any error. */
 export async function recentHoldTimes(lock: LockHandle): Promise<number[]> {
   const read = await lock.history(RECENT_ENTRIES).catch(() => undefined);
-  const entries = read && 'entries' in read ? read.entries : [];
-  return entries.flatMap((entry) => {
-    const held = entry.event === 'released' ? parseCount(entry.fields.held_ms, 0, 8.64e15) : undefined;
+  const events = read && 'events' in read ? read.events : [];
+  return events.flatMap((event) => {
+    const held = event.event === 'released' ? known(event.heldMs) : undefined;
     return held === undefined ? [] : [held];
   });
 }

@@ -88,7 +88,7 @@ export async function collectLocks(
         closed,
         slots: capacityOf(state?.mode ?? { kind: 'exclusive' }),
         waiters: state?.lineLength,
-        history: history && 'entries' in history ? historyStats(history.entries) : undefined,
+        history: history && 'events' in history ? historyStats(history.events) : undefined,
         totals: counted && 'totals' in counted ? counted.totals : undefined,
       });
     }

@@ -1,10 +1,10 @@
-// What dlock metrics reads from a key's history stream (src/backends/redis/lock/scripts.ts HISTORY), in one pass:
+// What dlock metrics reads from a key's history (LockHandle.history: typed events), in one pass:
 // how many entries it keeps, since when, and its last success (for a key whose totals began after
 // that success: written by an older dlock). The counts are not taken from here: the stream keeps
 // the last 1000 events only, the totals hash counts them all (src/backends/redis/lock/lua/totals.lua).
-// Every field is data anyone who can write to Redis could forge.
+// Every event is data anyone who can write to the store could forge (the backend checked its fields).
 
-import type { HistoryEntry } from '../backend/index.js';
+import type { HistoryEvent } from '../backend/index.js';
 
 export interface HistoryStats {
   entries: number;
@@ -14,14 +14,15 @@ export interface HistoryStats {
   lastSuccessMs: number | undefined;
 }
 
-/** What `entries` (newest first, as readHistory returns them) say. */
-export function historyStats(entries: HistoryEntry[]): HistoryStats {
-  const stats: HistoryStats = { entries: entries.length, oldestMs: undefined, lastSuccessMs: undefined };
-  for (const { event, fields, ms } of entries) {
+/** What `events` (newest first, as LockHandle.history returns them) say. */
+export function historyStats(events: HistoryEvent[]): HistoryStats {
+  const stats: HistoryStats = { entries: events.length, oldestMs: undefined, lastSuccessMs: undefined };
+  for (const event of events) {
+    const ms = event.atMs;
     if (ms === undefined) continue;
     if (stats.oldestMs === undefined || ms < stats.oldestMs) stats.oldestMs = ms;
-    if (event === 'released' && fields.exit === '0' && (stats.lastSuccessMs === undefined || ms > stats.lastSuccessMs))
-      stats.lastSuccessMs = ms;
+    const success = event.event === 'released' && event.exit === 0;
+    if (success && (stats.lastSuccessMs === undefined || ms > stats.lastSuccessMs)) stats.lastSuccessMs = ms;
   }
   return stats;
 }

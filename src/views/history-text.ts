@@ -2,15 +2,24 @@
 // anyone who can write to Redis could forge: cut when read, escaped here.
 
 import { formatDuration } from '../duration.js';
-import type { HistoryEntry } from '../backend/index.js';
-import { exitFields, parseCount, printable } from '../untrusted.js';
+import {
+  eventName,
+  isUnreadable,
+  known,
+  type Field,
+  type HistoryEvent,
+  type ReleasedEvent,
+  type StopReason,
+} from '../backend/index.js';
+import { printable } from '../untrusted.js';
 
 /** The table: time (server, UTC), event, host, pid, what happened, command. */
-export function historyTable(entries: HistoryEntry[]): string {
+export function historyTable(events: HistoryEvent[]): string {
   const rows = [['TIME (SERVER, UTC)', 'EVENT', 'HOST', 'PID', 'DETAILS', 'COMMAND']];
-  for (const entry of entries) {
-    const { host = '', pid = '', cmd = '' } = entry.fields;
-    rows.push([timeText(entry.ms), entry.event, host, pid, details(entry), cmd].map(printable));
+  for (const event of events) {
+    const { host = '', cmd = '' } = event;
+    const row = [timeText(event.atMs), eventName(event), host, textOf(event.pid) ?? '', details(event), cmd];
+    rows.push(row.map(printable));
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   return (
@@ -25,43 +34,52 @@ export function historyTable(entries: HistoryEntry[]): string {
   );
 }
 
+/** A field as the table shows it: its value, or what the store held there when that is none of dlock's. */
+function textOf(field: Field<string | number | boolean>): string | undefined {
+  return field === undefined ? undefined : isUnreadable(field) ? field.unreadable : String(field);
+}
+
 /** What one event says besides who: fence, slot, exit status, times, why. */
-export function details(entry: HistoryEntry): string {
-  const f = entry.fields;
-  const ms = (name: string) => {
-    const value = parseCount(f[name], 0, 8.64e15);
+export function details(event: HistoryEvent): string {
+  const ms = (field: Field<number>) => {
+    const value = known(field);
     return value === undefined ? '?' : formatDuration(value);
   };
-  const fence = f.fence ? `fence ${f.fence}` : '';
-  const slot = f.slot !== undefined && f.slot !== '-1' ? `slot ${f.slot}` : '';
+  const fenceText = (fence: Field<string>) => {
+    const text = textOf(fence);
+    return text ? `fence ${text}` : '';
+  };
+  const slotText = (slot: Field<number | null>) => (slot === undefined || slot === null ? '' : `slot ${textOf(slot)}`);
   const parts: string[] = [];
-  switch (entry.event) {
+  switch (event.event) {
     case 'acquired':
-      parts.push(fence, slot, `waited ${ms('waited_ms')}`);
+      parts.push(fenceText(event.fence), slotText(event.slot), `waited ${ms(event.waitedMs)}`);
       break;
     case 'released':
-      parts.push(exitText(f), `held ${ms('held_ms')}`, fence, slot);
+      parts.push(exitText(event), `held ${ms(event.heldMs)}`, fenceText(event.fence), slotText(event.slot));
       break;
     case 'lost':
-      parts.push(`${f.why ?? '?'} (renewal refused)`, fence);
+      parts.push(`${textOf(event.why) ?? '?'} (renewal refused)`, fenceText(event.fence));
       break;
-    case 'forced':
-      parts.push(`by ${f.by_host ?? '?'} pid ${f.by_pid ?? '?'}${f.now === 'true' ? ' (--now)' : ''}`, fence, slot);
+    case 'forced': {
+      const by = `by ${event.byHost ?? '?'} pid ${textOf(event.byPid) ?? '?'}${event.now === true ? ' (--now)' : ''}`;
+      parts.push(by, fenceText(event.fence), slotText(event.slot));
       break;
+    }
     case 'busy':
       parts.push(
-        f.why === 'wait'
-          ? `wait ran out after ${ms('waited_ms')}`
-          : f.why === 'line'
+        event.why === 'wait'
+          ? `wait ran out after ${ms(event.waitedMs)}`
+          : event.why === 'line'
             ? 'others in line (-n)'
             : 'held (-n)',
       );
       break;
     case 'done':
-      parts.push(`done until ${untilText(f.until_ms)}`);
+      parts.push(`done until ${timeText(known(event.untilMs))}`);
       break;
     case 'left':
-      parts.push(`interrupted after ${ms('waited_ms')}`);
+      parts.push(`interrupted after ${ms(event.waitedMs)}`);
       break;
   }
   return parts.filter(Boolean).join(', ');
@@ -71,25 +89,27 @@ export function details(entry: HistoryEntry): string {
  * "exit 0", "exit lost", "no command"; for a job dlock stopped, which status is which: "exit 124
  * (stopped by --max-hold; the command ended 143)" (dlock's outcome, then the command's own).
  */
-function exitText(f: Record<string, string | undefined>): string {
+function exitText(event: ReleasedEvent): string {
+  const { exit: status } = event;
   const exit =
-    f.exit === '' || f.exit === undefined ? 'no command' : f.exit === 'lost' ? 'exit lost' : `exit ${f.exit}`;
-  if (!f.reason) return exit;
-  const by = STOPPED_BY[f.reason] ?? `dlock (${f.reason})`;
+    status === undefined || status === 'none'
+      ? 'no command'
+      : status === 'lost'
+        ? 'exit lost'
+        : `exit ${textOf(status)}`;
+  const { reason } = event;
+  if (reason === undefined || !textOf(reason)) return exit;
+  const by = isUnreadable(reason) ? `dlock (${reason.unreadable})` : STOPPED_BY[reason];
   const own =
-    f.command_exit !== undefined
-      ? `the command ended ${f.command_exit}`
+    event.commandExit !== undefined
+      ? `the command ended ${textOf(event.commandExit)}`
       : // A keeper is not its shell's parent: the shell's status (143 after SIGTERM, unless a trap chose) is not seen.
         "the shell's own status is not known here";
   return `${exit} (stopped by ${by}; ${own})`;
 }
 
 /** The history's `reason` as the option that stopped the job. */
-const STOPPED_BY: Record<string, string> = { 'max-hold': '--max-hold', 'heartbeat-missed': '--heartbeat' };
-
-function untilText(value: string | undefined): string {
-  return timeText(parseCount(value, 0, 8.64e15));
-}
+const STOPPED_BY: Record<StopReason, string> = { 'max-hold': '--max-hold', 'heartbeat-missed': '--heartbeat' };
 
 /** A time as ISO text, "?" when unknown. */
 function timeText(ms: number | undefined): string {
@@ -97,40 +117,56 @@ function timeText(ms: number | undefined): string {
 }
 
 /**
- * One JSON object per entry: `time` (ISO, server; null when the ID holds no date), `time_ms`,
- * `event`, then its other fields, numbers as numbers; a stored field never takes the place of those four.
+ * One JSON object per event: `id` (the backend's position: for Redis the stream ID), `time` (ISO,
+ * server; null when it holds no date), `time_ms`, `event`, then its fields in the order dlock
+ * writes them and what else the store held (`extra`); a stored field never takes the place of those four.
  */
-export function historyJson(entries: HistoryEntry[]): object[] {
-  return entries.map((entry) => {
-    const time = entry.ms === undefined ? null : new Date(entry.ms).toISOString();
-    const own = { id: entry.id, time, time_ms: entry.ms ?? null, event: entry.event };
-    const stored = Object.entries(numbered(entry.fields)).filter(([name]) => !Object.hasOwn(own, name));
-    return { ...own, ...Object.fromEntries(stored) };
+export function historyJson(events: HistoryEvent[]): object[] {
+  return events.map((event) => {
+    const time = event.atMs === undefined ? null : new Date(event.atMs).toISOString();
+    const own = { id: event.position, time, time_ms: event.atMs ?? null, event: eventName(event) };
+    const fields = event as unknown as Partial<Record<FieldName, AnyField>>;
+    const typed = JSON_FIELDS.flatMap(([name, jsonName, shown]) =>
+      fields[name] === undefined ? [] : [[jsonName, shown(fields[name])] as const],
+    );
+    const stored = [...typed, ...Object.entries(event.extra)].filter(([name]) => !Object.hasOwn(own, name));
+    const result: Record<string, JsonValue> = { ...own, ...Object.fromEntries(stored) };
+    if (event.event === 'released' && event.exit === 'lost') result.lost = true;
+    return result;
   });
 }
 
-/** Fields that hold numbers, with the range a true one has; anything else there is null. */
-const NUMERIC_FIELDS: Record<string, [number, number]> = {
-  pid: [1, 2 ** 31 - 1],
-  by_pid: [1, 2 ** 31 - 1],
-  waited_ms: [0, 8.64e15],
-  held_ms: [0, 8.64e15],
-  until_ms: [0, 8.64e15],
-  command_exit: [0, 255],
-};
+/** Every field name of any event. */
+type FieldName = Exclude<
+  HistoryEvent extends infer E ? (E extends HistoryEvent ? keyof E : never) : never,
+  'event' | 'name' | 'atMs' | 'position' | 'extra'
+>;
+type AnyField = Field<string | number | boolean | null>;
+type JsonValue = string | number | boolean | null;
+
+/** Numbers as numbers (docs/reference/json-schema.json): null when unreadable; `slot` null for a lock without slots. */
+const number = (field: AnyField): JsonValue => (typeof field === 'number' ? field : null);
+/** Text as stored: the 64-bit fence stays a string, `now` is "true" or "false". */
+const text = (field: AnyField): JsonValue => (isUnreadable(field) ? field.unreadable : String(field));
 
 /**
- * The stored fields with the types of docs/reference/json-schema.json (the stream stores strings):
- * pids and times as numbers, as status gives them; `slot` a number, null for a lock without slots
- * (stored -1); `exit` a number, or null with `lost: true` or when no status is known; the 64-bit
- * fence stays a string.
+ * The typed fields as --json names them, in the order dlock writes them. `exit` is a number, or
+ * null when no status is known (with `lost: true` when the lock was lost while the command ran).
  */
-function numbered(fields: Record<string, string>): Record<string, string | number | boolean | null> {
-  const result: Record<string, string | number | boolean | null> = { ...fields };
-  for (const [name, [min, max]] of Object.entries(NUMERIC_FIELDS)) {
-    if (Object.hasOwn(fields, name)) result[name] = parseCount(fields[name], min, max) ?? null;
-  }
-  if (Object.hasOwn(fields, 'slot')) result.slot = parseCount(fields.slot, 0, 2 ** 31 - 1) ?? null;
-  if (Object.hasOwn(fields, 'exit')) Object.assign(result, exitFields(fields.exit));
-  return result;
-}
+const JSON_FIELDS: [FieldName, string, (field: AnyField) => JsonValue][] = [
+  ['host', 'host', text],
+  ['pid', 'pid', number],
+  ['cmd', 'cmd', text],
+  ['waitedMs', 'waited_ms', number],
+  ['fence', 'fence', text],
+  ['slot', 'slot', number],
+  ['exit', 'exit', number],
+  ['heldMs', 'held_ms', number],
+  ['reason', 'reason', text],
+  ['commandExit', 'command_exit', number],
+  ['byHost', 'by_host', text],
+  ['byPid', 'by_pid', number],
+  ['now', 'now', text],
+  ['why', 'why', text],
+  ['untilMs', 'until_ms', number],
+];

@@ -169,3 +169,30 @@ test('forged entries: a far-future ID is an unknown time; fields are escaped, ne
   // Not a status: null, as the schema says (docs/reference/json-schema.json).
   expect(released.exit).toBeNull();
 });
+
+test('a forged reason or event named like a property of every object is only text', async () => {
+  const key = 'hist-forged-names';
+  const stream = `dlock:{${key}}:history`;
+  const client = redis.client();
+  await client.xadd(
+    stream,
+    '1700000000000-0',
+    'event',
+    'released',
+    'exit',
+    '124',
+    'reason',
+    'toString',
+    'held_ms',
+    '5',
+  );
+  await client.xadd(stream, '1700000000001-0', 'event', 'constructor', 'host', 'h');
+  const text = await dlock(['history', '--redis', redis.url, key]);
+  expect(text).toMatchObject({ code: 0, stderr: '' });
+  const [other, released] = text.stdout.trimEnd().split('\n').slice(1);
+  expect(released).toContain(
+    "exit 124 (stopped by dlock (toString); the shell's own status is not known here), held 5ms",
+  );
+  expect(other.split(/\s+/).slice(1, 3)).toEqual(['constructor', 'h']);
+  expect(text.stdout).not.toContain('native code');
+});

@@ -51,19 +51,15 @@ test('--push: an http(s) URL kept as given; anything else a usage error without 
 });
 
 test('a history: how many entries, the oldest, and the newest success with a date', () => {
-  const entry = (ms: number | undefined, event: string, fields: Record<string, string> = {}) => ({
-    id: `${ms ?? 9e15}-0`,
-    ms,
-    event,
-    fields,
-  });
+  const base = (atMs: number | undefined) => ({ atMs, position: `${atMs ?? 9e15}-0`, extra: {} });
   const stats = historyStats([
-    entry(undefined, 'released', { exit: '0', held_ms: '5' }),
-    entry(3000, 'released', { exit: '0', held_ms: '2000' }),
-    entry(2000, 'acquired', { waited_ms: '250' }),
-    entry(1000, 'released', { exit: '0', held_ms: 'x' }),
+    { ...base(undefined), event: 'released', exit: 0, heldMs: 5 },
+    { ...base(3000), event: 'released', exit: 0, heldMs: 2000 },
+    { ...base(2000), event: 'acquired', waitedMs: 250 },
+    { ...base(1000), event: 'released', exit: 0, heldMs: { unreadable: 'x' } },
+    { ...base(4000), event: 'released', exit: { unreadable: '00x' } },
   ]);
-  expect(stats).toEqual({ entries: 4, oldestMs: 1000, lastSuccessMs: 3000 });
+  expect(stats).toEqual({ entries: 5, oldestMs: 1000, lastSuccessMs: 3000 });
 });
 
 test('key labels: escaped, cut, and two that cut alike (or clash with a real "#2") kept apart', () => {

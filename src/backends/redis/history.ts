@@ -7,12 +7,12 @@ import { instanceFailure, reconnected, UnreadReplyError } from './client/client.
 import type { LockSet } from './lockset.js';
 import type { HistoryRead, TotalsRead } from '../../backend/backend.js';
 
-/** The newest `count` entries of the lock at `keys` on the set's Redis, newest first; undefined without a history. */
+/** The newest `count` events of the lock at `keys` on the set's Redis, newest first; undefined without a history. */
 export async function historyOfKey(set: LockSet, keys: LockKeys, count: number): Promise<HistoryRead | undefined> {
   const instance = set.instances[0];
   if (!set.caps.history || !instance) return undefined;
   return readHistory(instance, keys, count, set.timeoutMs).then(
-    (entries) => ({ entries }),
+    (events) => ({ events }),
     async (error: unknown) => {
       // A forged stream too large to read closed the connection: the next key's reads wait for it.
       if (error instanceof UnreadReplyError) await reconnected(instance.client, set.timeoutMs);

@@ -8,7 +8,6 @@ import { cut, parseCount } from '../../../untrusted.js';
 import { holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
 import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from '../../../backend/mode.js';
 import { MAX_SLOTS, type DoneMark, type Holder, type Waiter } from '../../../backend/holder.js';
-import type { HistoryEntry } from '../../../backend/history.js';
 import type { LockState } from '../../../backend/backend.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
@@ -307,12 +306,18 @@ function escape(c: string): string {
 /** Most fields one entry may have (dlock writes at most 12 besides `event`). */
 const MAX_ENTRY_FIELDS = 64;
 
+/** One entry of a key's history stream, as stored (scripts.ts HISTORY): its ID ("ms-seq") and its fields, cut. */
+export interface StreamEntry {
+  id: string;
+  fields: Record<string, string>;
+}
+
 /**
  * XREVRANGE: a list of {id, flat fields}. The shape is checked (a lie fails the instance); the
- * fields are data anyone who can write to the stream could forge, so they are only cut here
- * and escaped where they are printed.
+ * fields are data anyone who can write to the stream could forge, so they are only cut here,
+ * checked when made events (history.ts) and escaped where they are printed.
  */
-export function parseHistoryReply(reply: unknown): HistoryEntry[] {
+export function parseHistoryReply(reply: unknown): StreamEntry[] {
   const entry = (item: unknown): item is [string, string[]] =>
     Array.isArray(item) &&
     item.length === 2 &&
@@ -327,7 +332,6 @@ export function parseHistoryReply(reply: unknown): HistoryEntry[] {
   return reply.map(([id, flat]) => {
     const fields: Record<string, string> = Object.create(null);
     for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);
-    const { event = '', ...rest } = fields;
-    return { id, ms: parseCount(id.split('-')[0], 0, 8.64e15), event, fields: rest };
+    return { id, fields };
   });
 }
