@@ -102,7 +102,7 @@ export function lockOptions(
     onLost: oneOf('--on-lost', raw.onLost ?? DEFAULTS.onLost, ON_LOST),
     killAfterMs,
     stopSignal: stopSignal(raw.signal),
-    syncReplicas: integer('--sync-replicas', raw.syncReplicas ?? '0', 0, 1_000),
+    syncReplicas: syncReplicas(raw.syncReplicas, can),
     mode,
     slotted: raw.slots !== undefined,
     ...jobBounds(raw, env),
@@ -149,6 +149,14 @@ export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>
     );
   }
   return mode;
+}
+
+/** --sync-replicas n: 0 (the default) everywhere; more only where the store can wait for replicas. */
+export function syncReplicas(value: string | undefined, can: Capabilities): number {
+  const replicas = integer('--sync-replicas', value ?? '0', 0, 1_000);
+  if (replicas > 0 && !can.syncReplicas)
+    throw new UsageError(`--sync-replicas needs a store that can wait for its replicas, not ${can.name}`);
+  return replicas;
 }
 
 /**

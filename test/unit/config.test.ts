@@ -12,6 +12,7 @@ import {
   renewConfig,
   runConfig,
   statusConfig,
+  syncReplicas,
   validateKey,
   type Env,
   type RawOptions,
@@ -374,6 +375,16 @@ describe("each command's config", () => {
       throw noDoctor(caps);
     });
     expect(error.message).toBe('doctor has no checks for etcd (an etcd cluster of 3)');
+  });
+
+  test('--sync-replicas is refused where the store cannot wait for replicas, worded from its capabilities', () => {
+    const redis = connectionConfig({}, {}).caps;
+    const caps = { ...redis, name: 'an etcd cluster of 3', syncReplicas: false };
+    expect(usageError(() => syncReplicas('1', caps)).message).toBe(
+      '--sync-replicas needs a store that can wait for its replicas, not an etcd cluster of 3',
+    );
+    expect(syncReplicas(undefined, caps)).toBe(0);
+    expect(syncReplicas('2', redis)).toBe(2);
   });
 
   test('a bad key is refused by every command that takes one', () => {
