@@ -4,7 +4,7 @@ import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { parseAcquireReply, type AcquireReply } from './replies.js';
-import { ACQUIRE, KEY_CHECK_CALLS } from './scripts.js';
+import { ACQUIRE, COMMON_CALLS } from './scripts.js';
 import { type HolderMeta } from '../../../backend/holder.js';
 
 export type { AcquireReply } from './replies.js';
@@ -19,7 +19,7 @@ export interface AcquireInput {
 export const acquireScript = defineScript({
   name: 'acquire',
   lua: ACQUIRE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'TIME', 'INCR', 'HSET', 'DEL'],
+  commands: [...COMMON_CALLS, 'HGET', 'EXISTS', 'PTTL', 'INCR'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd],
   parse: parseAcquireReply,

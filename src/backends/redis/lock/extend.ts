@@ -5,7 +5,7 @@ import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { lossArgs, progressArgs, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';
-import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
+import { COMMON_CALLS, EXTEND } from './scripts.js';
 import { type HolderProgress } from '../../../backend/holder.js';
 
 export interface ExtendInput {
@@ -21,7 +21,7 @@ export interface ExtendInput {
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET', 'HINCRBY'],
+  commands: [...COMMON_CALLS, 'HGET', 'XADD', 'HINCRBY'],
   keys: (k: LockKeys) => [k.lock, k.history, k.totals],
   args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),

@@ -4,13 +4,13 @@ import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { isFence, parseFlagReply } from './replies.js';
-import { KEY_CHECK_CALLS, RAISE_FENCE } from './scripts.js';
+import { COMMON_CALLS, RAISE_FENCE } from './scripts.js';
 
 /** lua/raise-fence.lua: the counter (and the hash's fence) become at least `fence` while `owner` holds it. */
 export const raiseFenceScript = defineScript({
   name: 'raise-fence',
   lua: RAISE_FENCE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'SET', 'HSET'],
+  commands: [...COMMON_CALLS, 'HGET'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: (i: { owner: string; fence: string }) => [i.owner, i.fence],
   parse: (reply) => parseFlagReply('raise-fence', reply),

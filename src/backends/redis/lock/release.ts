@@ -43,7 +43,7 @@ export interface ReleaseInput {
 export const releaseScript = defineScript({
   name: 'release',
   lua: RELEASE,
-  commands: [...LINE_LIB_CALLS, 'SET'],
+  commands: LINE_LIB_CALLS,
   keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
   args: ({ owner, notify, record, fence }: ReleaseInput, k) => [
     owner,

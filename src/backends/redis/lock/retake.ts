@@ -4,7 +4,7 @@ import { now } from '../../../clock.js';
 import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { KEY_CHECK_CALLS, RETAKE } from './scripts.js';
+import { COMMON_CALLS, RETAKE } from './scripts.js';
 import { type HolderMeta } from '../../../backend/holder.js';
 
 /** What a re-created hash carries: the held token and the holder's metadata. */
@@ -31,7 +31,7 @@ export interface RetakeInput {
 export const retakeScript = defineScript({
   name: 'retake',
   lua: RETAKE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'EXISTS', 'SET', 'TIME', 'HSET', 'PEXPIRE', 'DEL'],
+  commands: [...COMMON_CALLS, 'HGET', 'EXISTS'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: ({ owner, leftMs, ttlMs, held }: RetakeInput) => [
     owner,
