@@ -1,9 +1,8 @@
 // Single-instance acquire: one ACQUIRE script call on one Redis.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { parseAcquireReply, type AcquireReply } from './replies.js';
+import { parseAcquireReply } from './replies.js';
 import { ACQUIRE, COMMON_CALLS } from './scripts.js';
 import { type HolderMeta } from '../../../backend/holder.js';
 
@@ -15,7 +14,10 @@ export interface AcquireInput {
   meta: HolderMeta;
 }
 
-/** lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time. */
+/**
+ * lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time.
+ * Not acquired: `owner` is the holder's token ("" for a key dlock did not write).
+ */
 export const acquireScript = defineScript({
   name: 'acquire',
   lua: ACQUIRE,
@@ -24,15 +26,3 @@ export const acquireScript = defineScript({
   args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd],
   parse: parseAcquireReply,
 });
-
-/** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
-export async function acquireOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  ttlMs: number,
-  meta: HolderMeta,
-  timeoutMs: number,
-): Promise<AcquireReply> {
-  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta }, timeoutMs);
-}

@@ -1,6 +1,5 @@
 // Single-instance extend: renew the lease only while we still own it.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { lossArgs, progressArgs, type LossRecord } from './line.js';
@@ -17,7 +16,10 @@ export interface ExtendInput {
   progress?: HolderProgress;
 }
 
-/** lua/extend.lua: renew the exclusive lease while the owner matches. */
+/**
+ * lua/extend.lua: renew the exclusive lease while the owner matches. true: renewed; false: refused
+ * (the lock is gone or someone else's; with `record`, the history says so). Throws on errors.
+ */
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
@@ -27,19 +29,3 @@ export const extendScript = defineScript({
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,
 });
-
-/**
- * true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on
- * errors.
- */
-export async function extendOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  ttlMs: number,
-  timeoutMs: number,
-  record?: LossRecord,
-  progress?: HolderProgress,
-): Promise<boolean> {
-  return extendScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
-}

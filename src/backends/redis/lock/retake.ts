@@ -1,7 +1,6 @@
 // Redlock renewal: re-take the lock on an instance that lost it while a majority holds it.
 
 import { now } from '../../../clock.js';
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { COMMON_CALLS, RETAKE } from './scripts.js';
@@ -27,7 +26,10 @@ export interface RetakeInput {
   held: HeldLock;
 }
 
-/** lua/retake.lua: put our lock back where it was lost; true when it is ours there now. */
+/**
+ * lua/retake.lua: put our lock back where it was lost. true: ours there now; false: someone else's
+ * key is there (left alone). Throws on errors.
+ */
 export const retakeScript = defineScript({
   name: 'retake',
   lua: RETAKE,
@@ -46,16 +48,3 @@ export const retakeScript = defineScript({
   // Anything but 1 is "not ours there" (the caller counts it as a lost instance).
   parse: (reply) => reply === 1,
 });
-
-/** true: ours there now; false: someone else's key is there (left alone). Throws on errors. */
-export async function retakeOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  leftMs: number,
-  ttlMs: number,
-  held: HeldLock,
-  timeoutMs: number,
-): Promise<boolean> {
-  return retakeScript.run(instance.client, keys, { owner, leftMs, ttlMs, held }, timeoutMs);
-}
