@@ -7,8 +7,8 @@
 // counter stays, so tokens keep increasing.
 
 import { formatDuration } from '../duration.js';
-import type { ConnectionConfig } from '../config/index.js';
-import { LockLostError, UsageError } from '../errors.js';
+import type { ConnectionConfig, Releaser } from '../config/index.js';
+import { LockLostError } from '../errors.js';
 import { failureText, openBackend, serverNow, unavailable } from '../backend/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
@@ -22,13 +22,12 @@ import { publicHolder } from '../views/instance-views.js';
 export async function release(
   config: ConnectionConfig,
   key: string,
-  options: { force: boolean; now?: boolean; token?: string; slot?: number; nested?: boolean; exitStatus?: string },
+  options: Releaser & { now?: boolean; slot?: number; nested?: boolean; exitStatus?: string },
   out: Output = stdout,
 ): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   if (!options.force) {
-    if (options.token === undefined)
-      throw new UsageError(`release needs the owner token, or --force: dlock release --force ${key}`);
+    // Its token is there: config/owner.ts (releaseConfig) refuses an owner's release without one.
     const token = options.token;
     if (options.nested) return releaseNested(config, key, token, log);
     // The section's status ("unknown" without --exit-status), for the history and its keeper's pings and hooks.

@@ -51,15 +51,18 @@ export function renewConfig(key: string | undefined, raw: RawOptions, env: Env):
   return { config, key: validKey, token };
 }
 
+/**
+ * Who releases: the owner, by its token (releaseConfig refuses an owner's release without one: the
+ * one place that rule is written), or --force, whoever holds it.
+ */
+export type Releaser = { force: false; token: string } | { force: true; token: undefined };
+
 /** dlock release: the owner's release (with its token), or --force's (whoever holds it). */
-export interface ReleaseConfig {
+export type ReleaseConfig = Releaser & {
   config: ConnectionConfig;
   key: string;
-  force: boolean;
   /** --force --now: open the lock to new holders at once. */
   now: boolean;
-  /** The owner's token; undefined with --force. */
-  token: string | undefined;
   /** --force --slot n: only that slot's holder. */
   slot: number | undefined;
   /**
@@ -72,7 +75,7 @@ export interface ReleaseConfig {
    * keeper (pings, hooks); undefined: "unknown".
    */
   exitStatus: string | undefined;
-}
+};
 
 /** --now and --slot only with --force, the token only without it, and the owner's release needs one. */
 export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env): ReleaseConfig {
@@ -88,16 +91,22 @@ export function releaseConfig(key: string | undefined, raw: RawOptions, env: Env
   // The options before the key: `release --slot k` is a bad --slot, not a missing key.
   if (raw.token !== undefined) validateToken('--token', raw.token);
   const validKey = validateKey(key);
-  const token = force ? undefined : ownerToken(validKey, raw, env);
-  if (!force && !token) {
-    throw new UsageError(
-      `release needs the owner token: ${tokenSources(validKey)} (as dlock acquire exports them); ` +
-        `to take a lock from whoever holds it, run: dlock release --force ${validKey}`,
-    );
-  }
+  const releaser: Releaser = force
+    ? { force, token: undefined }
+    : { force, token: releaseToken(validKey, ownerToken(validKey, raw, env)) };
+  const { token } = releaser;
   const described = env.DLOCK_KEY === validKey || heldLocks(env).some((lock) => lock.key === validKey);
   const nested = token !== undefined && described && nestedTokens(env).includes(token);
-  return { config, key: validKey, force, now, token, slot, nested, exitStatus };
+  return { config, key: validKey, ...releaser, now, slot, nested, exitStatus };
+}
+
+/** The owner's release needs its token. */
+function releaseToken(key: string, token: string | undefined): string {
+  if (token) return token;
+  throw new UsageError(
+    `release needs the owner token: ${tokenSources(key)} (as dlock acquire exports them); ` +
+      `to take a lock from whoever holds it, run: dlock release --force ${key}`,
+  );
 }
 
 /** --exit-status: the section's exit status, 0–255; not with --force (the holder it removes says nothing). */

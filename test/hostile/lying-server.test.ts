@@ -526,7 +526,7 @@ describe('--tls-ca that is not a small regular file: 64, naming the option, at o
   });
 });
 
-describe("a script's refusal of a wrong-typed key names that key (lock/lua/key-check.lua, lock/foreign.ts)", () => {
+describe("a script's refusal of a wrong-typed key names that key (lock/lua/common.lua, lock/foreign.ts)", () => {
   /** The fake's scripts answer as `scripted`, and TYPE by key name (`none` for the others). */
   function typed(replies: Parameters<typeof scripted>[0], types: Record<string, string>): Script {
     const base = scripted(replies);

@@ -36,3 +36,16 @@ test('not ours (or gone): false, nothing changed', async () => {
   expect(await server.redis().hget(keys.lock, 'fence')).toBe('5');
   expect(await server.run(raiseFenceScript, server.fresh(), { owner: 'a', fence: '9' })).toBe(false);
 });
+
+test('a fence that is not a token (leading zero, not digits) is refused by the handle, never sent', async () => {
+  const keys = server.fresh();
+  await server.redis().hset(keys.lock, 'owner', 'a', 'fence', '5');
+  await server.redis().set(keys.fence, '5');
+  for (const fence of ['09', 'x', '']) {
+    await expect(server.run(raiseFenceScript, keys, { owner: 'a', fence })).rejects.toThrow(
+      `refusing to raise the fence counter to ${JSON.stringify(fence)}`,
+    );
+  }
+  expect(await server.redis().get(keys.fence)).toBe('5');
+  expect(await server.redis().hget(keys.lock, 'fence')).toBe('5');
+});

@@ -30,7 +30,7 @@ test('every script in src/backends/redis/lock/lua/ is sent by one handle (the sh
   const files = readdirSync(new URL('../../src/backends/redis/lock/lua/', import.meta.url)).filter((name) =>
     name.endsWith('.lua'),
   );
-  const shared = ['key-check.lua', 'line-lib.lua', 'totals.lua'];
+  const shared = ['common.lua', 'line-lib.lua', 'totals.lua'];
   expect(files.filter((name) => !shared.includes(name)).sort()).toEqual(
     ALL_SCRIPTS.map((script) => `${script.name}.lua`).sort(),
   );

@@ -1,7 +1,7 @@
 // One acquisition attempt across the lock set (Redlock, with the two-round fencing token).
 
-import { acquireOn, type AcquireReply } from './lock/acquire.js';
-import { maxFence, raiseFenceOn } from './lock/fence.js';
+import { acquireScript, type AcquireReply } from './lock/acquire.js';
+import { maxFence, raiseFenceScript } from './lock/fence.js';
 import type { HolderKind } from '../../backend/mode.js';
 import { now } from '../../clock.js';
 import { fanOut, notWith, type FanOut, type MemberFailure, type LockSet } from './lockset.js';
@@ -33,7 +33,7 @@ export async function tryAcquire(set: LockSet, meta: HolderMeta): Promise<Attemp
   const startedAt = now();
   const round1 = await fanOut<AcquireReply>(
     set,
-    (i) => acquireOn(i, set.keys, set.owner, set.ttlMs, meta, set.timeoutMs),
+    (i) => acquireScript.run(i.client, set.keys, { owner: set.owner, ttlMs: set.ttlMs, meta }, set.timeoutMs),
     (r) => r.acquired,
   );
   const verdict = tally(round1.outcomes, set.total);
@@ -96,9 +96,10 @@ function retryInMsFor(set: LockSet, replies: (AcquireReply | undefined)[]): numb
 /** Round 2: counter = max(counter, T) on every instance we hold (won when a quorum did). */
 function raiseFences(set: LockSet, replies: (AcquireReply | undefined)[], fence: string): Promise<FanOut<boolean>> {
   const held = new Set(set.instances.filter((_, i) => replies[i]?.acquired));
+  const raise = { owner: set.owner, fence };
   return fanOut(
     set,
-    (i) => (held.has(i) ? raiseFenceOn(i, set.keys, set.owner, fence, set.timeoutMs) : Promise.resolve(false)),
+    (i) => (held.has(i) ? raiseFenceScript.run(i.client, set.keys, raise, set.timeoutMs) : Promise.resolve(false)),
     (ok) => ok,
   );
 }

@@ -3,7 +3,7 @@
 // A quorum decides: it released (or renewed); too few instances answered to tell; or the lock
 // was no longer this token's.
 
-import { inspectOn } from './lock/inspect.js';
+import { inspectScript } from './lock/inspect.js';
 import type { HoldMode } from '../../backend/mode.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
@@ -46,7 +46,7 @@ async function ownHold(
   token: string,
 ): Promise<{ kind: 'held'; ttlMs: number; mode: HoldMode } | TokenRenewal> {
   const states = await Promise.allSettled(
-    set.instances.map((instance) => inspectOn(instance, set.keys, set.timeoutMs)),
+    set.instances.map((instance) => inspectScript.run(instance.client, set.keys, undefined, set.timeoutMs)),
   );
   const ours = states.flatMap((s) => {
     const holder = s.status === 'fulfilled' ? s.value.holders.find((h) => h.owner === token) : undefined;

@@ -1,8 +1,8 @@
 // One renewal across the lock set: success only with a quorum, within validity. In Redlock
 // mode, an instance that lost the key while a quorum still holds it for us is re-taken (retake.ts).
 
-import { extendOn } from './lock/extend.js';
-import { extendHolderOn } from './lock/line.js';
+import { extendScript } from './lock/extend.js';
+import { extendHolderScript } from './lock/line.js';
 import { MODES } from '../../backend/mode.js';
 import type { HeldLock } from './lock/retake.js';
 import { failureText } from './client/client.js';
@@ -24,7 +24,7 @@ export async function extendAll(set: LockSet, { givesUpAt, held, progress }: Ren
   // a hung instance gets only the acquire's per-instance timeout more (small next to the TTL).
   const timeoutMs = renewTimeoutMs(set.connectTimeoutMs, givesUpAt - startedAt);
   // A holder of --slots/--shared has its own lease inside the lock's hash; an exclusive one, the hash's.
-  const extend = MODES[set.mode.kind].manyHolders ? extendHolderOn : extendOn;
+  const script = MODES[set.mode.kind].manyHolders ? extendHolderScript : extendScript;
   // One instance keeps a history: a refused renewal of a hold is recorded there as its loss.
   const record =
     held && set.caps.history
@@ -32,7 +32,7 @@ export async function extendAll(set: LockSet, { givesUpAt, held, progress }: Ren
       : undefined;
   const round = await fanOut(
     set,
-    (i) => extend(i, set.keys, set.owner, set.ttlMs, timeoutMs, record, progress),
+    (i) => script.run(i.client, set.keys, { owner: set.owner, ttlMs: set.ttlMs, record, progress }, timeoutMs),
     (ok) => ok,
     set.timeoutMs,
   );

@@ -1,6 +1,7 @@
 // release --force across the lock set: every instance asked at once, whom each removed, and which failed.
 
-import { forceReleaseOn } from './lock/inspect.js';
+import { hostname } from 'node:os';
+import { forceReleaseScript } from './lock/inspect.js';
 import { REMOVED } from './lock/replies.js';
 import { instanceFailure, type MemberFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
@@ -17,8 +18,10 @@ export async function forceReleaseAll(
   now: boolean,
   slot?: number,
 ): Promise<{ removed: RemovedHolder[]; failed: MemberFailure[] }> {
+  // Who forced it goes into the history.
+  const input = { now, slot, host: hostname(), pid: process.pid };
   const results = await Promise.allSettled(
-    set.instances.map((instance) => forceReleaseOn(instance, set.keys, set.timeoutMs, now, slot)),
+    set.instances.map((instance) => forceReleaseScript.run(instance.client, set.keys, input, set.timeoutMs)),
   );
   const removed = results.flatMap((r) =>
     r.status === 'fulfilled'

@@ -3,7 +3,7 @@
 
 import type { LockRead, MemberView, Verdict } from '../../backend/backend.js';
 import { clockAt } from '../../backend/clock.js';
-import { inspectOn, type LockState } from './lock/inspect.js';
+import { inspectScript, type LockState } from './lock/inspect.js';
 import type { LockKeys } from './lock/keys.js';
 import { instanceFailure } from './client/client.js';
 import type { LockSet } from './lockset.js';
@@ -18,7 +18,7 @@ async function inspectAll(set: LockSet, keys: LockKeys): Promise<InstanceView[]>
   const views: InstanceView[] = await Promise.all(
     set.instances.map(async (instance): Promise<InstanceView> => {
       try {
-        const state = await inspectOn(instance, keys, set.timeoutMs);
+        const state = await inspectScript.run(instance.client, keys, undefined, set.timeoutMs);
         return {
           label: instance.target.label,
           held: state.holder !== undefined,

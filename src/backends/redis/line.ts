@@ -2,7 +2,7 @@
 // take the lock if our turn has come, else keep (or take) a place in line. Redlock (several
 // instances) has no line: see acquire.ts.
 
-import { enterOn, leaveOn } from './lock/line.js';
+import { enterScript, leaveScript } from './lock/line.js';
 import { PLACE_RENEW_MS } from './lock/limits.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
@@ -29,15 +29,8 @@ export async function tryEnter(
   if (!instance) return { kind: 'unavailable', errors: set.unreachable, undo: NOTHING };
   const startedAt = now();
   try {
-    const reply = await enterOn(instance, set.keys, {
-      owner: set.owner,
-      ttlMs: set.ttlMs,
-      meta,
-      mode: set.mode,
-      join,
-      timeoutMs: set.timeoutMs,
-      ...recorded,
-    });
+    const asked = { owner: set.owner, ttlMs: set.ttlMs, meta, mode: set.mode, join, ...recorded };
+    const reply = await enterScript.run(instance.client, set.keys, asked, set.timeoutMs);
     if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
     if ('done' in reply) return { kind: 'done', done: { ...reply.done, where: set.keys.done } };
     if ('mismatch' in reply) {
@@ -71,7 +64,7 @@ export async function leaveLine(
   const instance = set.instances[0];
   if (!instance) return undefined;
   try {
-    await leaveOn(instance, set.keys, set.owner, set.timeoutMs, record, waitedMs);
+    await leaveScript.run(instance.client, set.keys, { owner: set.owner, record, waitedMs }, set.timeoutMs);
     return undefined;
   } catch (error) {
     return instanceFailure(instance.target.label, error);

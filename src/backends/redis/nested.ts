@@ -3,7 +3,7 @@
 // exclusive, shared inside shared or exclusive, the same --slots n inside --slots n. dlock never
 // converts a hold (flock converts, symfony promotes by waiting): anything else is refused.
 
-import { inspectOn, type LockState } from './lock/inspect.js';
+import { inspectScript, type LockState } from './lock/inspect.js';
 import { MODES, nestedRefusal, slotsOf, type HoldMode } from '../../backend/mode.js';
 import { UsageError } from '../../errors.js';
 import { cut, toJson } from '../../untrusted.js';
@@ -67,7 +67,9 @@ const ANY = (): boolean => true;
  * unread), its per-instance outcomes for a test of that hold, and the instances that failed.
  */
 async function readHolds(set: LockSet, owner: string) {
-  const states = await Promise.allSettled(set.instances.map((one) => inspectOn(one, set.keys, set.timeoutMs)));
+  const states = await Promise.allSettled(
+    set.instances.map((one) => inspectScript.run(one.client, set.keys, undefined, set.timeoutMs)),
+  );
   const mine = states.map((s) => (s.status === 'fulfilled' ? holding(s.value, owner) : undefined));
   const outcomes = (ok: (hold: ParentHold) => boolean): Outcome[] =>
     states.map((s, n) => (s.status === 'rejected' ? 'error' : mine[n] && ok(mine[n]) ? 'yes' : 'no'));

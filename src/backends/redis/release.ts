@@ -2,7 +2,7 @@
 // runs out on an instance whose release failed (compare-and-delete by owner is idempotent), or
 // within a shorter bound the caller gives (after a loss: what is left of the lease, no retry).
 
-import { releaseOn, type ReleaseRecord } from './lock/release.js';
+import { releaseScript, type ReleaseRecord } from './lock/release.js';
 import { instanceFailure, type Instance, type MemberFailure } from './client/client.js';
 import { now, sleep } from '../../clock.js';
 import type { MemberRelease, ReleaseOutcome } from '../../backend/backend.js';
@@ -14,7 +14,7 @@ export type InstanceRelease = MemberRelease;
 export interface ReleaseOptions {
   /** Release only where `which[i]` is true (default: everywhere). */
   which?: boolean[];
-  /** false: do not wake the waiters (see releaseOn). */
+  /** false: do not wake the waiters (see releaseScript). */
   notify?: boolean;
   /** Stop retrying when this aborts (the last attempt sent still runs). */
   signal?: AbortSignal;
@@ -43,12 +43,13 @@ export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Pr
 async function releaseWithRetry(set: LockSet, instance: Instance, options: ReleaseOptions): Promise<ReleaseOutcome> {
   const { notify = true, signal, record, retry = true, fence } = options;
   const deadline = now() + (options.boundMs ?? set.connectTimeoutMs);
+  const input = { owner: set.owner, notify, record, fence };
   let replyLost: string | undefined;
   let firstFailure: string | undefined;
   for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(set.timeoutMs, Math.floor(deadline - now())));
     try {
-      const reply = await releaseOn(instance, set.keys, set.owner, timeoutMs, notify, record, fence);
+      const reply = await releaseScript.run(instance.client, set.keys, input, timeoutMs);
       if (reply === 'forced') return { kind: 'not-ours', forced: true };
       if (reply === 'not-ours')
         return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };

@@ -1,6 +1,6 @@
 // Redlock: after a renewal a quorum won, put the lock back on the instances that had lost it.
 
-import { retakeOn, type HeldLock } from './lock/retake.js';
+import { retakeScript, type HeldLock } from './lock/retake.js';
 import { now } from '../../clock.js';
 import type { LockSet } from './lockset.js';
 import { quorumSize, type Outcome } from './quorum.js';
@@ -19,8 +19,9 @@ export async function retake(set: LockSet, outcomes: Outcome[], startedAt: numbe
   if (targets.length === 0 || confirmed < quorumSize(set.total)) return [];
   const leftMs = validityMs(set.ttlMs, startedAt, now());
   if (leftMs <= 0) return [];
+  const input = { owner: set.owner, leftMs, ttlMs: set.ttlMs, held };
   const results = await Promise.allSettled(
-    targets.map((i) => retakeOn(i, set.keys, set.owner, leftMs, set.ttlMs, held, set.timeoutMs)),
+    targets.map((i) => retakeScript.run(i.client, set.keys, input, set.timeoutMs)),
   );
   return targets.flatMap((instance, n) =>
     results[n].status === 'fulfilled' && results[n].value ? [instance.target.label] : [],

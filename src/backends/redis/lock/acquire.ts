@@ -1,10 +1,9 @@
 // Single-instance acquire: one ACQUIRE script call on one Redis.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { parseAcquireReply, type AcquireReply } from './replies.js';
-import { ACQUIRE, KEY_CHECK_CALLS } from './scripts.js';
+import { parseAcquireReply } from './replies.js';
+import { ACQUIRE, COMMON_CALLS } from './scripts.js';
 import { type HolderMeta } from '../../../backend/holder.js';
 
 export type { AcquireReply } from './replies.js';
@@ -15,24 +14,15 @@ export interface AcquireInput {
   meta: HolderMeta;
 }
 
-/** lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time. */
+/**
+ * lua/acquire.lua: take the lock if it is free (or ours already); `since_ms` is the server's time.
+ * Not acquired: `owner` is the holder's token ("" for a key dlock did not write).
+ */
 export const acquireScript = defineScript({
   name: 'acquire',
   lua: ACQUIRE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'EXISTS', 'PTTL', 'TIME', 'INCR', 'HSET', 'DEL'],
+  commands: [...COMMON_CALLS, 'HGET', 'EXISTS', 'PTTL', 'INCR'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: (i: AcquireInput) => [i.owner, i.ttlMs, i.meta.host, i.meta.pid, i.meta.cmd],
   parse: parseAcquireReply,
 });
-
-/** Not acquired: `owner` is the holder's token ("" for a key dlock did not write). */
-export async function acquireOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  ttlMs: number,
-  meta: HolderMeta,
-  timeoutMs: number,
-): Promise<AcquireReply> {
-  return acquireScript.run(instance.client, keys, { owner, ttlMs, meta }, timeoutMs);
-}

@@ -25,6 +25,8 @@ export interface ScriptSpec<Input, Reply> {
   parse: (reply: unknown, input: Input) => Reply;
   /** EVAL on this client's first run instead of EVALSHA (see runScript). */
   evalFirst?: boolean;
+  /** The script's own refusals in dlock's words: the error to throw instead, or undefined for the error as it is. */
+  explain?: (error: unknown, keys: LockKeys) => Error | undefined;
 }
 
 export interface Script<Input, Reply> extends ScriptSpec<Input, Reply> {
@@ -38,7 +40,10 @@ export function defineScript<Input, Reply>(spec: ScriptSpec<Input, Reply>): Scri
     ...spec,
     async run(client, keys, input, timeoutMs) {
       const sent = runScript(client, spec.lua, spec.keys(keys), spec.args(input, keys), spec.evalFirst);
-      return spec.parse(await withTimeout(sent, timeoutMs), input);
+      const reply = await withTimeout(sent, timeoutMs).catch((error: unknown) => {
+        throw spec.explain?.(error, keys) ?? error;
+      });
+      return spec.parse(reply, input);
     },
   };
 }

@@ -1,11 +1,10 @@
 // Single-instance extend: renew the lease only while we still own it.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { lossArgs, progressArgs, type LossRecord } from './line.js';
 import { parseFlagReply } from './replies.js';
-import { EXTEND, KEY_CHECK_CALLS } from './scripts.js';
+import { COMMON_CALLS, EXTEND } from './scripts.js';
 import { type HolderProgress } from '../../../backend/holder.js';
 
 export interface ExtendInput {
@@ -17,29 +16,16 @@ export interface ExtendInput {
   progress?: HolderProgress;
 }
 
-/** lua/extend.lua: renew the exclusive lease while the owner matches. */
+/**
+ * lua/extend.lua: renew the exclusive lease while the owner matches. true: renewed; false: refused
+ * (the lock is gone or someone else's; with `record`, the history says so). Throws on errors.
+ */
 export const extendScript = defineScript({
   name: 'extend',
   lua: EXTEND,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'PEXPIRE', 'XADD', 'TIME', 'HSET', 'HINCRBY'],
+  commands: [...COMMON_CALLS, 'HGET', 'XADD', 'HINCRBY'],
   keys: (k: LockKeys) => [k.lock, k.history, k.totals],
   args: (i: ExtendInput) => [i.owner, i.ttlMs, ...lossArgs(i.record), ...progressArgs(i.progress)],
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,
 });
-
-/**
- * true: renewed; false: refused (the lock is gone or someone else's; with `record`, the history says so). Throws on
- * errors.
- */
-export async function extendOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  ttlMs: number,
-  timeoutMs: number,
-  record?: LossRecord,
-  progress?: HolderProgress,
-): Promise<boolean> {
-  return extendScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
-}

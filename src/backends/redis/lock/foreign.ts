@@ -8,7 +8,7 @@ import { AnsweredError, type RedisClient } from '../client/client.js';
 /** Script errors that mean a key of ours holds a value of the wrong kind. */
 const WRONG_VALUE = /^(WRONGTYPE|ERR value is not an integer|ERR increment or decrement would overflow)/;
 
-/** The scripts' own refusal (lua/key-check.lua): "WRONGTYPE dlock KEYS[i] <kind>". */
+/** The scripts' own refusal (lua/common.lua): "WRONGTYPE dlock KEYS[i] <kind>". */
 const REFUSED = /^WRONGTYPE dlock KEYS\[(\d+)\] (\w+)/;
 
 export function isWrongValue(error: unknown): boolean {

@@ -1,14 +1,12 @@
 // Read a lock's state on one instance without changing it (status, spinner, reentrancy).
 
-import { hostname } from 'node:os';
-import { AnsweredError, type Instance } from '../client/client.js';
+import { AnsweredError } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { INSPECT_MAX_BYTES } from './limits.js';
 import { PLACE_LEASE_MS } from './limits.js';
 import { parseForceReleaseReply, parseInspectReply, type InspectReply } from './replies.js';
 import { FORCE_RELEASE, INSPECT, LINE_LIB_CALLS } from './scripts.js';
-import { type Holder } from '../../../backend/holder.js';
 
 /** `holder`: the exclusive holder or the first of several; `counter`: the last token issued here ("0" if none yet). */
 export type LockState = InspectReply;
@@ -21,13 +19,8 @@ export const inspectScript = defineScript({
   keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo],
   args: () => [],
   parse: parseInspectReply,
+  explain: tooLarge,
 });
-
-export async function inspectOn(instance: Instance, keys: LockKeys, timeoutMs: number): Promise<LockState> {
-  return inspectScript.run(instance.client, keys, undefined, timeoutMs).catch((error: unknown) => {
-    throw tooLarge(error, keys) ?? error;
-  });
-}
 
 /** The script's refusal to send a forged lock of more than INSPECT_MAX_BYTES, in dlock's words. */
 function tooLarge(error: unknown, keys: LockKeys): AnsweredError | undefined {
@@ -49,7 +42,11 @@ export interface ForceReleaseInput {
   pid: number;
 }
 
-/** lua/force-release.lua: remove the holders whoever they are (`release --force`). */
+/**
+ * lua/force-release.lua: take the lock from whoever holds it (`release --force`; with `slot`, only
+ * that holder of --slots); replies whom it removed. `now`: delete; else keep each removed hold
+ * closed until its lease runs out.
+ */
 export const forceReleaseScript = defineScript({
   name: 'force-release',
   lua: FORCE_RELEASE,
@@ -65,20 +62,3 @@ export const forceReleaseScript = defineScript({
   ],
   parse: parseForceReleaseReply,
 });
-
-/**
- * Take the lock from whoever holds it (with `slot`, only that holder of --slots); returns whom
- * it removed. `now`: delete; else keep each removed hold closed until its lease runs out (see
- * lua/force-release.lua).
- */
-export async function forceReleaseOn(
-  instance: Instance,
-  keys: LockKeys,
-  timeoutMs: number,
-  now: boolean,
-  slot?: number,
-): Promise<{ holders: Holder[]; closedForMs: number; serverMs: number }> {
-  // Who forced it goes into the history.
-  const input = { now, slot, host: hostname(), pid: process.pid };
-  return forceReleaseScript.run(instance.client, keys, input, timeoutMs);
-}

@@ -1,25 +1,24 @@
 // The line on one instance: enter it (take the lock when our turn comes), leave it, and renew
 // one holder of --slots/--shared: the scripts that share lua/line-lib.lua.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { slotsOf, type HoldMode } from '../../../backend/mode.js';
-import { parseEnterReply, parseFlagReply, type EnterReply } from './replies.js';
+import { parseEnterReply, parseFlagReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
 import { PLACE_LEASE_MS } from './limits.js';
 import type { HolderMeta, HolderProgress } from '../../../backend/holder.js';
 
 export type { EnterReply } from './replies.js';
 
-export interface EnterOptions {
+/** What ENTER is asked (the script stamps `since_ms` on the server's clock). */
+export interface EnterInput {
   owner: string;
   ttlMs: number;
   meta: HolderMeta;
   mode: HoldMode;
   /** false: --no-wait (never queues). */
   join: boolean;
-  timeoutMs: number;
   /** How long this dlock has waited so far (recorded in the history). */
   waitedMs: number;
   /** --once-per window (0: none): turned away when a run succeeded within it. */
@@ -49,9 +48,6 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
   return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
 }
 
-/** What ENTER is asked: the options but the timeout (the script stamps `since_ms` on the server's clock). */
-export type EnterInput = Omit<EnterOptions, 'timeoutMs'>;
-
 /** lua/enter.lua: take the lock in line order, or keep (or get) a place in line. */
 export const enterScript = defineScript({
   name: 'enter',
@@ -75,11 +71,6 @@ export const enterScript = defineScript({
   parse: (reply, i) => parseEnterReply(reply, i.mode),
 });
 
-export async function enterOn(instance: Instance, keys: LockKeys, options: EnterOptions): Promise<EnterReply> {
-  const { timeoutMs, ...asked } = options;
-  return enterScript.run(instance.client, keys, asked, timeoutMs);
-}
-
 export interface LeaveInput {
   owner: string;
   /** The history entry to append ("busy": the wait ran out, "left": interrupted, "": none). */
@@ -87,7 +78,7 @@ export interface LeaveInput {
   waitedMs: number;
 }
 
-/** lua/leave.lua: give up a place in line, waking whoever may enter now. */
+/** lua/leave.lua: give up a place in line (a wait ran out or was interrupted), waking whoever may enter now. */
 export const leaveScript = defineScript({
   name: 'leave',
   lua: LEAVE,
@@ -97,21 +88,6 @@ export const leaveScript = defineScript({
   parse: (reply) => parseFlagReply('leave', reply),
 });
 
-/**
- * Give up a place in line (a wait ran out or was interrupted); wakes whoever may enter now.
- * `record`: the history entry to append ("busy": the wait ran out, "left": interrupted, "": none).
- */
-export async function leaveOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  timeoutMs: number,
-  record: 'busy' | 'left' | '' = '',
-  waitedMs = 0,
-): Promise<boolean> {
-  return leaveScript.run(instance.client, keys, { owner, record, waitedMs }, timeoutMs);
-}
-
 export interface ExtendHolderInput {
   owner: string;
   ttlMs: number;
@@ -119,7 +95,7 @@ export interface ExtendHolderInput {
   progress?: HolderProgress;
 }
 
-/** lua/extend-holder.lua: renew one holder of --slots/--shared. */
+/** lua/extend-holder.lua: renew one holder of --slots/--shared: true renewed, false no longer held. */
 export const extendHolderScript = defineScript({
   name: 'extend-holder',
   lua: EXTEND_HOLDER,
@@ -129,16 +105,3 @@ export const extendHolderScript = defineScript({
   parse: (reply) => parseFlagReply('extend', reply),
   evalFirst: true,
 });
-
-/** Renew one holder of --slots/--shared: true renewed, false no longer held. */
-export async function extendHolderOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  ttlMs: number,
-  timeoutMs: number,
-  record?: LossRecord,
-  progress?: HolderProgress,
-): Promise<boolean> {
-  return extendHolderScript.run(instance.client, keys, { owner, ttlMs, record, progress }, timeoutMs);
-}

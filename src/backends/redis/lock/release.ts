@@ -2,7 +2,6 @@
 // attempt; the retries (it is idempotent: a second delete by the same owner finds nothing) are
 // the caller's.
 
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
 import { parseReleaseReply } from './replies.js';
@@ -43,7 +42,7 @@ export interface ReleaseInput {
 export const releaseScript = defineScript({
   name: 'release',
   lua: RELEASE,
-  commands: [...LINE_LIB_CALLS, 'SET'],
+  commands: LINE_LIB_CALLS,
   keys: (k: LockKeys) => [k.lock, k.released, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
   args: ({ owner, notify, record, fence }: ReleaseInput, k) => [
     owner,
@@ -56,15 +55,3 @@ export const releaseScript = defineScript({
   ],
   parse: parseReleaseReply,
 });
-
-export async function releaseOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  timeoutMs: number,
-  notify = true,
-  record?: ReleaseRecord,
-  fence?: string,
-): Promise<ReleaseReply> {
-  return releaseScript.run(instance.client, keys, { owner, notify, record, fence }, timeoutMs);
-}

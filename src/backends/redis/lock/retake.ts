@@ -1,10 +1,9 @@
 // Redlock renewal: re-take the lock on an instance that lost it while a majority holds it.
 
 import { now } from '../../../clock.js';
-import type { Instance } from '../client/client.js';
 import { defineScript } from './define-script.js';
 import type { LockKeys } from './keys.js';
-import { KEY_CHECK_CALLS, RETAKE } from './scripts.js';
+import { COMMON_CALLS, RETAKE } from './scripts.js';
 import { type HolderMeta } from '../../../backend/holder.js';
 
 /** What a re-created hash carries: the held token and the holder's metadata. */
@@ -27,11 +26,14 @@ export interface RetakeInput {
   held: HeldLock;
 }
 
-/** lua/retake.lua: put our lock back where it was lost; true when it is ours there now. */
+/**
+ * lua/retake.lua: put our lock back where it was lost. true: ours there now; false: someone else's
+ * key is there (left alone). Throws on errors.
+ */
 export const retakeScript = defineScript({
   name: 'retake',
   lua: RETAKE,
-  commands: [...KEY_CHECK_CALLS, 'HGET', 'EXISTS', 'SET', 'TIME', 'HSET', 'PEXPIRE', 'DEL'],
+  commands: [...COMMON_CALLS, 'HGET', 'EXISTS'],
   keys: (k: LockKeys) => [k.lock, k.fence],
   args: ({ owner, leftMs, ttlMs, held }: RetakeInput) => [
     owner,
@@ -46,16 +48,3 @@ export const retakeScript = defineScript({
   // Anything but 1 is "not ours there" (the caller counts it as a lost instance).
   parse: (reply) => reply === 1,
 });
-
-/** true: ours there now; false: someone else's key is there (left alone). Throws on errors. */
-export async function retakeOn(
-  instance: Instance,
-  keys: LockKeys,
-  owner: string,
-  leftMs: number,
-  ttlMs: number,
-  held: HeldLock,
-  timeoutMs: number,
-): Promise<boolean> {
-  return retakeScript.run(instance.client, keys, { owner, leftMs, ttlMs, held }, timeoutMs);
-}

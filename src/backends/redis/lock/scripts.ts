@@ -1,6 +1,6 @@
 // The Lua scripts as sent to Redis: each file of lua/ (bundled as text) with the shared Lua it
 // uses prefixed. Each script takes every key it touches in KEYS (Cluster-safe), checks their types
-// before it writes (key-check.lua: an error reply means nothing changed), compares the owner token
+// before it writes (common.lua: an error reply means nothing changed), compares the owner token
 // before it writes, and returns counters as strings (64-bit safe). Every string exported here is
 // a script: scripts/build.mjs makes their SHA-1s (the EVALSHA names) at build time.
 
@@ -12,12 +12,12 @@ import {
   WAIT_BUCKETS_MS,
 } from './limits.js';
 import acquire from './lua/acquire.lua';
+import common from './lua/common.lua';
 import enter from './lua/enter.lua';
 import extendHolder from './lua/extend-holder.lua';
 import extend from './lua/extend.lua';
 import forceRelease from './lua/force-release.lua';
 import inspect from './lua/inspect.lua';
-import keyCheck from './lua/key-check.lua';
 import leave from './lua/leave.lua';
 import lineLib from './lua/line-lib.lua';
 import raiseFence from './lua/raise-fence.lua';
@@ -52,22 +52,25 @@ const LIMITS =
   `${INSPECT_MAX_BYTES}\n` +
   `local WAIT_BUCKETS_MS, HOLD_BUCKETS_MS, MAX_OBSERVED_MS = {${WAIT_BUCKETS_MS.join(', ')}}, ` +
   `{${HOLD_BUCKETS_MS.join(', ')}}, ${MAX_OBSERVED_MS}\n`;
-const KEY_CHECK = body(keyCheck);
+const COMMON = body(common);
 const TOTALS = body(totals);
-const LINE_LIB = LIMITS + KEY_CHECK + TOTALS + body(lineLib);
+const LINE_LIB = LIMITS + COMMON + TOTALS + body(lineLib);
 
-/** The commands key-check.lua calls: part of every script's `commands` (define-script.ts). */
-export const KEY_CHECK_CALLS = ['HEXISTS', 'ZCARD', 'GET'];
-/** The commands line-lib.lua calls (key-check.lua's included): part of its scripts' `commands`. */
+/**
+ * The commands common.lua calls (check_keys, clock, raise_counter, write_holder): part of every
+ * script's `commands` (define-script.ts), since every script carries them.
+ */
+export const COMMON_CALLS = ['HEXISTS', 'ZCARD', 'GET', 'TIME', 'SET', 'HSET', 'PEXPIRE', 'DEL'];
+/** The commands line-lib.lua and totals.lua call (common.lua's included): part of their scripts' `commands`. */
 export const LINE_LIB_CALLS = [
-  ...KEY_CHECK_CALLS,
-  ...'TIME HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE DEL PEXPIRE EXISTS XADD PUBLISH PTTL HINCRBY HSET'.split(' '),
+  ...COMMON_CALLS,
+  ...'HGET ZREM HDEL ZRANGEBYSCORE ZRANGE ZSCORE EXISTS XADD PUBLISH PTTL HINCRBY'.split(' '),
 ];
 
-export const ACQUIRE = KEY_CHECK + body(acquire);
-export const EXTEND = LIMITS + KEY_CHECK + TOTALS + body(extend);
-export const RETAKE = KEY_CHECK + body(retake);
-export const RAISE_FENCE = KEY_CHECK + body(raiseFence);
+export const ACQUIRE = COMMON + body(acquire);
+export const EXTEND = LIMITS + COMMON + TOTALS + body(extend);
+export const RETAKE = COMMON + body(retake);
+export const RAISE_FENCE = COMMON + body(raiseFence);
 export const ENTER = LINE_LIB + body(enter);
 export const EXTEND_HOLDER = LINE_LIB + body(extendHolder);
 export const LEAVE = LINE_LIB + body(leave);

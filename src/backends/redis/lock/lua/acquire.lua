@@ -1,4 +1,4 @@
--- acquire.lua: take a free lock (exclusive; Redlock's per-instance step). Prefixed with key-check.lua.
+-- acquire.lua: take a free lock (exclusive; Redlock's per-instance step). Prefixed with common.lua.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  fence counter
@@ -23,17 +23,10 @@ end
 if owner or redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1]), owner or ''}
 end
-local t = redis.call('TIME')
-local since = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local since = tostring(clock())
 redis.call('INCR', KEYS[2])
 local fence = redis.call('GET', KEYS[2])
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
+local failed = write_holder(KEYS[1], ARGV[2], 'owner', ARGV[1], 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
   'cmd', ARGV[5], 'since_ms', since, 'ttl_ms', ARGV[2])
--- A script stopped half-way keeps its writes: never leave a lock without an expiry behind
--- (e.g. an ACL that denies PEXPIRE). Undo the hash and pass the error on.
-local expired = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
-if type(expired) == 'table' and expired.err then
-  redis.pcall('DEL', KEYS[1])
-  return expired
-end
+if failed then return failed end
 return {1, fence}

@@ -113,13 +113,9 @@ local function take()
   redis.call('INCR', F)
   local fence = redis.call('GET', F)
   if mode == 'exclusive' then
-    redis.call('HSET', L, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
+    local failed = write_holder(L, ttl, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
       'cmd', ARGV[5], 'since_ms', tostring(now), 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
-    local expired = redis.pcall('PEXPIRE', L, ttl)
-    if type(expired) == 'table' and expired.err then
-      redis.pcall('DEL', L)
-      return expired
-    end
+    if failed then return failed end
     record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
     return {1, fence, -1}
   end

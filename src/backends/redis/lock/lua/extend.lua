@@ -1,5 +1,5 @@
 -- extend.lua: renew the lease while the owner still matches; never re-creates a lock.
--- Prefixed with key-check.lua, HISTORY_MAX (scripts.ts) and totals.lua.
+-- Prefixed with common.lua, HISTORY_MAX (scripts.ts) and totals.lua.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  history stream (scripts.ts, HISTORY)
@@ -26,8 +26,7 @@ if owner == ARGV[1] then
   if ARGV[8] and ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'max_hold_ms', ARGV[8]) end
   local age = tonumber(ARGV[9])
   if age then
-    local t = redis.call('TIME')
-    local beat = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - math.max(0, age)
+    local beat = clock() - math.max(0, age)
     redis.call('HSET', KEYS[1], 'beat_ms', tostring(beat))
   end
   return 1

@@ -1,4 +1,4 @@
--- line-lib.lua: the functions of the line, prefixed (after key-check.lua and HISTORY_MAX,
+-- line-lib.lua: the functions of the line, prefixed (after common.lua and HISTORY_MAX,
 -- PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES: scripts.ts) to enter, extend-holder, leave, release,
 -- inspect and force-release.
 --
@@ -18,10 +18,6 @@
 -- every field read back is decoded with pcall and defaulted.
 -- A key `release --force` closed (see closure) admits nobody, of any kind, until it opens.
 
-local function clock()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 local function decoded(raw)
   if type(raw) ~= 'string' then return {} end
   local ok, value = pcall(cjson.decode, raw)

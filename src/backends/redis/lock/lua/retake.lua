@@ -1,7 +1,7 @@
 -- retake.lua: Redlock renewal only: put our lock back on an instance that lost it (e.g. restarted
 -- without persistence) while a majority of the other instances still holds it for us. The caller
 -- runs it only after a renewal that a majority confirmed, within its validity.
--- Prefixed with key-check.lua.
+-- Prefixed with common.lua.
 --
 -- KEYS[1]  lock hash
 -- KEYS[2]  fence counter
@@ -28,18 +28,9 @@ end
 if owner or redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-local current = redis.call('GET', KEYS[2]) or '0'
-if #current < #ARGV[3] or (#current == #ARGV[3] and current < ARGV[3]) then
-  redis.call('SET', KEYS[2], ARGV[3])
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local since = tostring(now - math.max(0, tonumber(ARGV[7]) or 0))
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', ARGV[3], 'host', ARGV[4], 'pid', ARGV[5],
+raise_counter(KEYS[2], ARGV[3])
+local since = tostring(clock() - math.max(0, tonumber(ARGV[7]) or 0))
+local failed = write_holder(KEYS[1], ARGV[2], 'owner', ARGV[1], 'fence', ARGV[3], 'host', ARGV[4], 'pid', ARGV[5],
   'cmd', ARGV[6], 'since_ms', since, 'ttl_ms', ARGV[8])
-local expired = redis.pcall('PEXPIRE', KEYS[1], ARGV[2])
-if type(expired) == 'table' and expired.err then
-  redis.pcall('DEL', KEYS[1])
-  return expired
-end
+if failed then return failed end
 return 1

@@ -1,5 +1,5 @@
 -- totals.lua: a key's counts for all time (dlock metrics' counters), in the hash KEYS' totals
--- (keys.ts; same hash tag, never expires, never deleted by dlock). Prefixed with LIMITS.
+-- (keys.ts; same hash tag, never expires, never deleted by dlock). Prefixed with LIMITS and common.lua.
 -- tally(T, event, field, value, ...) is called with each history entry (line-lib's record, extend.lua)
 -- and adds to it with HINCRBY, best effort as the history is: a write the server refuses (an ACL
 -- without +hincrby, a foreign key there, a forged field that is not an integer) changes nothing
@@ -45,8 +45,7 @@ local function tally(T, event, ...)
     redis.pcall('HINCRBY', T, 'released:' .. class, 1)
     observe(T, 'hold', f.held_ms, HOLD_BUCKETS_MS)
     if class == 'ok' then
-      local t = redis.call('TIME')
-      redis.pcall('HSET', T, 'last_success_ms', tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)))
+      redis.pcall('HSET', T, 'last_success_ms', tostring(clock()))
     end
   elseif event == 'busy' then
     redis.pcall('HINCRBY', T, 'turned_away:' .. one_of(f.why, {'held', 'line', 'wait'}), 1)
