@@ -7,13 +7,29 @@
 
 import type { Capabilities } from './capabilities.js';
 import type { ServerClock } from './clock.js';
-import type { Connection } from './connection.js';
 import type { DoctorOptions, DoctorReport } from './doctor.js';
 import type { MemberFailure } from './failure.js';
 import type { HistoryEvent } from './history.js';
 import type { DoneMark, Holder, HolderMeta, HolderProgress, Waiter } from './holder.js';
 import type { HolderKind, HoldMode } from './mode.js';
 import type { Totals } from './totals.js';
+
+/** The backends dlock has: a connection's `store` names the one that opens it (open.ts). */
+export type StoreName = 'redis';
+
+/**
+ * A configured store, as the layers above see it: which backend, what it can do, the key prefix,
+ * the passwords to mask. Each backend's connection extends it with what only it reads (the Redis
+ * backend's targets), built by its own connection.ts and opened by its own entry.
+ */
+export interface Connection {
+  store: StoreName;
+  caps: Capabilities;
+  prefix: string;
+  connectTimeoutMs: number;
+  /** The passwords given, for the output to mask. */
+  secrets: string[];
+}
 
 /** What a backend's entry module gives (open.ts imports it when a command opens the store). */
 export interface BackendModule {

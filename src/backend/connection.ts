@@ -1,21 +1,24 @@
 // Which store a connection reaches, and how config builds one: every command's first step, so
 // only the backends' light connection modules are imported here (their engines load in open.ts).
 
-import {
-  redisConnection,
-  splitUrls,
-  type RedisConnection,
-  type RedisConnectionInput,
-} from '../backends/redis/connection.js';
+import type { Connection, StoreName } from './backend.js';
+import { redisConnection, splitUrls, type RedisConnectionInput } from '../backends/redis/connection.js';
 
-/** A configured store: its `store` names the backend that opens it; `caps` says what it can do. */
-export type Connection = RedisConnection;
+export type { Connection } from './backend.js';
 
 export type ConnectionInput = RedisConnectionInput;
 
-/** The connection the URLs name (today every URL is a Redis one). */
+/** The connection the URLs name: the backend is chosen by the first URL's scheme. */
 export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
-  return redisConnection(input);
+  switch (storeOf(input.urls[0] ?? '')) {
+    case 'redis':
+      return redisConnection(input);
+  }
+}
+
+/** The backend a URL's scheme names: Redis takes every scheme no other backend claims (its parser words the error). */
+function storeOf(_url: string): StoreName {
+  return 'redis';
 }
 
 /** The URLs of an environment variable that lists several. */

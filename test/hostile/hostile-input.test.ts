@@ -12,7 +12,9 @@ import {
   runConfig,
   validateKey,
   type RawOptions,
+  type RunConfig,
 } from '../../src/config/index.js';
+import type { RedisConnection } from '../../src/backends/redis/connection.js';
 import { parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
 import { keyFromLockName, lockKeys } from '../../src/backends/redis/lock/keys.js';
@@ -295,7 +297,8 @@ describe('in-process: src/config/ over thousands of inputs', () => {
         const url = fromEnv ? 'redis://127.0.0.1:6379' : `redis://:${encodeURIComponent(pw)}@127.0.0.1:6379`;
         const env = fromEnv ? { DLOCK_REDIS_PASSWORD: pw } : {};
         const placed = [pw, `--password=${pw}`, `redis://me:${encodeURIComponent(pw)}@h:1/0`];
-        const config = runConfig('k', ['cmd', ...command, ...placed], { redis: [url] }, env);
+        const config = runConfig('k', ['cmd', ...command, ...placed], { redis: [url] }, env) as RedisConnection &
+          RunConfig;
         expect(config.targets[0].password).toBe(pw);
         expect(config.holderCmd).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u);
         expect([...config.holderCmd].length).toBeLessThanOrEqual(256);

@@ -6,7 +6,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { runConfig } from '../../src/config/index.js';
+import { runConfig, type RunConfig } from '../../src/config/index.js';
+import type { RedisConnection } from '../../src/backends/redis/connection.js';
 import { UsageError } from '../../src/errors.js';
 import { parseRedisUrl, splitRedisUrls } from '../../src/backends/redis/client/url.js';
 import { childEnv, events, hold, killLeftovers, onlyEvent, removeTempDirs, tempDir } from '../fixtures/observe.js';
@@ -158,7 +159,7 @@ describe('redis+sentinel:// URLs (no server)', () => {
       ['deploy', `--token=${SENTINEL_PASSWORD}`, PASSWORD],
       { redis: ['redis+sentinel://s1,s2/m', 'redis://plain:6379'] },
       { DLOCK_SENTINEL_PASSWORD: SENTINEL_PASSWORD, DLOCK_REDIS_PASSWORD: PASSWORD },
-    );
+    ) as RunConfig & RedisConnection;
     expect(config.targets[0]).toMatchObject({
       kind: 'sentinel',
       password: PASSWORD,

@@ -19,9 +19,11 @@ import {
   type RunConfig,
 } from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
+import type { RedisConnection } from '../../src/backends/redis/connection.js';
 
-const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']): RunConfig =>
-  runConfig(key, command, raw, env);
+/** The run's config, with the Redis backend's own part of the connection (its targets) in view. */
+const config = (raw: RawOptions = {}, env: Env = {}, key = 'job', command = ['./job.sh']) =>
+  runConfig(key, command, raw, env) as RunConfig & RedisConnection;
 
 /** The usage error runConfig throws (failing the test when it throws nothing or something else). */
 function usageError(run: () => unknown): UsageError {

@@ -3,6 +3,7 @@
 // gathered. Light on purpose: config builds it on every command, before anything connects.
 
 import { badOption } from '../../errors.js';
+import type { Connection } from '../../backend/backend.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { readTlsFiles, type TlsPaths } from './client/tls.js';
 import type { RedisTarget } from './client/target.js';
@@ -10,14 +11,10 @@ import { parseRedisUrl, splitRedisUrls } from './client/url.js';
 import { quorumSize } from './quorum.js';
 import { PLACE_LEASE_MS, POLL_CAP_MS } from './lock/limits.js';
 
-export interface RedisConnection {
+/** A Redis connection: what every backend's has, and the targets only this backend reads. */
+export interface RedisConnection extends Connection {
   store: 'redis';
   targets: RedisTarget[];
-  caps: Capabilities;
-  prefix: string;
-  connectTimeoutMs: number;
-  /** The passwords given, for the output to mask. */
-  secrets: string[];
 }
 
 /** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
