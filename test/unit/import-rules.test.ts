@@ -78,8 +78,8 @@ const BREAKS = [
   },
   {
     rule: 'above-not-into-engines',
-    why: "a command other than doctor imports doctor's engine module (the exception is that one file)",
-    file: 'src/commands/status.ts',
+    why: "the doctor command imports the Redis engine's doctor module (it goes through the face, backendModule)",
+    file: 'src/commands/doctor.ts',
     line: "import '../backends/redis/doctor/checks.js';",
     to: 'src/backends/redis/doctor/checks.ts',
   },
