@@ -236,8 +236,11 @@ export interface LockListing {
 export type HistoryRead = { events: HistoryEvent[] } | { failure: MemberFailure };
 export type TotalsRead = { totals: Totals } | { failure: MemberFailure };
 
-/** A holder release --force removed, how long its key stays closed, and the clock at the removal. */
-export type RemovedHolder = Holder & { closedForMs: number; clock: ServerClock };
+/**
+ * A holder release --force removed, how long its key stays closed, and the store's clock at the removal
+ * (undefined where the store has none: etcd's replies carry no time).
+ */
+export type RemovedHolder = Holder & { closedForMs: number; clock?: ServerClock };
 
 export interface ForceRelease {
   removed: RemovedHolder[];
