@@ -67,6 +67,11 @@ export interface LockHandle {
   readonly key: string;
   /** The owner token (DLOCK_TOKEN): a nested dlock on the same key runs under it. */
   readonly owner: string;
+  /**
+   * The lease the hold runs on, which renewals restore and deadlines count from: never less than was
+   * asked. A store may apply more (etcd: whole seconds, at least its minimum, ~2 s), and then says so
+   * here once `obtain` has it; whoever reads it after obtain reads the lease the store applied.
+   */
   readonly ttlMs: number;
   readonly mode: HoldMode;
   readonly caps: Capabilities;
@@ -116,8 +121,10 @@ export interface ObtainOptions {
 
 export type Obtained = {
   kind: 'acquired';
+  /** The fencing token: a decimal integer, increasing from holder to holder (may exceed 2^53: compare as BigInt). */
   fence: string;
   slot?: number;
+  /** Monotonic ms the lease counts from: sent no later than the request that last set it (a wait's renewals too). */
   startedAt: number;
   waitedMs: number;
   /** The members that did not take part (a quorum did). */
@@ -252,8 +259,11 @@ export interface LockListing {
 export type HistoryRead = { events: HistoryEvent[] } | { failure: MemberFailure };
 export type TotalsRead = { totals: Totals } | { failure: MemberFailure };
 
-/** A holder release --force removed, how long its key stays closed, and the clock at the removal. */
-export type RemovedHolder = Holder & { closedForMs: number; clock: ServerClock };
+/**
+ * A holder release --force removed, how long its key stays closed, and the store's clock at the removal
+ * (undefined where the store has none: etcd's replies carry no time).
+ */
+export type RemovedHolder = Holder & { closedForMs: number; clock?: ServerClock };
 
 export interface ForceRelease {
   removed: RemovedHolder[];

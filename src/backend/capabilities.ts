@@ -13,7 +13,10 @@ export interface Capabilities {
   readonly full: string;
   /** Its members, for messages ("Redis instances"), and how status --json names one's view ("redis"). */
   readonly members: { noun: string; field: string };
-  /** How many members are configured, and how many must agree (a quorum of independent members; 1 of 1 alone). */
+  /**
+   * How many independent members vote, and how many must agree (a Redlock quorum; 1 of 1 for one store,
+   * however many endpoints reach it: a Sentinel's, a Cluster's, an etcd cluster's, which agrees by itself).
+   */
   readonly total: number;
   readonly quorum: number;
   /** A FIFO line of waiters. */

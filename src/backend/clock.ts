@@ -1,10 +1,12 @@
-// The Redis server's clock as a read saw it: what every age dlock shows counts to, so that a
-// reader's wrong wall clock (or a holder's: the scripts stamp times with TIME) never shows.
+// The store's clock as a read saw it: what every age dlock shows counts to, so that a reader's
+// wrong wall clock (or a holder's: the Redis scripts stamp times with TIME) never shows. A store
+// whose replies carry no time (etcd: its holders stamp their own clocks) gives no ServerClock, and
+// the ages count on this host's wall clock (serverNow), never on a clock made up to fill the field.
 
 import { now } from '../clock.js';
 
 export interface ServerClock {
-  /** The server's time (TIME) in the read's reply, ms. */
+  /** The server's time in the read's reply, ms (the Redis backend: TIME). */
   serverMs: number;
   /** This host's monotonic ms (clock.ts `now()`) when the reply came. */
   readAt: number;

@@ -19,7 +19,8 @@ export interface HolderMeta {
 /** What every holder has, whatever its kind. */
 export interface HolderFields {
   /**
-   * The owner token; "" when nobody owns the hold: closed by `release --force`, or not dlock's. Never shown, never cut.
+   * The owner token; "" when no dlock owns the hold: closed by `release --force` (see isClosed), or not dlock's.
+   * Never shown, never cut.
    */
   owner: string;
   fence: string;
@@ -82,6 +83,15 @@ export interface DoneMark {
 export interface HolderProgress {
   maxHoldMs?: number;
   beatAgeMs?: number;
+}
+
+/**
+ * Closed by release --force: nobody holds it, and nobody enters until its lease ends. Told by when it
+ * was closed, not by its owner: a store's own holder has no dlock owner either (etcdctl lock's key
+ * carries no details) and holds the lock.
+ */
+export function isClosed(holder: Pick<Holder, 'forcedMs'>): boolean {
+  return holder.forcedMs > 0;
 }
 
 /** The pid as a number, or undefined when the hash holds something else. */

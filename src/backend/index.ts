@@ -36,6 +36,7 @@ export { newOwnerToken } from './owner.js';
 // The vocabulary: holder kinds, holders and waiters, failures, clocks, history, counts.
 export { MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js';
 export {
+  isClosed,
   MAX_SLOTS,
   pidNumber,
   type DoneMark,

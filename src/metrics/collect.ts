@@ -7,10 +7,11 @@ import {
   failureText,
   HISTORY_MAX,
   type HoldMode,
+  isClosed,
   MODES,
   openBackend,
-  slotsOf,
   type ServerClock,
+  slotsOf,
   type Totals,
   type UnreadableLock,
 } from '../backend/index.js';
@@ -75,7 +76,7 @@ export async function collectLocks(
         continue;
       }
       const all = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
-      const closed = all.filter((holder) => holder.owner === '').length;
+      const closed = all.filter(isClosed).length;
       const holders = all.length - closed;
       const history = await lock.history(HISTORY_MAX);
       if (history && 'failure' in history) unreadable.push({ key, error: `history: ${failureText(history.failure)}` });

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { formatDuration } from '../duration.js';
 import { NO_KEEPER_CMD } from '../holder-cmd.js';
-import { type Holder, pidNumber } from '../backend/index.js';
+import { type Holder, isClosed, pidNumber } from '../backend/index.js';
 import { printable } from '../untrusted.js';
 import { isRunning } from '../pid.js';
 
@@ -59,7 +59,7 @@ export function noKeeperText(holder: Holder, pttlMs: number | undefined): string
   if (pttlMs === undefined) return what;
   if (pttlMs < 0) return `${what}${expiryText(pttlMs)}`;
   // Closed by release --force: nobody owns it, so nobody can renew it.
-  const unless = holder.owner === '' ? '' : ' unless dlock renew extends it';
+  const unless = isClosed(holder) ? '' : ' unless dlock renew extends it';
   return `${what}; it expires in ${formatDuration(pttlMs)}${unless}`;
 }
 

@@ -3,7 +3,7 @@
 
 import { formatDuration } from '../duration.js';
 import { now } from '../clock.js';
-import { type Holder, MODES, serverNow, slotsOf } from '../backend/index.js';
+import { type Holder, isClosed, MODES, serverNow, slotsOf } from '../backend/index.js';
 import type { HolderSnapshot } from './snapshot.js';
 import { printable } from '../untrusted.js';
 import { isNoKeeper, processText } from './dead-pid.js';
@@ -39,7 +39,6 @@ export function describeSnapshot(snapshot: HolderSnapshot, at: number = now()): 
   const what = MODES[others.mode.kind].taken(slotsOf(others.mode), others.count);
   const left = pttl === undefined ? 'unknown' : formatDuration(pttl);
   // Closed by release --force: no holder of any kind enters until that lease ends (snapshotOf shows it).
-  const when =
-    snapshot.holder.owner === '' ? `closed to new holders for ${left} more` : `the next lease ends in ${left}`;
+  const when = isClosed(snapshot.holder) ? `closed to new holders for ${left} more` : `the next lease ends in ${left}`;
   return `${what}, ${when} ` + `(${describeHolder(snapshot.holder, undefined, nowMs)})${waiting}`;
 }

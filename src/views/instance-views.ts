@@ -1,6 +1,14 @@
 // What status shows of a holder, a waiter and an instance's view (JSON).
 
-import { type Capabilities, type Holder, type MemberView, MODES, pidNumber, type Waiter } from '../backend/index.js';
+import {
+  type Capabilities,
+  type Holder,
+  isClosed,
+  type MemberView,
+  MODES,
+  pidNumber,
+  type Waiter,
+} from '../backend/index.js';
 import { processFields } from './dead-pid.js';
 
 /**
@@ -23,7 +31,7 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     fence: holder.fence,
     ...(holder.maxHoldMs === undefined ? {} : { max_hold_ms: holder.maxHoldMs }),
     ...(holder.beatMs === undefined ? {} : { last_heartbeat_ms: holder.beatMs }),
-    ...(holder.owner === '' ? { closed: true } : {}),
+    ...(isClosed(holder) ? { closed: true } : {}),
   };
 }
 
@@ -44,7 +52,7 @@ export function publicWaiter(waiter: Waiter, place: number) {
  * The member is named under the store's own word (the Redis backend's: `redis`).
  */
 export function publicView(v: MemberView, caps: Pick<Capabilities, 'members'>) {
-  const closed = v.holder?.owner === '';
+  const closed = v.holder !== undefined && isClosed(v.holder);
   return {
     [caps.members.field]: v.label,
     held: v.held && !closed,

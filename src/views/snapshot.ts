@@ -2,7 +2,15 @@
 // lock: the holder seen on the most members (a quorum's), or, for --slots/--shared, the one
 // whose lease ends first.
 
-import { clockAt, type Holder, type HoldMode, type LockRead, MODES, type ServerClock } from '../backend/index.js';
+import {
+  clockAt,
+  type Holder,
+  type HoldMode,
+  isClosed,
+  type LockRead,
+  MODES,
+  type ServerClock,
+} from '../backend/index.js';
 
 export interface HolderSnapshot {
   holder: Holder;
@@ -41,7 +49,7 @@ export function snapshotOf({ members, state }: LockRead): HolderSnapshot | undef
   if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0) {
     // The holder whose lease ends first: its slot is the next to come free. But while release --force
     // keeps the key closed, the closed hold whose lease ends last: nobody enters before it ends.
-    const closed = state.holders.filter((holder) => holder.owner === '');
+    const closed = state.holders.filter(isClosed);
     const first = closed.length
       ? [...closed].sort((a, b) => (b.ttlLeftMs ?? Infinity) - (a.ttlLeftMs ?? Infinity))[0]
       : [...state.holders].sort((a, b) => (a.ttlLeftMs ?? Infinity) - (b.ttlLeftMs ?? Infinity))[0];

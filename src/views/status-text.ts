@@ -6,13 +6,14 @@ import { formatDuration } from '../duration.js';
 import {
   type Capabilities,
   type Holder,
+  isClosed,
   type ListedLock,
   type LockRead,
   type LockState,
   type MemberView,
   MODES,
-  serverNow,
   type ServerClock,
+  serverNow,
   slotsOf,
   type UnreadableLock,
 } from '../backend/index.js';
@@ -30,7 +31,7 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
       ? 'unknown'
       : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
   const lines = [
-    `${printable(key)}: ${holder.owner === '' ? 'closed by release --force until this lease runs out' : 'held'}`,
+    `${printable(key)}: ${isClosed(holder) ? 'closed by release --force until this lease runs out' : 'held'}`,
     `  host     ${printable(holder.host)}`,
     `  pid      ${pidShown(holder)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
@@ -63,7 +64,7 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
   const { mode, holders } = state;
   const kind = MODES[mode.kind];
   // Closed by release --force: no holder of any kind enters until the last closed lease ends.
-  const closedMs = Math.max(-1, ...holders.filter((h) => h.owner === '').map((h) => h.ttlLeftMs ?? -1));
+  const closedMs = Math.max(-1, ...holders.filter(isClosed).map((h) => h.ttlLeftMs ?? -1));
   const closed = closedMs >= 0 ? `; closed to new holders by release --force for ${formatDuration(closedMs)} more` : '';
   const title = `${printable(key)}: ${kind.heldBy(slotsOf(mode), holders.length)}${closed}`;
   const cells = [[kind.slotted ? 'SLOT' : 'MODE', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
@@ -75,7 +76,7 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
       holder.sinceMs === undefined ? 'unknown' : formatDuration(nowMs - holder.sinceMs),
       holder.ttlLeftMs === undefined
         ? 'unknown'
-        : `${formatDuration(holder.ttlLeftMs)}${holder.owner === '' ? ' (closed by release --force)' : ''}`,
+        : `${formatDuration(holder.ttlLeftMs)}${isClosed(holder) ? ' (closed by release --force)' : ''}`,
       printable(holder.fence),
       printable(holder.cmd),
     ]),
@@ -129,8 +130,8 @@ export function keyJson(key: string, { members, verdict, agreed, state }: LockRe
   const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
   // A hold closed by release --force (owner "") is nobody's: held means someone else holds it,
   // as dlock_lock_held says; closed that the key admits nobody until the closed lease ends.
-  const closed = holders.some((holder) => holder.owner === '');
-  const someone = holders.some((holder) => holder.owner !== '');
+  const closed = holders.some(isClosed);
+  const someone = holders.some((holder) => !isClosed(holder));
   const held = verdict === 'unknown' ? null : verdict === 'held' && someone;
   return `${toJson({
     key,
@@ -167,7 +168,7 @@ export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): stri
  */
 export function listText(held: ListedLock[], unreadable: UnreadableLock[]): string {
   const closed = (holder: Holder, tag?: string) =>
-    holder.owner === '' ? [tag, CLOSED_TAG].filter(Boolean).join(', ') : tag;
+    isClosed(holder) ? [tag, CLOSED_TAG].filter(Boolean).join(', ') : tag;
   const perHolder = held.flatMap(({ key, holder, ttlMs, all, clock }) =>
     all && all.length > 0 && MODES[all[0].kind].holderTag(all[0].slot) !== undefined
       ? all.map((h) => ({
