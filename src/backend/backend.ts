@@ -6,7 +6,7 @@
 // Conn, redis-semaphore's abstract lock.
 
 import type { Capabilities } from './capabilities.js';
-import type { ServerClock } from './clock.js';
+import type { StoreClock } from './clock.js';
 import type { DoctorOptions, DoctorReport } from './doctor.js';
 import type { MemberFailure } from './failure.js';
 import type { HistoryEvent } from './history.js';
@@ -218,7 +218,7 @@ export interface MemberView {
   /** Why it did not answer. */
   failure?: MemberFailure;
   /** Its clock at the read: what the ages of its holders and waiters count to. */
-  clock?: ServerClock;
+  clock?: StoreClock;
 }
 
 export interface LockRead {
@@ -230,7 +230,7 @@ export interface LockRead {
   /** Each member's view, in the order they were configured. */
   members: MemberView[];
   /** A clock from the read (undefined when nobody answered). */
-  clock?: ServerClock;
+  clock?: StoreClock;
 }
 
 /** A lock a quorum holds: its (first) holder, its TTL left; where the store sees it whole, every holder, the line. */
@@ -240,7 +240,7 @@ export interface ListedLock {
   ttlMs: number;
   all?: Holder[];
   waiting?: number;
-  clock?: ServerClock;
+  clock?: StoreClock;
 }
 
 /** A lock that could not be read, and why. */
@@ -263,7 +263,7 @@ export type TotalsRead = { totals: Totals } | { failure: MemberFailure };
  * A holder release --force removed, how long its key stays closed, and the store's clock at the removal
  * (undefined where the store has none: etcd's replies carry no time).
  */
-export type RemovedHolder = Holder & { closedForMs: number; clock?: ServerClock };
+export type RemovedHolder = Holder & { closedForMs: number; clock?: StoreClock };
 
 export interface ForceRelease {
   removed: RemovedHolder[];

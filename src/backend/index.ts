@@ -46,7 +46,7 @@ export {
   type Waiter,
 } from './holder.js';
 export { failureLine, failureText, retryableFailure, unavailable, unreadable, type MemberFailure } from './failure.js';
-export { clockAt, serverNow, type ServerClock } from './clock.js';
+export { clockAt, storeNow, type StoreClock } from './clock.js';
 export {
   eventName,
   HISTORY_MAX,

@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import type { MetricsConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import { serverNow } from '../backend/index.js';
+import { storeNow } from '../backend/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { unreadableSummary } from '../views/status-text.js';
@@ -32,7 +32,7 @@ export async function metrics({ config, keys, only, output }: MetricsConfig, out
     try {
       const collection = await collectLocks(config, keys, { only });
       // The age of the last success counts to the server's clock, which stamped it.
-      const registry = buildRegistry(collection, serverNow(collection.clock), Date.now(), origin);
+      const registry = buildRegistry(collection, storeNow(collection.clock), Date.now(), origin);
       const unreadable = collection.unreadable;
       if (output.kind === 'listen' && unreadable.length > 0)
         log.warn(

@@ -9,7 +9,7 @@
 import { formatDuration } from '../duration.js';
 import type { ConnectionConfig, Releaser } from '../config/index.js';
 import { LockLostError } from '../errors.js';
-import { failureText, isClosed, openBackend, serverNow, unavailable } from '../backend/index.js';
+import { failureText, isClosed, openBackend, storeNow, unavailable } from '../backend/index.js';
 import { Logger } from '../log.js';
 import { stdout, type Output } from '../output.js';
 import { printable } from '../untrusted.js';
@@ -54,7 +54,7 @@ export async function release(
       return 1;
     }
     for (const holder of removed) {
-      const held = describeHolder(holder, undefined, serverNow(holder.clock));
+      const held = describeHolder(holder, undefined, storeNow(holder.clock));
       const command = holder.cmd ? ` (command: ${printable(holder.cmd)})` : '';
       const what = isClosed(holder) ? held : `released the lock ${held}${command}`;
       const text = `${key}: ${what}${closedText(holder.closedForMs, Boolean(options.now))}`;

@@ -4,7 +4,7 @@
 
 import type { ConnectionConfig } from '../config/index.js';
 import { UnavailableError } from '../errors.js';
-import { type Backend, failureText, MODES, openBackend, serverNow, unavailable, unreadable } from '../backend/index.js';
+import { type Backend, failureText, MODES, openBackend, storeNow, unavailable, unreadable } from '../backend/index.js';
 import { stdout, type Output } from '../output.js';
 import {
   describe,
@@ -53,7 +53,7 @@ async function showKey(backend: Backend, key: string, options: StatusOptions, ou
     out.write(keyJson(key, read, caps));
   } else {
     // Ages count to the store's clock (the times were stamped on it), not this host's.
-    const nowMs = serverNow(read.clock);
+    const nowMs = storeNow(read.clock);
     if (state && MODES[state.mode.kind].manyHolders && state.holders.length > 0)
       out.write(describeHolders(key, state, nowMs));
     else out.write(agreed ? describe(key, agreed.holder!, agreed.ttlLeftMs ?? -1, nowMs) : `${key}: ${verdict}\n`);

@@ -8,7 +8,7 @@ import type { RunConfig } from '../config/index.js';
 import { formatDuration } from '../duration.js';
 import { notObtained, type NotObtainedError, UnavailableError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isClosed, type LockHandle, type MemberFailure, serverNow, slotsOf, unreadable } from '../backend/index.js';
+import { isClosed, type LockHandle, type MemberFailure, storeNow, slotsOf, unreadable } from '../backend/index.js';
 import { type HolderSnapshot, refusedOf, snapshotOf } from '../views/snapshot.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
@@ -111,7 +111,7 @@ export class WaitDisplay {
       ? 0
       : since === undefined
         ? undefined
-        : Math.max(0, serverNow(this.snapshot!.clock, now) - since);
+        : Math.max(0, storeNow(this.snapshot!.clock, now) - since);
     const ends = !holder
       ? 'command'
       : isClosed(holder) || pidAlive(holder) === false

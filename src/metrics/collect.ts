@@ -10,7 +10,7 @@ import {
   isClosed,
   MODES,
   openBackend,
-  type ServerClock,
+  type StoreClock,
   slotsOf,
   type Totals,
   type UnreadableLock,
@@ -47,7 +47,7 @@ export interface Collection {
   unreadable: UnreadableLock[];
   omitted: number;
   /** A server's clock from the reads (undefined when nothing was read): the history's times are on it. */
-  clock?: ServerClock;
+  clock?: StoreClock;
 }
 
 /** Read every held lock under the prefix (unless `only`) and each of `named`, at most MAX_KEYS of them. */

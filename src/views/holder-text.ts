@@ -3,7 +3,7 @@
 
 import { formatDuration } from '../duration.js';
 import { now } from '../clock.js';
-import { type Holder, isClosed, MODES, serverNow, slotsOf } from '../backend/index.js';
+import { type Holder, isClosed, MODES, storeNow, slotsOf } from '../backend/index.js';
 import type { HolderSnapshot } from './snapshot.js';
 import { printable } from '../untrusted.js';
 import { isNoKeeper, processText } from './dead-pid.js';
@@ -28,7 +28,7 @@ export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = 
 
 /** A snapshot as one line, aged to `at` (monotonic ms, clock.ts `now()`) on the server's clock. */
 export function describeSnapshot(snapshot: HolderSnapshot, at: number = now()): string {
-  const nowMs = serverNow(snapshot.clock, at);
+  const nowMs = storeNow(snapshot.clock, at);
   const pttl =
     snapshot.ttlLeftMs === undefined || snapshot.ttlLeftMs < 0
       ? snapshot.ttlLeftMs

@@ -9,14 +9,14 @@ import {
   isClosed,
   type LockRead,
   MODES,
-  type ServerClock,
+  type StoreClock,
 } from '../backend/index.js';
 
 export interface HolderSnapshot {
   holder: Holder;
   ttlLeftMs?: number;
   /** The store's clock at the read (its `readAt` ages the TTL left, its `serverMs` the holder's times). */
-  clock: ServerClock;
+  clock: StoreClock;
   /**
    * --slots/--shared: how many hold (the holder shown is the one whose lease ends first; while the
    * key is closed by release --force, the closed one whose lease ends last), and the mode.
@@ -33,7 +33,7 @@ export function refusedOf(read: LockRead) {
 
 /** The snapshot of a read; undefined when nobody holds the lock. */
 export function snapshotOf({ members, state }: LockRead): HolderSnapshot | undefined {
-  const seen = new Map<string, { count: number; holder: Holder; ttlLeftMs?: number; clock?: ServerClock }>();
+  const seen = new Map<string, { count: number; holder: Holder; ttlLeftMs?: number; clock?: StoreClock }>();
   for (const view of members) {
     if (!view.holder) continue;
     const entry = seen.get(view.holder.owner) ?? {

@@ -12,8 +12,8 @@ import {
   type LockState,
   type MemberView,
   MODES,
-  type ServerClock,
-  serverNow,
+  type StoreClock,
+  storeNow,
   slotsOf,
   type UnreadableLock,
 } from '../backend/index.js';
@@ -200,7 +200,7 @@ const CLOSED_TAG = 'closed by release --force';
 
 /** The list of held locks as a table; every key name and field is cut and escaped (they may be forged). */
 export function table(
-  rows: { key: string; holder: Holder; ttlMs: number; tag?: string; clock?: ServerClock }[],
+  rows: { key: string; holder: Holder; ttlMs: number; tag?: string; clock?: StoreClock }[],
   at: number = now(),
 ): string {
   const cells = [['KEY', 'HOST', 'PID', 'FOR', 'TTL LEFT', 'FENCE', 'COMMAND']].concat(
@@ -208,7 +208,7 @@ export function table(
       `${printable(cut(key))}${tag ? ` (${tag})` : ''}`,
       printable(holder.host),
       pidCell(holder),
-      holder.sinceMs === undefined ? 'unknown' : formatDuration(serverNow(clock, at) - holder.sinceMs),
+      holder.sinceMs === undefined ? 'unknown' : formatDuration(storeNow(clock, at) - holder.sinceMs),
       ttlMs >= 0 ? formatDuration(ttlMs) : 'none',
       printable(holder.fence),
       printable(holder.cmd),
