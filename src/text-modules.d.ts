@@ -1,5 +1,5 @@
-// Completion scripts and the Lua scripts (src/backends/redis/lock/lua/) are bundled as text (esbuild's text loader;
-// in the tests, vitest.config.ts).
+// Completion scripts and the Lua scripts (src/backends/redis/lock/lua/) are bundled as text
+// (esbuild's text loader; in the tests, vitest.config.ts).
 declare module '*.bash' {
   const text: string;
   export default text;

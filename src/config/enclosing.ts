@@ -1,8 +1,8 @@
 // The locks the enclosing dlocks hold, as the environment describes them: DLOCK_KEY, DLOCK_TOKEN,
 // DLOCK_FENCING_TOKEN, DLOCK_TTL_MS and DLOCK_SLOT the innermost one (the lock of the nearest
 // `dlock run` or section), DLOCK_HELD the others, space-separated `key=token,fence,ttl_ms,slot`
-// entries. A hint only: a nested run or acquire checks with the server that the token holds its
-// key (lockset/nested.ts), renew and release are owner-checked there. What is malformed is left
+// entries. A hint only: a nested run or acquire checks with the store that the token holds its
+// key (LockHandle.heldBy), renew and release are owner-checked there. What is malformed is left
 // out, never obeyed; the parse is linear in the variable's length.
 
 import { validateKey, type Env } from './options.js';

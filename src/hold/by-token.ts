@@ -1,6 +1,6 @@
 // Renew and release by the owner token alone, from any process (`dlock renew`, `dlock release`
 // without --force): 0 done, 76 the lock was no longer this owner's, 69 too few instances
-// answered to tell. The instances' side is ../lockset/by-token.ts.
+// answered to tell. The store's side is LockHandle.releaseByToken and renewByToken (../backend/backend.ts).
 
 import type { ConnectionConfig } from '../config/index.js';
 import { LockLostError, UnavailableError } from '../errors.js';

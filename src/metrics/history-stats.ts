@@ -1,7 +1,7 @@
 // What dlock metrics reads from a key's history (LockHandle.history: typed events), in one pass:
 // how many entries it keeps, since when, and its last success (for a key whose totals began after
-// that success: written by an older dlock). The counts are not taken from here: the stream keeps
-// the last 1000 events only, the totals hash counts them all (src/backends/redis/lock/lua/totals.lua).
+// that success: written by an older dlock). The counts are not taken from here: the history keeps
+// the last 1000 events only, the totals count them all (the Redis backend: lock/lua/totals.lua).
 // Every event is data anyone who can write to the store could forge (the backend checked its fields).
 
 import type { HistoryEvent } from '../backend/index.js';
