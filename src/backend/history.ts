@@ -6,7 +6,7 @@
 /** The history's cap (the Redis backend's XADD MAXLEN), and so the most `dlock history --count` shows. */
 export const HISTORY_MAX = 1000;
 
-/** A field the store holds that is not a value dlock writes there (a forged history): its text, cut; shown, never used. */
+/** A field the store holds that is no value dlock writes there (a forged history): its text, cut; shown, not used. */
 export interface Unreadable {
   unreadable: string;
 }
@@ -36,7 +36,7 @@ interface EventBase {
   host?: string;
   pid?: Field<number>;
   cmd?: string;
-  /** Fields the store holds that this event does not have (a forged history; an older or newer dlock's): name → text, cut. */
+  /** Fields the store holds that this event does not have (a forged history; another dlock's): name → text, cut. */
   extra: Record<string, string>;
 }
 
