@@ -115,7 +115,8 @@ async function attempts(
         await (watcher ? watcher.next(pauseMs, options.signal) : sleep(pauseMs, options.signal));
         continue;
       }
-      if (at >= deadline) return { kind: 'busy', waitedMs };
+      // Busy and not in line (place 0: --no-wait, or a per-key option that keeps it out of the line): final.
+      if (at >= deadline || attempt.place === 0) return { kind: 'busy', waitedMs };
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.
