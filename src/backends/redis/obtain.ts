@@ -19,7 +19,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const strategy = strategyOf(set);
   const replyLost = { value: false };
   const startedAt = now();
-  const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
+  const recorded = () => ({ waitedMs: now() - startedAt, keyOptions: options.keyOptions });
   // Once waiting, each attempt gets only what the wait has left (attemptTimeoutMs): a Redis that
   // came back but does not answer yet would otherwise hold the last one up to --connect-timeout
   // past the wait's end. The first attempt (all that -n makes) keeps the whole timeout.
