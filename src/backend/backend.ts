@@ -101,11 +101,19 @@ export interface LockHandle {
   syncReplicas(replicas: number, timeoutMs: number): Promise<void>;
 }
 
+/**
+ * What the key's options ask of each attempt, beyond the wait: built once by config/ and carried
+ * untouched to the backend's attempt (a new per-key option is a field here, read at both ends).
+ */
+export interface KeyOptions {
+  /** --once-per window (caps.oncePer; 0 or none: none): turned away ("done") when a run succeeded within it. */
+  oncePerMs?: number;
+}
+
 export interface ObtainOptions {
   /** undefined: forever; 0: a single attempt. */
   waitMs: number | undefined;
-  /** --once-per window (caps.oncePer): turned away ("done") when a run succeeded within it. */
-  oncePerMs?: number;
+  keyOptions: KeyOptions;
   signal: AbortSignal;
   /**
    * Called each time the lock is found busy and we are about to wait (spinner, verbose log);

@@ -8,6 +8,7 @@ export type {
   Backend,
   ForceRelease,
   HistoryRead,
+  KeyOptions,
   ListedLock,
   LockHandle,
   LockListing,

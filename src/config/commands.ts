@@ -3,7 +3,7 @@
 import { holderCmd, NO_KEEPER_CMD } from '../holder-cmd.js';
 import { badOption, UsageError } from '../errors.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
-import { leaseTtl, lockOptions, oncePer, type RunConfig } from './lock.js';
+import { leaseTtl, lockOptions, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';
 import {
   ACQUIRE_FORMATS,
@@ -30,7 +30,6 @@ export function runConfig(
 ): RunConfig {
   const connection = connectionConfig(raw, env);
   const lock = lockOptions(raw, env, connection.caps);
-  const oncePerMs = oncePer(raw.oncePer, connection.caps);
   const monitor = monitorConfig(raw, env);
   const validKey = validateKey(key);
   const words = typeof command === 'function' ? command() : command;
@@ -40,7 +39,6 @@ export function runConfig(
     ...lock,
     key: validKey,
     command: words,
-    oncePerMs,
     monitor,
     holderCmd: raw.cmdMetadata === false ? '' : holderCmd(words, connection.secrets),
   };
@@ -60,7 +58,7 @@ function noCommand(key: string, keyAfterDashes: boolean): UsageError {
 }
 
 /** dlock acquire: run's lock options without a command, and who keeps the lock afterwards. */
-export interface AcquireConfig extends Omit<RunConfig, 'command' | 'oncePerMs'> {
+export interface AcquireConfig extends Omit<RunConfig, 'command'> {
   /** --pid: the process whose exit releases the lock; undefined: dlock's caller (its parent). */
   watchPid: number | undefined;
   /** false with --no-keeper: nothing renews, the lease lasts --ttl unless `dlock renew` extends it. */

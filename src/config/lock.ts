@@ -2,7 +2,7 @@
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
-import { type Capabilities, MAX_SLOTS, MODES, type HoldMode } from '../backend/index.js';
+import { type Capabilities, type KeyOptions, MAX_SLOTS, MODES, type HoldMode } from '../backend/index.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';
@@ -39,8 +39,11 @@ export interface RunConfig extends ConnectionConfig {
   mode: HoldMode;
   /** --slots was given (even --slots 1): the command gets DLOCK_SLOT. */
   slotted: boolean;
-  /** --once-per window in ms (0: none): after an exit 0 the key is done until that run's start + this. */
-  oncePerMs: number;
+  /**
+   * What the key's options ask of each attempt, carried untouched to the backend: --once-per's window
+   * in ms (0: none; after an exit 0 the key is done until that run's start + this).
+   */
+  keyOptions: KeyOptions;
   /** --max-hold in ms (undefined: none): then the command is stopped and the lock released, exit 124. */
   maxHoldMs: number | undefined;
   /** --heartbeat in ms (undefined: none): that long without a `dlock heartbeat` stops it the same way. */
@@ -58,7 +61,7 @@ export function leaseTtl(raw: RawOptions, env: Env): number {
   return ttlMs;
 }
 
-/** The lock options run and acquire share: lease, wait, conflict code, loss, replicas. */
+/** The lock options run and acquire share: lease, wait, conflict code, loss, replicas, the key's options. */
 export function lockOptions(
   raw: RawOptions,
   env: Env,
@@ -76,6 +79,7 @@ export function lockOptions(
   | 'slotted'
   | 'maxHoldMs'
   | 'heartbeatMs'
+  | 'keyOptions'
 > {
   const ttlMs = leaseTtl(raw, env);
 
@@ -106,6 +110,7 @@ export function lockOptions(
     mode,
     slotted: raw.slots !== undefined,
     ...jobBounds(raw, env),
+    keyOptions: { oncePerMs: oncePer(raw.oncePer, can) },
   };
 }
 

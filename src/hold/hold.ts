@@ -51,8 +51,8 @@ export type HoldConfig = Pick<
   | 'conflictExitCode'
   | 'verbosity'
   | 'logFormat'
+  | 'keyOptions'
 > &
-  Partial<Pick<RunConfig, 'oncePerMs'>> &
   Partial<Pick<AcquireConfig, 'keeper'>>;
 
 export class Hold {
@@ -95,7 +95,7 @@ export class Hold {
     const result = await lock
       .obtain(meta, {
         waitMs: config.waitMs,
-        oncePerMs: config.oncePerMs,
+        keyOptions: config.keyOptions,
         signal: interrupted,
         onWait: (waitedMs, place) => {
           // The "waiting" event first (written before the display's first await), so its
@@ -215,7 +215,7 @@ export class Hold {
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
     const record = this.lock.caps.history
-      ? { exitStatus, reason, commandExit, oncePerMs: this.config.oncePerMs ?? 0 }
+      ? { exitStatus, reason, commandExit, oncePerMs: this.config.keyOptions.oncePerMs ?? 0 }
       : undefined;
     const leftMs = this.lease ? this.lease.endsAt - now() : 0;
     const afterLoss = lost ? { boundMs: Math.max(RELEASE_FLOOR_MS, leftMs), retry: false } : {};

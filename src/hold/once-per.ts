@@ -11,7 +11,7 @@ import { type DoneMark, pidNumber } from '../backend/index.js';
  * window.
  */
 export function doneThisWindow(
-  config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'> & { oncePerMs?: number },
+  config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity' | 'keyOptions'>,
   done: DoneMark,
   waitedMs: number,
 ): NotObtainedError {
@@ -24,7 +24,8 @@ export function doneThisWindow(
       ? `, took ${formatDuration(done.finishedMs - done.startedMs)}`
       : '';
   const finished = done.finishedMs === undefined ? 'at an unknown time' : `at ${serverTime(done.finishedMs)}`;
-  const window = config.oncePerMs ? ` (--once-per ${formatDuration(config.oncePerMs)})` : '';
+  const { oncePerMs } = config.keyOptions;
+  const window = oncePerMs ? ` (--once-per ${formatDuration(oncePerMs)})` : '';
   // A mark that outlasts every date was not set by a run: still done (never run twice), and the way out named.
   const until =
     done.untilMs === undefined

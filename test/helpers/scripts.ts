@@ -17,7 +17,7 @@ export function entering(
   mode: HoldMode = { kind: 'exclusive' },
   more: Partial<EnterInput> = {},
 ): EnterInput {
-  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 0, oncePerMs: 0, ...more };
+  return { owner, ttlMs: 30_000, meta: META, mode, join: true, waitedMs: 0, keyOptions: {}, ...more };
 }
 
 export interface ScriptServer {

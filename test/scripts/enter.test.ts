@@ -124,7 +124,7 @@ test('--once-per: a done mark turns the waiter away (and out of the line), with 
   const keys = server.fresh();
   const mark = { host: 'h', pid: '1', cmd: 'c', fence: '3', started_ms: '1000', finished_ms: '2000' };
   await server.redis().set(keys.done, JSON.stringify(mark), 'PX', 60_000);
-  const reply = await enter(keys, input('a', EXCLUSIVE, { oncePerMs: 60_000 }));
+  const reply = await enter(keys, input('a', EXCLUSIVE, { keyOptions: { oncePerMs: 60_000 } }));
   expect(reply).toMatchObject({
     acquired: false,
     done: { host: 'h', pid: '1', cmd: 'c', fence: '3', startedMs: 1000, finishedMs: 2000 },

@@ -73,7 +73,7 @@ test('notify false (undoing a Redlock attempt): deleted, nobody told', async () 
 
 test('exit status 0 with --once-per: the done mark set to the end of the window', async () => {
   const keys = server.fresh();
-  await server.run(enterScript, keys, { ...entering('a'), oncePerMs: 60_000 });
+  await server.run(enterScript, keys, { ...entering('a'), keyOptions: { oncePerMs: 60_000 } });
   const input = { owner: 'a', notify: true, record: { exitStatus: '0', oncePerMs: 60_000 } };
   expect(await server.run(releaseScript, keys, input)).toBe('released');
   const mark = JSON.parse((await server.redis().get(keys.done))!);

@@ -227,13 +227,13 @@ describe('status, release, renew, completion', () => {
     ],
     [['history', 'k'], {}, { command: 'history', key: 'k', count: 20, json: false }],
     [['history', '--count', '5', '--json', 'k'], {}, { command: 'history', key: 'k', count: 5, json: true }],
-    [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 240_000 } }],
+    [['run', '--once-per', '4m', 'k', 'true'], {}, { command: 'run', config: { keyOptions: { oncePerMs: 240_000 } } }],
     [
       ['run', '--once-per', '1d', '-t', '1d', 'k', 'true'],
       {},
-      { command: 'run', config: { oncePerMs: 86_400_000, ttlMs: 86_400_000 } },
+      { command: 'run', config: { keyOptions: { oncePerMs: 86_400_000 }, ttlMs: 86_400_000 } },
     ],
-    [['run', 'k', 'true'], {}, { command: 'run', config: { oncePerMs: 0 } }],
+    [['run', 'k', 'true'], {}, { command: 'run', config: { keyOptions: { oncePerMs: 0 } } }],
   ])('%j %j', (argv, env, expected) => {
     const { invocation, error } = parse(argv, env);
     expect(error).toBeUndefined();

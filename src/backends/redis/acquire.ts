@@ -19,7 +19,10 @@ export interface Undo {
 export type Attempt =
   /** `failures`: the instances that are not ours (a quorum is). */
   | { kind: 'acquired'; fence: string; slot?: number; startedAt: number; failures: MemberFailure[] }
-  /** Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next. */
+  /**
+   * Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next
+   * (0: not in line, final).
+   */
   | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo }
   /** The key is in use in another mode (exclusive/shared vs --slots) or with another n. */
   | { kind: 'mismatch'; usedAs: HolderKind; slots: number; holders: number; waiters: number }

@@ -2,7 +2,7 @@
 // take the lock if our turn has come, else keep (or take) a place in line. Redlock (several
 // instances) has no line: see acquire.ts.
 
-import { enterScript, leaveScript } from './lock/line.js';
+import { enterScript, leaveScript, type Asked } from './lock/line.js';
 import { PLACE_RENEW_MS } from './lock/limits.js';
 import { instanceFailure } from './client/client.js';
 import { now } from '../../clock.js';
@@ -23,7 +23,7 @@ export async function tryEnter(
   meta: HolderMeta,
   join: boolean,
   replyLost: { value: boolean },
-  recorded: { waitedMs: number; oncePerMs: number },
+  recorded: Asked,
 ): Promise<Attempt> {
   const instance = set.instances[0];
   if (!instance) return { kind: 'unavailable', errors: set.unreachable, undo: NOTHING };

@@ -19,7 +19,7 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const strategy = strategyOf(set);
   const replyLost = { value: false };
   const startedAt = now();
-  const recorded = () => ({ waitedMs: now() - startedAt, oncePerMs: options.oncePerMs ?? 0 });
+  const recorded = () => ({ waitedMs: now() - startedAt, keyOptions: options.keyOptions });
   // Once waiting, each attempt gets only what the wait has left (attemptTimeoutMs): a Redis that
   // came back but does not answer yet would otherwise hold the last one up to --connect-timeout
   // past the wait's end. The first attempt (all that -n makes) keeps the whole timeout.
@@ -115,7 +115,8 @@ async function attempts(
         await (watcher ? watcher.next(pauseMs, options.signal) : sleep(pauseMs, options.signal));
         continue;
       }
-      if (at >= deadline) return { kind: 'busy', waitedMs };
+      // Busy and not in line (place 0: --no-wait, or a per-key option that keeps it out of the line): final.
+      if (at >= deadline || attempt.place === 0) return { kind: 'busy', waitedMs };
       if (!watcher) {
         // Subscribe only once the lock is found busy (the common uncontended run pays nothing),
         // then try again at once: a release between the attempt and the subscription is not missed.

@@ -8,6 +8,7 @@ import type { LockState } from './lock/inspect.js';
 import type { HeldLock } from './lock/retake.js';
 import { tryAcquire, type Attempt } from './acquire.js';
 import { leaveLine, tryEnter, type LeaveRecord } from './line.js';
+import type { Asked } from './lock/line.js';
 import type { MemberFailure, LockSet } from './lockset.js';
 import type { Outcome } from './quorum.js';
 import { retake } from './retake.js';
@@ -19,8 +20,8 @@ export interface AttemptContext {
   join: boolean;
   /** Set when a request may have landed without its reply: the caller releases if the wait ends without the lock. */
   replyLost: { value: boolean };
-  /** What the history records of the attempt: how long it waited, the --once-per window. */
-  recorded: () => { waitedMs: number; oncePerMs: number };
+  /** What the attempt asks: how long it waited (for the history), the key's options (carried untouched). */
+  recorded: () => Asked;
 }
 
 export interface Strategy {

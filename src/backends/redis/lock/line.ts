@@ -8,6 +8,7 @@ import { parseEnterReply, parseFlagReply } from './replies.js';
 import { ENTER, EXTEND_HOLDER, LEAVE, LINE_LIB_CALLS } from './scripts.js';
 import { PLACE_LEASE_MS } from './limits.js';
 import type { HolderMeta, HolderProgress } from '../../../backend/holder.js';
+import type { KeyOptions } from '../../../backend/backend.js';
 
 export type { EnterReply } from './replies.js';
 
@@ -21,9 +22,12 @@ export interface EnterInput {
   join: boolean;
   /** How long this dlock has waited so far (recorded in the history). */
   waitedMs: number;
-  /** --once-per window (0: none): turned away when a run succeeded within it. */
-  oncePerMs: number;
+  /** What the key's options ask (--once-per: turned away when a run succeeded within its window). */
+  keyOptions: KeyOptions;
 }
+
+/** What each attempt asks beyond the set and the holder: how long it has waited, the key's options. */
+export type Asked = Pick<EnterInput, 'waitedMs' | 'keyOptions'>;
 
 /** What `dlock run` tells a loss renewal about the holder, so the history names it. */
 export interface LossRecord {
@@ -66,7 +70,7 @@ export const enterScript = defineScript({
     PLACE_LEASE_MS,
     k.wakePrefix,
     Math.round(i.waitedMs),
-    Math.round(i.oncePerMs),
+    Math.round(i.keyOptions.oncePerMs ?? 0),
   ],
   parse: (reply, i) => parseEnterReply(reply, i.mode),
 });

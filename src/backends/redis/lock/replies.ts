@@ -62,8 +62,8 @@ export const REMOVED = '(removed)';
 export type EnterReply =
   | { acquired: true; fence: string; slot: number | undefined }
   /**
-   * `place`: 1 = first in line, 0 = not in line (--no-wait); `nextInMs`: when a holder's lease ends that would let us
-   * in.
+   * `place`: 1 = first in line, 0 = not in line (--no-wait, or kept out: final); `nextInMs`: when a holder's
+   * lease ends that would let us in.
    */
   | { acquired: false; place: number; nextInMs: number | undefined }
   /** The key is in use in another mode or with another n. */

@@ -27,7 +27,8 @@
 -- Returns
 --   {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a retried
 --     request that landed late);
---   {0, place in line (1 = first; 0 with --no-wait), ms until a holder's lease runs out that would
+--   {0, place in line (1 = first; 0: not in line, with --no-wait or when a per-key option keeps it
+--     out: busy, and waiting would not change it), ms until a holder's lease runs out that would
 --     let this waiter in (-1: none does)};
 --   {2, how the key is in use ("exclusive", "shared" or "slots"), its n, holders, waiters} when it
 --     is in use in another mode or with another n (nothing changed);
