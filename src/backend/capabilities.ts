@@ -4,6 +4,8 @@
 // and keeps the history; a Redlock quorum of independent servers has neither
 // (docs/operations/deployments.md).
 
+import type { HolderKind } from './mode.js';
+
 export interface Capabilities {
   /** What the backend is, for messages: "one Redis" or "a Redlock quorum of 3". */
   readonly name: string;
@@ -21,10 +23,8 @@ export interface Capabilities {
   readonly quorum: number;
   /** A FIFO line of waiters. */
   readonly line: boolean;
-  /** --slots n: at most n holders at once. */
-  readonly slots: boolean;
-  /** --shared: readers together, never with a writer. */
-  readonly shared: boolean;
+  /** The holder kinds it can hold a key as (MODES): every store has 'exclusive'; --shared and --slots n need more. */
+  readonly kinds: readonly HolderKind[];
   /** The per-key history (dlock history, the events it records) and totals (dlock metrics' counters). */
   readonly history: boolean;
   /** --once-per: the done mark a release writes. */

@@ -35,7 +35,7 @@ export type { DoctorCheck, DoctorReport, DoctorStatus } from './doctor.js';
 export { newOwnerToken } from './owner.js';
 
 // The vocabulary: holder kinds, holders and waiters, failures, clocks, history, counts.
-export { MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js';
+export { KINDS, MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js';
 export {
   isClosed,
   MAX_SLOTS,

@@ -1,9 +1,10 @@
 // The holder kinds (alone, --shared, --slots n) and, in one table, what each does differently:
-// the option that asks for it, whether its holders share the lock, how status, the spinner and the
-// errors describe it, and what a nested dlock may ask under a hold of it
-// (docs/reference/waiting-in-line.md). Pure: the engine, views, errors and config read the
-// table instead of deciding by kind. A new kind is a row here, its branch in the line scripts,
-// and its option in the CLI and config.
+// the option that asks for it (its spelling and --help line, and which options it cannot be given
+// with), whether its holders share the lock, how status, the spinner and the errors describe it,
+// and what a nested dlock may ask under a hold of it (docs/reference/waiting-in-line.md). Pure: the
+// engine, views, errors, config and the CLI read the table instead of deciding by kind. A new kind
+// is a member of HoldMode, a row here and its clause in the Redis line scripts (line-lib.lua's
+// counted or mode_of); one Redis holds every kind here, other stores say which in their Capabilities.
 
 /** How a dlock holds a key: alone, shared with other shared holders, or as one of n. */
 export type HoldMode = { kind: 'exclusive' } | { kind: 'shared' } | { kind: 'slots'; slots: number };
@@ -16,8 +17,17 @@ export type HolderKind = HoldMode['kind'];
  * `slot` a holder's slot, undefined for holders without one (or forged details without one).
  */
 export interface KindRow {
-  /** The option that asks for this kind, and the backend statement (Capabilities) it needs; none: the default. */
-  option: 'shared' | 'slots' | undefined;
+  /**
+   * The option that asks for this kind, `--<kind>` (commander hands it over as RawOptions[kind]): its
+   * short spelling, its argument (a kind counted up to n: `<n>`, where n = 1 is a lock alone) and its
+   * --help line. The CLI declares them in the table's order.
+   */
+  flag: { short?: string; argument?: '<n>'; help: string };
+  /**
+   * The usage error when this kind's option (with number `n`) is given with the option of `earlier`,
+   * a kind above it in the table; undefined: they go together (--exclusive with --slots 1).
+   */
+  together(earlier: HolderKind, n: number): string | undefined;
   /** Several hold at once, each under its own lease in the lock's hash; else one holder owns the hash. */
   manyHolders: boolean;
   /** Each holder has a slot, 0 … n−1 (DLOCK_SLOT). */
@@ -56,7 +66,8 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 
 export const MODES: Record<HolderKind, KindRow> = {
   exclusive: {
-    option: undefined,
+    flag: { short: '-x', help: 'one holder at a time: the default (flock -x; -e also works)' },
+    together: () => undefined,
     manyHolders: false,
     slotted: false,
     capacity: () => 1,
@@ -75,7 +86,8 @@ export const MODES: Record<HolderKind, KindRow> = {
     refuses: (_, asked) => (MODES[asked.kind].slotted ? 'would have no slot of its own' : undefined),
   },
   shared: {
-    option: 'shared',
+    flag: { short: '-s', help: 'hold together with other --shared holders, never with an exclusive one (flock -s)' },
+    together: () => '--exclusive and --shared: choose one',
     manyHolders: true,
     slotted: false,
     capacity: () => undefined,
@@ -97,7 +109,14 @@ export const MODES: Record<HolderKind, KindRow> = {
     },
   },
   slots: {
-    option: 'slots',
+    flag: {
+      argument: '<n>',
+      help: 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)',
+    },
+    together: (earlier, n) => {
+      if (earlier === 'shared') return '--shared and --slots: choose one (--shared holders have no slots)';
+      return n > 1 ? `--exclusive and --slots ${n}: choose one (--slots lets ${n} hold at once)` : undefined;
+    },
     manyHolders: true,
     slotted: true,
     capacity: (n) => n,
@@ -120,6 +139,9 @@ export const MODES: Record<HolderKind, KindRow> = {
     },
   },
 };
+
+/** The kinds in the table's order (the CLI's options, the order their conflicts are checked in). */
+export const KINDS = Object.keys(MODES) as HolderKind[];
 
 /** The mode's number: n for --slots n, else 1 (the line scripts' n, the turn estimate's). */
 export function slotsOf(mode: HoldMode): number {

@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { DEFAULTS, LOG_FORMATS, ON_LOST, PING_TIMEOUT_DEFAULT, type RawOptions } from '../config/index.js';
 import { UsageError } from '../errors.js';
+import { KINDS, MODES } from '../backend/index.js';
 
 /** --redis repeats: each value is added to the list. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -21,14 +22,17 @@ export const GROUP = {
 
 /** The options of the lock itself, which run and acquire share. */
 export function lockOptions(command: Command): Command {
-  return command
+  command
     .optionsGroup(GROUP.lock)
-    .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`)
-    .option('-x, --exclusive', 'one holder at a time: the default (flock -x; -e also works)')
+    .option('-t, --ttl <duration>', `lease length, renewed every ttl/3 (env DLOCK_TTL; default ${DEFAULTS.ttl})`);
+  // The holder kinds' options, as MODES declares them and in its order (-x, -s, --slots n).
+  for (const kind of KINDS) {
+    const { short, argument, help } = MODES[kind].flag;
+    command.option([short, [`--${kind}`, argument].filter(Boolean).join(' ')].filter(Boolean).join(', '), help);
+  }
+  return command
     .addOption(new Option('-e').hideHelp())
     .on('option:e', () => command.setOptionValue('exclusive', true))
-    .option('-s, --shared', 'hold together with other --shared holders, never with an exclusive one (flock -s)')
-    .option('--slots <n>', 'up to n holders at once, each with its own slot (DLOCK_SLOT) and fencing token (default 1)')
     .option(
       '--sync-replicas <n>',
       'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 ' +

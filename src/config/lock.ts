@@ -2,7 +2,15 @@
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
-import { type Capabilities, type KeyOptions, MAX_SLOTS, MODES, type HoldMode } from '../backend/index.js';
+import {
+  type Capabilities,
+  type HolderKind,
+  type HoldMode,
+  type KeyOptions,
+  KINDS,
+  MAX_SLOTS,
+  MODES,
+} from '../backend/index.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
 import type { ConnectionConfig } from './connection.js';
@@ -133,23 +141,32 @@ function graceMs(given: string | undefined, ttlMs: number, signal: string | unde
 }
 
 /**
- * --shared, --slots n, or alone. Both need one instance (a server, Sentinel or Cluster): a
- * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can
- * make 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
+ * --shared, --slots n, or alone: the kinds' options as MODES declares them (their numbers read in
+ * the table's order, then the conflicts, the last kind's first). A kind other than exclusive needs
+ * a store whose capabilities hold it, in practice one Redis (a server, Sentinel or Cluster): a
+ * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can make
+ * 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
  */
-export function holdMode(raw: Pick<RawOptions, 'slots' | 'shared' | 'exclusive'>, can: Capabilities): HoldMode {
-  const slots = raw.slots === undefined ? 1 : integer('--slots', raw.slots, 1, MAX_SLOTS);
-  if (raw.shared && raw.slots !== undefined)
-    throw new UsageError('--shared and --slots: choose one (--shared holders have no slots)');
-  if (raw.exclusive && raw.shared) throw new UsageError('--exclusive and --shared: choose one');
-  if (raw.exclusive && slots > 1) {
-    throw new UsageError(`--exclusive and --slots ${slots}: choose one (--slots lets ${slots} hold at once)`);
+export function holdMode(raw: Pick<RawOptions, HolderKind>, can: Capabilities): HoldMode {
+  const given = KINDS.flatMap((kind) => {
+    const value = raw[kind];
+    if (value === undefined || value === false) return [];
+    const n = MODES[kind].flag.argument ? integer(`--${kind}`, String(value), 1, MAX_SLOTS) : 1;
+    return [{ kind, n }];
+  });
+  for (const [at, later] of [...given.entries()].reverse()) {
+    for (const earlier of given.slice(0, at).reverse()) {
+      const conflict = MODES[later.kind].together(earlier.kind, later.n);
+      if (conflict) throw new UsageError(conflict);
+    }
   }
-  const mode: HoldMode = raw.shared ? { kind: 'shared' } : slots > 1 ? { kind: 'slots', slots } : { kind: 'exclusive' };
-  const { option } = MODES[mode.kind];
-  if (option && !can[option]) {
+  // After the conflicts, the last given kind is the one asked for (--exclusive --slots 1: slots' 1).
+  const asked = given.at(-1);
+  const alone = !asked || (asked.n === 1 && MODES[asked.kind].flag.argument);
+  const mode: HoldMode = alone ? { kind: 'exclusive' } : MODES[asked.kind].mode(asked.n);
+  if (!can.kinds.includes(mode.kind)) {
     throw new UsageError(
-      `--${option} needs ${can.full}, not ${can.name}: ` +
+      `--${mode.kind} needs ${can.full}, not ${can.name}: ` +
         "a majority of each instance's holders cannot bound how many hold at once",
     );
   }

@@ -2,6 +2,7 @@
 
 import { parseDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
+import type { HolderKind } from '../backend/index.js';
 
 export const DEFAULTS = {
   redis: 'redis://127.0.0.1:6379',
@@ -31,8 +32,12 @@ export type AcquireFormat = (typeof ACQUIRE_FORMATS)[number];
 export type Verbosity = 'quiet' | 'normal' | 'verbose';
 export type Env = Record<string, string | undefined>;
 
-/** Options as commander hands them over: raw strings, before any validation. */
-export interface RawOptions {
+/**
+ * Options as commander hands them over: raw strings, before any validation. Each holder kind's
+ * option is its kind (MODES): --slots n a string, --shared and -x, -e, --exclusive (flock's
+ * spelling of the default) true.
+ */
+export interface RawOptions extends Partial<Record<HolderKind, string | boolean>> {
   redis?: string[];
   ttl?: string;
   wait?: string | boolean;
@@ -54,10 +59,6 @@ export interface RawOptions {
   tlsKey?: string;
   /** false with --no-cmd-metadata. */
   cmdMetadata?: boolean;
-  slots?: string;
-  shared?: boolean;
-  /** -x, -e, --exclusive: flock's spelling of the default. */
-  exclusive?: boolean;
   pid?: string;
   /** false with --no-keeper. */
   keeper?: boolean;

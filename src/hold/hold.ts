@@ -253,9 +253,10 @@ function inUseOtherwise(
   const how = MODES[used.usedAs].usedAs(used.slots);
   const who = used.holders > 0 ? `${used.holders} holding` : `${used.waiters} waiting`;
   const asked = MODES[mode.kind].askedFor(slotsOf(mode));
-  return new UsageError(
-    `${key} is in use ${how} (${who}); this run asked for ${asked}: use the same --slots on every dlock of one key`,
-  );
+  // The kind counted to n (--slots) is the one whose number must agree.
+  const counted = MODES[used.usedAs].flag.argument ? used.usedAs : mode.kind;
+  const same = `use the same --${counted} on every dlock of one key`;
+  return new UsageError(`${key} is in use ${how} (${who}); this run asked for ${asked}: ${same}`);
 }
 
 /** 69: the store was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */

@@ -5,6 +5,7 @@
 import { badOption } from '../../errors.js';
 import type { Connection } from '../../backend/backend.js';
 import type { Capabilities } from '../../backend/capabilities.js';
+import { KINDS } from '../../backend/mode.js';
 import { readTlsFiles, type TlsPaths } from './client/tls.js';
 import type { RedisTarget } from './client/target.js';
 import { parseRedisUrl, splitRedisUrls } from './client/url.js';
@@ -51,10 +52,10 @@ export function redisCapabilities(instances: number): Capabilities {
   const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
-    const all = { line: true, slots: true, shared: true, history: true, oncePer: true };
+    const all = { line: true, kinds: KINDS, history: true, oncePer: true };
     return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS };
   }
-  const none = { line: false, slots: false, shared: false, history: false, oncePer: false };
+  const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false };
   const name = `a Redlock quorum of ${instances}`;
   return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined };
 }

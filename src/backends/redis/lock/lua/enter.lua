@@ -73,17 +73,17 @@ local kind, count, held_n = state(L, HX)
 -- ones, the key is not in use in a mode, so any kind waits (or is busy) rather than refused.
 local closed_ms, live = closure(L, HX, now)
 local other, other_n = nil, 0
-if kind == 'slots' then
-  if mode ~= 'slots' or held_n ~= n then other, other_n = 'slots', held_n end
+if counted(kind) then
+  if mode ~= kind or held_n ~= n then other, other_n = kind, held_n end
 elseif kind ~= 'none' then
-  if mode == 'slots' then other, other_n = kind, 1 end
+  if counted(mode) then other, other_n = kind, 1 end
 else
   local head = redis.call('ZRANGE', Q, 0, 0)[1]
   if head then
     local info = waiter(QD, head)
     local hm, hn = mode_of(info), tonumber(info.slots) or 1
-    if hm == 'slots' and (mode ~= 'slots' or hn ~= n) then other, other_n = 'slots', hn
-    elseif hm ~= 'slots' and mode == 'slots' then other, other_n = hm, 1 end
+    if counted(hm) and (mode ~= hm or hn ~= n) then other, other_n = hm, hn
+    elseif not counted(hm) and counted(mode) then other, other_n = hm, 1 end
   end
 end
 if other and (closed_ms == 0 or live > 0) then
@@ -155,7 +155,7 @@ end
 
 -- The line's details may be forged: whoever the line lets in, the holders actually there decide.
 local room = closed_ms == 0 and
-  (kind == 'none' or (mode == 'shared' and kind == 'shared') or (mode == 'slots' and count < n))
+  (kind == 'none' or (mode == 'shared' and kind == 'shared') or (counted(mode) and count < n))
 local queued = redis.call('ZSCORE', Q, owner)
 if not queued and ARGV[8] ~= '1' then
   if redis.call('ZCARD', Q) == 0 then
@@ -179,7 +179,7 @@ if not queued then
 else
   -- Our details in line say what we ask for, so the others' admission reads the truth.
   local info = waiter(QD, owner)
-  if mode_of(info) ~= mode or (mode == 'slots' and tonumber(info.slots) ~= n) then
+  if mode_of(info) ~= mode or (counted(mode) and tonumber(info.slots) ~= n) then
     redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4],
       cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
   end

@@ -24,8 +24,13 @@ local function decoded(raw)
   if ok and type(value) == 'table' then return value end
   return {}
 end
+-- The kinds that count their holders up to n (--slots n). A new kind is a clause here (if it counts
+-- to n) or in mode_of (if it does not): the line scripts decide by these two, not by name.
+local function counted(mode)
+  return mode == 'slots'
+end
 local function mode_of(info)
-  if info.mode == 'shared' or info.mode == 'slots' then return info.mode end
+  if info.mode == 'shared' or counted(info.mode) then return info.mode end
   return 'exclusive'
 end
 local function waiter(QD, w)
@@ -89,7 +94,7 @@ local function state(L, HX)
   if redis.call('HEXISTS', L, 'owner') == 1 then return 'exclusive', 1, 1 end
   local mode = redis.call('HGET', L, 'mode')
   if mode == 'shared' then return 'shared', redis.call('ZCARD', HX), 0 end
-  if mode == 'slots' then return 'slots', redis.call('ZCARD', HX), tonumber(redis.call('HGET', L, 'slots')) or 0 end
+  if counted(mode) then return mode, redis.call('ZCARD', HX), tonumber(redis.call('HGET', L, 'slots')) or 0 end
   return 'exclusive', 1, 1
 end
 -- How long `release --force` keeps the key closed to new holders of every kind (0: open), and how
@@ -121,13 +126,13 @@ local function entrants(L, HX, Q, QD)
   if not head then return {} end
   local info = waiter(QD, head)
   local mode = mode_of(info)
-  if mode == 'slots' then
-    if kind == 'shared' then return {} end
+  if counted(mode) then
+    if kind ~= 'none' and kind ~= mode then return {} end
     if kind == 'none' then n = tonumber(info.slots) or 1 end
     if n - count <= 0 then return {} end
     return redis.call('ZRANGE', Q, 0, n - count - 1)
   end
-  if kind == 'slots' then return {} end
+  if counted(kind) then return {} end
   if mode == 'exclusive' then
     if kind == 'none' then return {head} end
     return {}
