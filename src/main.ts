@@ -6,7 +6,7 @@ import { parseArgs } from './cli/program.js';
 import type { LogFormat } from './config/index.js';
 import { DlockError, EXIT } from './errors.js';
 import { finishEventSinks, Logger, tellEventSinks } from './log.js';
-import { flushStdio, stderr, stdout } from './output.js';
+import { flushStdio, stderr, stdout, writeStdoutNow } from './output.js';
 import { hideSecretsFromPs } from './process-title.js';
 import { maskSecrets } from './secrets.js';
 import { acquireForEval, failureLine } from './keeper/fail-closed.js';
@@ -47,7 +47,8 @@ export async function main(argv: string[] = process.argv.slice(2), env = process
   }
   // --ping's last ping and --on-event's hooks, each within its bound (nothing without them).
   await finishEventSinks(code);
-  if (forEval && code !== 0) stdout.write(failureLine(code));
+  // Written now: the executable could exit before a stream write to the pipe had left it.
+  if (forEval && code !== 0) writeStdoutNow(failureLine(code));
   return code;
 }
 

@@ -2,6 +2,8 @@
 // a closed, broken or read-only stream (`2>&1 | true`, `2>&-`, a logger that died: EPIPE,
 // EBADF, EIO...) only loses the text, and dlock exits once what it wrote has drained.
 
+import { writeSync } from 'node:fs';
+
 export type StdioName = 'stdout' | 'stderr';
 
 /** Where a command writes its report or its log lines. */
@@ -82,6 +84,30 @@ function drained(name: StdioName): Promise<void> {
     }
   });
 }
+
+/**
+ * All of `text` on stdout now, written synchronously, or false: what acquire prints for eval (its
+ * variables, or the line that makes eval fail). Through the stream, the standalone executable (Bun)
+ * could exit before a write to a pipe had left it, and an empty `$(dlock acquire …)` lets
+ * `eval … || exit` run the steps. A full non-blocking pipe (EAGAIN) is waited on, 1 ms at a time.
+ */
+export function writeStdoutNow(text: string): boolean {
+  const bytes = Buffer.from(text);
+  let waits = 0;
+  for (let done = 0; done < bytes.length;) {
+    try {
+      done += writeSync(1, bytes, done);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN' || ++waits > EAGAIN_WAITS) return false;
+      Atomics.wait(PAUSE, 0, 0, 1);
+    }
+  }
+  return true;
+}
+
+/** How many 1 ms pauses a full stdout pipe gets before the text is given up (10 s). */
+const EAGAIN_WAITS = 10_000;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** Wait until stdout and stderr have drained: exiting earlier would cut a piped output. */
 export async function flushStdio(): Promise<void> {

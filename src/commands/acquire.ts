@@ -11,7 +11,8 @@ import { DlockError, EXIT } from '../errors.js';
 import { Hold } from '../hold/hold.js';
 import { enclosingLock, nestedTokens } from '../config/enclosing.js';
 import { formatVariables, heldVariables, holdVariables, withHeld } from '../hold/variables.js';
-import { acquireWithKeeper, writeStdout } from '../keeper/launch.js';
+import { acquireWithKeeper } from '../keeper/launch.js';
+import { writeStdoutNow } from '../output.js';
 import { Logger } from '../log.js';
 import { type Backend, openBackend, type ParentLease } from '../backend/index.js';
 
@@ -36,7 +37,7 @@ async function acquireWithoutKeeper(config: AcquireConfig, env: Env): Promise<nu
     const hold = await Hold.acquire(backend.lock(config.key, { mode: config.mode }), config, log, signals.interrupted);
     if (!hold) return signalStatus(signals.interrupted.reason as NodeJS.Signals);
     await hold.detach();
-    if (!writeStdout(formatVariables(withHeld(heldVariables(config, hold), env), config.format))) {
+    if (!writeStdoutNow(formatVariables(withHeld(heldVariables(config, hold), env), config.format))) {
       await hold.release();
       throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
     }
@@ -82,7 +83,7 @@ async function heldByCaller(config: AcquireConfig, env: Env): Promise<boolean> {
   // DLOCK_NESTED: this section's `dlock release` leaves the lock to the holder that took it.
   const nested = [...new Set([...nestedTokens(env), token])].join(' ');
   const variables = withHeld({ ...holdVariables(lock, { fence, slot: slot || undefined }), DLOCK_NESTED: nested }, env);
-  if (!writeStdout(formatVariables(variables, config.format)))
+  if (!writeStdoutNow(formatVariables(variables, config.format)))
     throw new DlockError('could not write the variables to stdout', EXIT.internal);
   return true;
 }

@@ -4,12 +4,13 @@
 // running. Not held: wait until the keeper has exited, so nothing is left running.
 
 import { spawn } from 'node:child_process';
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync } from 'node:fs';
 import { signalStatus } from '../child/exit-status.js';
 import { SignalRelay } from '../child/signal-relay.js';
 import type { AcquireConfig, Env } from '../config/index.js';
 import { badOption, DlockError, EXIT } from '../errors.js';
 import { formatVariables, withHeld } from '../hold/variables.js';
+import { writeStdoutNow } from '../output.js';
 import { isRunning } from '../pid.js';
 import {
   ACK,
@@ -45,7 +46,7 @@ export async function acquireWithKeeper(config: AcquireConfig, argv: string[], e
     const report = await readReport(keeper.stdio[REPORT_FD] as NodeJS.ReadableStream);
     if (report?.kind === 'held') {
       // Unacknowledged, the keeper releases the lock: nobody could have.
-      if (!writeStdout(formatVariables(withHeld(report.variables, env), config.format)))
+      if (!writeStdoutNow(formatVariables(withHeld(report.variables, env), config.format)))
         throw new DlockError(`could not write the variables to stdout; ${config.key} was released`, EXIT.internal);
       keeper.stdin!.end(ACK);
       keeper.unref();
@@ -76,17 +77,6 @@ function readReport(stream: NodeJS.ReadableStream): Promise<KeeperReport | undef
     stream.once('end', () => resolve(undefined));
     stream.once('error', () => resolve(undefined));
   });
-}
-
-/** All of `text` on stdout now, or false: acquire's variables are written whole or the lock is given back. */
-export function writeStdout(text: string): boolean {
-  const bytes = Buffer.from(text);
-  try {
-    for (let done = 0; done < bytes.length;) done += writeSync(1, bytes, done);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** stderr is the very pipe or socket stdout is (`$(dlock acquire ... 2>&1)`): the keeper must not hold it open. */
