@@ -70,6 +70,15 @@ module.exports = {
       to: { path: '^src/backends/', pathNot: '^src/backends/[^/]+/index[.]ts$' },
     },
     {
+      name: 'engine-loaded-when-opened',
+      comment:
+        'src/backend/open.ts imports an engine only with import(): a store is loaded when a command opens it, ' +
+        'so a run on one store loads nothing of another',
+      severity: 'error',
+      from: { path: '^src/backend/open[.]ts$' },
+      to: { path: '^src/backends/', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
       name: 'face-connection-to-engine-connection',
       comment:
         "src/backend/connection.ts imports only an engine's light connection module, src/backends/<store>/connection.ts",
