@@ -6,10 +6,8 @@ import { redisConnection, splitUrls, type RedisConnectionInput } from '../backen
 
 export type { Connection } from './backend.js';
 
-export type ConnectionInput = RedisConnectionInput;
-
 /** The connection the URLs name: the backend is chosen by the first URL's scheme. */
-export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
+export function connectionOf(input: RedisConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
   switch (storeOf(input.urls[0] ?? '')) {
     case 'redis':
       return redisConnection(input);

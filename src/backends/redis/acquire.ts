@@ -7,12 +7,13 @@ import { now } from '../../clock.js';
 import { fanOut, notWith, type FanOut, type MemberFailure, type LockSet } from './lockset.js';
 import { quorumSize, tally } from './quorum.js';
 import { driftMs, validityMs } from '../../timing.js';
-import { releaseAll, type InstanceRelease } from './release.js';
+import { releaseAll } from './release.js';
+import type { MemberRelease } from '../../backend/backend.js';
 import { type HolderMeta, type DoneMark } from '../../backend/holder.js';
 
 /** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */
 export interface Undo {
-  done: Promise<InstanceRelease[]>;
+  done: Promise<MemberRelease[]>;
   stop(): void;
 }
 

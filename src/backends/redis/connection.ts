@@ -48,7 +48,7 @@ const MEMBERS = { noun: 'Redis instances', field: 'redis' };
 const NOTIFY_DENIED = 'PUBLISH denied: grant +publish';
 
 /** The statement for `instances` configured targets (1: one Redis; more: a Redlock quorum). */
-export function redisCapabilities(instances: number): Capabilities {
+function redisCapabilities(instances: number): Capabilities {
   const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {

@@ -108,7 +108,7 @@ async function scanLocks(instance: Instance, config: RedisConnection): Promise<s
 }
 
 /** Why a lock could not be read: each failing instance's reason (named by its URL in a quorum). */
-export function readErrors(set: Pick<LockSet, 'caps'>, members: MemberView[]): string {
+function readErrors(set: Pick<LockSet, 'caps'>, members: MemberView[]): string {
   return members
     .flatMap(({ label, failure }) =>
       failure ? [set.caps.total > 1 ? `${label}: ${failure.reason}` : failure.reason] : [],

@@ -2,34 +2,24 @@
 // runs out on an instance whose release failed (compare-and-delete by owner is idempotent), or
 // within a shorter bound the caller gives (after a loss: what is left of the lease, no retry).
 
-import { releaseScript, type ReleaseRecord } from './lock/release.js';
+import { releaseScript } from './lock/release.js';
 import { instanceFailure, type Instance, type MemberFailure } from './client/client.js';
 import { now, sleep } from '../../clock.js';
-import type { MemberRelease, ReleaseOutcome } from '../../backend/backend.js';
+import type { ReleaseOptions as HandleReleaseOptions, MemberRelease, ReleaseOutcome } from '../../backend/backend.js';
 import type { LockSet } from './lockset.js';
 
-/** One instance's release (`notified: false`: the server refused the PUBLISH, so waiters notice by polling). */
-export type InstanceRelease = MemberRelease;
-
-export interface ReleaseOptions {
+/** The face's release options, and what the engine's own callers add (an attempt's undo, a line's wake-up). */
+export interface ReleaseOptions extends HandleReleaseOptions {
   /** Release only where `which[i]` is true (default: everywhere). */
   which?: boolean[];
   /** false: do not wake the waiters (see releaseScript). */
   notify?: boolean;
   /** Stop retrying when this aborts (the last attempt sent still runs). */
   signal?: AbortSignal;
-  /** One instance: record the release in the history (and, after an exit 0 with --once-per, the done mark). */
-  record?: ReleaseRecord;
-  /** How long the release may take on one instance (default --connect-timeout). */
-  boundMs?: number;
-  /** false: one attempt per instance, a failed one is not retried. */
-  retry?: boolean;
-  /** The owner's fence, when known: lets the release tell a hold closed by release --force. */
-  fence?: string;
 }
 
 /** Release where asked; one entry per instance released on, in the lock set's order. */
-export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<InstanceRelease[]> {
+export async function releaseAll(set: LockSet, options: ReleaseOptions = {}): Promise<MemberRelease[]> {
   const chosen = set.instances.filter((_, i) => !options.which || options.which[i]);
   return Promise.all(
     chosen.map(async (instance) => ({
@@ -77,7 +67,7 @@ function releaseRetryMs(attempt: number, random = Math.random()): number {
 }
 
 /** The instances where the release failed, and why. */
-export function releaseFailures(releases: InstanceRelease[]): Pick<MemberFailure, 'label' | 'reason'>[] {
+export function releaseFailures(releases: MemberRelease[]): Pick<MemberFailure, 'label' | 'reason'>[] {
   return releases.flatMap(({ label, outcome }) =>
     outcome.kind === 'failed' ? [{ label, reason: outcome.reason }] : [],
   );
