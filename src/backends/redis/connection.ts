@@ -6,7 +6,7 @@ import { badOption } from '../../errors.js';
 import type { Connection } from '../../backend/backend.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { KINDS } from '../../backend/mode.js';
-import { readTlsFiles, type TlsPaths } from './client/tls.js';
+import { readTlsFiles, tlsPathsOf } from '../../tls-files.js';
 import type { RedisTarget } from './client/target.js';
 import { parseRedisUrl, splitRedisUrls } from './client/url.js';
 import { quorumSize } from './quorum.js';
@@ -64,15 +64,7 @@ function redisTargets({ urls, option, tls, env }: RedisConnectionInput): RedisTa
   const targets = urls.map((url) => parseRedisUrl(url, option));
   const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
   const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
-  const paths: TlsPaths = {};
-  for (const [name, variable] of [
-    ['ca', 'DLOCK_TLS_CA'],
-    ['cert', 'DLOCK_TLS_CERT'],
-    ['key', 'DLOCK_TLS_KEY'],
-  ] as const) {
-    const path = tls[name] ?? (env[variable] || undefined);
-    if (path !== undefined) paths[name] = { option: tls[name] !== undefined ? `--tls-${name}` : variable, path };
-  }
+  const paths = tlsPathsOf(tls, env);
   const firstTls = paths.ca ?? paths.cert ?? paths.key;
   const plain = targets.find((target) => !target.tls);
   if (firstTls && plain)

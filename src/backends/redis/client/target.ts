@@ -1,12 +1,7 @@
 // A Redis target as dlock uses it once its URL is parsed (url.ts, multi-host-url.ts): how it is
 // reached, what messages may show of it, and its credentials.
 
-/** TLS material read from --tls-ca/--tls-cert/--tls-key (PEM), for rediss:// targets. */
-export interface TlsFiles {
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-}
+import type { TlsFiles } from '../../../tls-files.js';
 
 export interface RedisNode {
   host: string;

@@ -1,15 +1,39 @@
 // --tls-ca/--tls-cert/--tls-key: read and check the PEM files before anything connects,
-// so a missing or wrong file is a usage error naming the option, not a failed handshake.
+// so a missing or wrong file is a usage error naming the option, not a failed handshake. Shared
+// by every backend whose store speaks TLS (rediss://, etcds://).
 
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { badOption, UsageError } from '../../../errors.js';
-import type { TlsFiles } from './target.js';
+import { badOption, UsageError } from './errors.js';
+
+/** TLS material read from --tls-ca/--tls-cert/--tls-key (PEM): extra trust and a client certificate. */
+export interface TlsFiles {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
 
 export interface TlsPaths {
   ca?: { option: string; path: string };
   cert?: { option: string; path: string };
   key?: { option: string; path: string };
+}
+
+/** The files the options name, each with the option or variable (DLOCK_TLS_CA, …) that named it. */
+export function tlsPathsOf(
+  tls: { ca?: string; cert?: string; key?: string },
+  env: Record<string, string | undefined>,
+): TlsPaths {
+  const paths: TlsPaths = {};
+  for (const [name, variable] of [
+    ['ca', 'DLOCK_TLS_CA'],
+    ['cert', 'DLOCK_TLS_CERT'],
+    ['key', 'DLOCK_TLS_KEY'],
+  ] as const) {
+    const path = tls[name] ?? (env[variable] || undefined);
+    if (path !== undefined) paths[name] = { option: tls[name] !== undefined ? `--tls-${name}` : variable, path };
+  }
+  return paths;
 }
 
 /** Largest PEM file read: a CA bundle of a few hundred certificates fits many times over. */
