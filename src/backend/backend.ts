@@ -15,7 +15,7 @@ import type { HolderKind, HoldMode } from './mode.js';
 import type { Totals } from './totals.js';
 
 /** The backends dlock has: a connection's `store` names the one that opens it (open.ts). */
-export type StoreName = 'redis';
+export type StoreName = 'redis' | 'etcd';
 
 /**
  * A configured store, as the layers above see it: which backend, what it can do, the key prefix,
@@ -29,6 +29,16 @@ export interface Connection {
   connectTimeoutMs: number;
   /** The passwords given, for the output to mask. */
   secrets: string[];
+}
+
+/** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
+export interface ConnectionInput {
+  urls: string[];
+  /** --redis or DLOCK_REDIS_URL: the option named in errors. */
+  option: string;
+  prefix: string;
+  tls: { ca?: string; cert?: string; key?: string };
+  env: Record<string, string | undefined>;
 }
 
 /** What a backend's entry module gives (open.ts imports it when a command opens the store). */
@@ -137,6 +147,8 @@ export type Obtained = {
   waitedMs: number;
   /** The members that did not take part (a quorum did). */
   failures: MemberFailure[];
+  /** Variables the store's own tools give a holder's command (etcd: ETCD_LOCK_KEY, ETCD_LOCK_REV). */
+  env?: Record<string, string>;
 };
 
 /** Why the lock was not obtained. */

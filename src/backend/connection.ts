@@ -1,22 +1,35 @@
 // Which store a connection reaches, and how config builds one: every command's first step, so
 // only the backends' light connection modules are imported here (their engines load in open.ts).
 
-import type { Connection, StoreName } from './backend.js';
-import { redisConnection, splitUrls, type RedisConnectionInput } from '../backends/redis/connection.js';
+import type { Connection, ConnectionInput, StoreName } from './backend.js';
+import { UsageError } from '../errors.js';
+import { redactUrl } from '../secrets.js';
+import { redisConnection, splitUrls } from '../backends/redis/connection.js';
+import { etcdConnection, isEtcdUrl } from '../backends/etcd/connection.js';
 
 export type { Connection } from './backend.js';
 
-/** The connection the URLs name: the backend is chosen by the first URL's scheme. */
-export function connectionOf(input: RedisConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
-  switch (storeOf(input.urls[0] ?? '')) {
+/** The connection the URLs name: the backend is chosen by the URLs' scheme, one store per command. */
+export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
+  const store = storeOf(input.urls[0] ?? '');
+  const other = input.urls.find((url) => storeOf(url) !== store);
+  if (other !== undefined) {
+    throw new UsageError(
+      `${input.option}: ${redactUrl(other.trim())} is not a ${store} URL like ${redactUrl((input.urls[0] ?? '').trim())}: ` +
+        'one store per command',
+    );
+  }
+  switch (store) {
     case 'redis':
       return redisConnection(input);
+    case 'etcd':
+      return etcdConnection(input);
   }
 }
 
 /** The backend a URL's scheme names: Redis takes every scheme no other backend claims (its parser words the error). */
-function storeOf(_url: string): StoreName {
-  return 'redis';
+function storeOf(url: string): StoreName {
+  return isEtcdUrl(url) ? 'etcd' : 'redis';
 }
 
 /** The URLs of an environment variable that lists several. */

@@ -8,6 +8,8 @@ export async function backendModule(connection: Connection): Promise<BackendModu
   switch (connection.store) {
     case 'redis':
       return import('../backends/redis/index.js');
+    case 'etcd':
+      return import('../backends/etcd/index.js');
   }
 }
 

@@ -1,0 +1,79 @@
+// Who holds or waits, read from the keys of one lock: the key with the lowest create revision holds,
+// the others wait in that order (etcd's mutex). dlock writes its details into its key's value as
+// JSON; etcdctl writes none, and anyone with write access may write anything: every field is cut
+// and checked here, and a value that is not dlock's reads as unknown details, never as an error.
+
+import type { Holder, HolderMeta, Waiter } from '../../backend/holder.js';
+import { epochMs } from '../../clock.js';
+import { cut, parseCount } from '../../untrusted.js';
+import { isObject, type Kv } from './codec.js';
+
+/** The details dlock writes into its key (the value etcdctl leaves empty). */
+export function holderValue(meta: HolderMeta, ttlMs: number): string {
+  return JSON.stringify({
+    host: meta.host,
+    pid: meta.pid,
+    cmd: meta.cmd,
+    since_ms: Math.round(epochMs()),
+    ttl_ms: ttlMs,
+  });
+}
+
+/** The details of a hold that release --force closed: its own, and when it was closed. */
+export function closedValue(kv: Kv, forcedMs: number): string {
+  return JSON.stringify({ ...details(kv), forced_ms: forcedMs });
+}
+
+/** A value of at most this many bytes is read for details; a larger one shows none. */
+const MAX_VALUE_BYTES = 64 * 1024;
+
+function details(kv: Kv): Record<string, unknown> {
+  if (kv.value.length === 0 || kv.value.length > MAX_VALUE_BYTES) return {};
+  try {
+    const parsed: unknown = JSON.parse(kv.value.toString('utf8'));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+const text = (value: unknown): string =>
+  typeof value === 'string' ? cut(value) : typeof value === 'number' ? String(value) : '';
+const ms = (value: unknown): number | undefined =>
+  typeof value === 'number'
+    ? parseCount(String(value), 0, 8.64e15)
+    : typeof value === 'string'
+      ? parseCount(value, 0, 8.64e15)
+      : undefined;
+
+/** A holder's key as the vocabulary says it: owner = the lease (hex), fence = its create revision. */
+export function holderOf(kv: Kv, owner: string): Holder {
+  const d = details(kv);
+  const sinceMs = ms(d.since_ms);
+  const ttlMs = ms(d.ttl_ms);
+  const forcedMs = ms(d.forced_ms) ?? 0;
+  return {
+    kind: 'exclusive',
+    owner: forcedMs > 0 ? '' : owner,
+    fence: kv.createRevision,
+    host: text(d.host),
+    pid: text(d.pid),
+    cmd: text(d.cmd),
+    ...(sinceMs !== undefined && sinceMs > 0 ? { sinceMs } : {}),
+    ...(ttlMs !== undefined && ttlMs > 0 ? { ttlMs } : {}),
+    forcedMs,
+  };
+}
+
+/** A waiter's key: its details, how long it has waited by this host's clock (etcd's replies carry no time). */
+export function waiterOf(kv: Kv, nowMs: number = Date.now()): Waiter {
+  const d = details(kv);
+  const sinceMs = ms(d.since_ms);
+  return {
+    mode: 'exclusive',
+    host: text(d.host),
+    pid: text(d.pid),
+    cmd: text(d.cmd),
+    ...(sinceMs !== undefined && sinceMs > 0 ? { sinceMs, waitedMs: Math.max(0, nowMs - sinceMs) } : {}),
+  };
+}

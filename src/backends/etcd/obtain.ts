@@ -1,0 +1,193 @@
+// Take an etcd lock, waiting as the user asked: grant the owner's lease, join the line, and while
+// not first watch the predecessor, keeping the lease alive every ttl/3. Before the lock is reported
+// taken, one keepalive and one read check that the lease and the key are still there (etcd 3.4's
+// mutex does not: a waiter whose lease ran out still ran its command). A waiter that lost its
+// place (its lease ran out in an outage, or release --force removed it) joins again at the end.
+
+import type { NotObtained, ObtainOptions, Obtained } from '../../backend/backend.js';
+import type { MemberFailure } from '../../backend/failure.js';
+import type { HolderMeta } from '../../backend/holder.js';
+import { now, sleep } from '../../clock.js';
+import { WATCH_RENEW_MS } from './connection.js';
+import { GatewayError } from './gateway.js';
+import { holderValue } from './holders.js';
+import { grant, keepAlive } from './lease.js';
+import { ahead, deleted, join, readKey } from './line.js';
+import { leave, type EtcdHold } from './release.js';
+
+export async function obtain(
+  hold: EtcdHold,
+  meta: HolderMeta,
+  options: ObtainOptions,
+): Promise<Obtained | NotObtained> {
+  const start = now();
+  const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
+  const waited = () => Math.round(now() - start);
+  // Once in line, a wait longer than --connect-timeout rides out an outage (a restart, a leader
+  // election); before that, an unreachable etcd is 69 within --connect-timeout.
+  const ridesOut = options.waitMs === undefined || options.waitMs > hold.connectTimeoutMs;
+  let inLine = false;
+  let outage: { since: number; retries: number; reported: boolean } | undefined;
+  let keeper: LeaseKeeper | undefined;
+  let value: string | undefined;
+
+  const giveUp = async (result: NotObtained): Promise<NotObtained> => {
+    keeper?.stop();
+    if (!inLine) return result;
+    const failure = await leave(hold);
+    return failure ? { ...result, unreleased: [{ label: failure.label, reason: failure.reason }] } : result;
+  };
+
+  for (;;) {
+    if (options.signal.aborted) return giveUp({ kind: 'aborted', waitedMs: waited(), unreleased: [] });
+    const sentAt = now();
+    try {
+      if (!inLine) {
+        hold.ttlMs = await grant(hold.gateway, hold.lease, hold.ttlMs, hold.timeoutMs);
+        keeper = new LeaseKeeper(hold, sentAt);
+        value ??= holderValue(meta, hold.ttlMs);
+        const joined = await join(hold.gateway, hold.lockPrefix, hold.holdKey, hold.lease, value, hold.timeoutMs);
+        inLine = true;
+        hold.myRev = joined.myRev;
+        if (joined.first?.createRevision === joined.myRev) {
+          keeper.stop();
+          return acquired(hold, joined.revision, keeper.renewedAt, waited());
+        }
+        if (options.waitMs === 0) return giveUp({ kind: 'busy', waitedMs: waited(), unreleased: [] });
+      }
+      if (keeper?.lost) {
+        // The lease ran out while waiting (an outage, a frozen process): join again, at the end.
+        inLine = false;
+        keeper.stop();
+        continue;
+      }
+      const line = await ahead(hold.gateway, hold.lockPrefix, hold.myRev!, hold.timeoutMs);
+      if (outage?.reported) options.onOutageOver?.();
+      outage = undefined;
+      if (!line.predecessor) {
+        // First in line: the lease and the key must still be there before the command starts.
+        const checkedAt = now();
+        const [ttl, own] = await Promise.all([
+          keepAlive(hold.gateway, hold.lease, hold.timeoutMs),
+          readKey(hold.gateway, hold.holdKey, hold.timeoutMs),
+        ]);
+        if (ttl !== undefined && own?.createRevision === hold.myRev) {
+          keeper!.stop();
+          return acquired(hold, line.revision, checkedAt, waited());
+        }
+        inLine = false;
+        keeper?.stop();
+        continue;
+      }
+      if (now() >= deadline) return giveUp({ kind: 'busy', waitedMs: waited(), unreleased: [] });
+      const refused = await options.onWait?.(waited(), line.place);
+      if (refused && refused.length > 0)
+        return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
+      await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const failure = error.failure;
+      const at = now();
+      outage ??= { since: sentAt, retries: 0, reported: false };
+      const outageMs = Math.round(at - outage.since);
+      const errors: MemberFailure[] = [failure];
+      if (failure.permanent || (!(inLine && ridesOut) && outageMs >= hold.connectTimeoutMs))
+        return giveUp({ kind: 'unavailable', errors, waitedMs: waited(), unreleased: [] });
+      if (at >= deadline)
+        return giveUp({
+          kind: 'unavailable',
+          errors,
+          waitedMs: waited(),
+          ...(inLine ? { outageMs } : {}),
+          unreleased: [],
+        });
+      if (inLine && !outage.reported && outageMs >= hold.connectTimeoutMs) {
+        outage.reported = true;
+        options.onOutage?.(errors);
+      }
+      await sleep(Math.min(retryMs(outage.retries++), Math.max(0, deadline - now())), options.signal);
+    }
+  }
+}
+
+function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs: number): Obtained {
+  return {
+    kind: 'acquired',
+    fence: hold.myRev!,
+    startedAt,
+    waitedMs,
+    failures: [],
+    env: { ETCD_LOCK_KEY: hold.holdKey, ETCD_LOCK_REV: revision },
+  };
+}
+
+/** Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is lost. */
+async function watchUntil(
+  hold: EtcdHold,
+  key: string,
+  revision: string,
+  deadline: number,
+  signal: AbortSignal,
+  keeper: LeaseKeeper,
+): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  keeper.onLost = stop;
+  // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
+  const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
+  try {
+    await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+    keeper.onLost = undefined;
+  }
+}
+
+/** Keeps the lease of a waiter alive every ttl/3 while it waits; `lost` once etcd says it is gone. */
+class LeaseKeeper {
+  lost = false;
+  onLost: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly hold: EtcdHold,
+    /** Monotonic ms the last keepalive (or the grant) that succeeded was sent. */
+    public renewedAt: number,
+  ) {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.renew(), Math.max(1, Math.floor(this.hold.ttlMs / 3)));
+  }
+
+  private async renew(): Promise<void> {
+    const sentAt = now();
+    try {
+      const ttl = await keepAlive(this.hold.gateway, this.hold.lease, this.hold.timeoutMs);
+      if (ttl === undefined) {
+        this.lost = true;
+        this.onLost?.();
+        return;
+      }
+      this.renewedAt = sentAt;
+    } catch {
+      // An outage: the wait's own reads say so; the lease may still be there when it is over.
+    }
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}
+
+/** Pause between attempts while etcd cannot be reached: 100 ms doubling to 2 s, jittered. */
+function retryMs(retries: number, random = Math.random()): number {
+  return Math.round(Math.min(100 * 2 ** Math.min(retries, 10), 2_000) * (0.5 + random));
+}
