@@ -31,6 +31,21 @@ export interface Connection {
   secrets: string[];
 }
 
+/**
+ * What config gathered for a connection, the same for every backend: each backend's connection.ts
+ * builds its `Connection` from it (connection.ts picks the backend by the first URL's scheme).
+ */
+export interface ConnectionInput {
+  /** The store URLs (redis://, rediss://, redis+sentinel://, redis+cluster://, …), as given. */
+  urls: string[];
+  /** --redis or DLOCK_REDIS_URL: the option named in errors. */
+  option: string;
+  prefix: string;
+  /** --tls-ca, --tls-cert, --tls-key (each backend reads DLOCK_TLS_* from `env` where these are unset). */
+  tls: { ca?: string; cert?: string; key?: string };
+  env: Record<string, string | undefined>;
+}
+
 /** What a backend's entry module gives (open.ts imports it when a command opens the store). */
 export interface BackendModule {
   /** Connect within --connect-timeout; 69 when too few members answer for a quorum. */

@@ -1,13 +1,13 @@
 // Which store a connection reaches, and how config builds one: every command's first step, so
 // only the backends' light connection modules are imported here (their engines load in open.ts).
 
-import type { Connection, StoreName } from './backend.js';
-import { redisConnection, splitUrls, type RedisConnectionInput } from '../backends/redis/connection.js';
+import type { Connection, ConnectionInput, StoreName } from './backend.js';
+import { redisConnection, splitUrls } from '../backends/redis/connection.js';
 
-export type { Connection } from './backend.js';
+export type { Connection, ConnectionInput } from './backend.js';
 
 /** The connection the URLs name: the backend is chosen by the first URL's scheme. */
-export function connectionOf(input: RedisConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
+export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectTimeoutMs'> {
   switch (storeOf(input.urls[0] ?? '')) {
     case 'redis':
       return redisConnection(input);

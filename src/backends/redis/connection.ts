@@ -3,7 +3,7 @@
 // gathered. Light on purpose: config builds it on every command, before anything connects.
 
 import { badOption } from '../../errors.js';
-import type { Connection } from '../../backend/backend.js';
+import type { Connection, ConnectionInput } from '../../backend/backend.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { KINDS } from '../../backend/mode.js';
 import { readTlsFiles, type TlsPaths } from './client/tls.js';
@@ -18,21 +18,11 @@ export interface RedisConnection extends Connection {
   targets: RedisTarget[];
 }
 
-/** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
-export interface RedisConnectionInput {
-  urls: string[];
-  /** --redis or DLOCK_REDIS_URL: the option named in errors. */
-  option: string;
-  prefix: string;
-  tls: { ca?: string; cert?: string; key?: string };
-  env: Record<string, string | undefined>;
-}
-
 /** DLOCK_REDIS_URL's URLs (split on commas and whitespace). */
 export const splitUrls = splitRedisUrls;
 
 /** The connection but its --connect-timeout (config reads that option after the URLs, for the order of errors). */
-export function redisConnection(input: RedisConnectionInput): Omit<RedisConnection, 'connectTimeoutMs'> {
+export function redisConnection(input: ConnectionInput): Omit<RedisConnection, 'connectTimeoutMs'> {
   const targets = redisTargets(input);
   return {
     store: 'redis',
@@ -60,7 +50,7 @@ function redisCapabilities(instances: number): Capabilities {
   return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined };
 }
 
-function redisTargets({ urls, option, tls, env }: RedisConnectionInput): RedisTarget[] {
+function redisTargets({ urls, option, tls, env }: ConnectionInput): RedisTarget[] {
   const targets = urls.map((url) => parseRedisUrl(url, option));
   const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
   const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
