@@ -43,11 +43,26 @@ function redisCapabilities(instances: number): Capabilities {
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
     const all = { line: true, kinds: KINDS, history: true, oncePer: true };
-    return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS };
+    return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
   const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false };
   const name = `a Redlock quorum of ${instances}`;
-  return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined };
+  const refusals = redlockRefusals(name);
+  return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined, refusals };
+}
+
+/**
+ * Why a Redlock quorum has no --shared/--slots, --once-per or history: a majority cannot bound how many
+ * hold at once (n holders on each of 3 instances can make 3n/2 majorities) nor keep shared and exclusive
+ * holders fair without a line; the done mark would be one more value a quorum must agree on, and a
+ * release that reached only some instances would leave it on a minority (the job then runs twice, or never).
+ */
+function redlockRefusals(name: string): Capabilities['refusals'] {
+  return {
+    kinds: `needs ${FULL}, not ${name}: a majority of each instance's holders cannot bound how many hold at once`,
+    oncePer: `needs ${FULL}, not ${name}: the done mark is written by the release, which may reach only some instances`,
+    history: `needs ${FULL}: with ${name}: no history is kept`,
+  };
 }
 
 function redisTargets({ urls, option, tls, env }: ConnectionInput): RedisTarget[] {
