@@ -152,6 +152,12 @@ export type Obtained = {
   waitedMs: number;
   /** The members that did not take part (a quorum did). */
   failures: MemberFailure[];
+  /**
+   * Variables the store's own tools set for a lock holder, e.g. etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV: given to
+   * `run`'s command and printed by `acquire` after dlock's own. Names are environment names, never DLOCK_*
+   * (dlock drops those and any other name a shell cannot export).
+   */
+  env?: Record<string, string>;
 };
 
 /** Why the lock was not obtained. */

@@ -73,10 +73,10 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted)
         throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
-      const slot = hold.slotVariable(config.slotted);
+      const grant = { fence: hold.fence, slot: hold.slotVariable(config.slotted), store: hold.storeEnv };
       const child =
-        prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot }), tail));
+        prepared?.start(grant.fence, grant.slot, holdVariables(lock, grant).store) ??
+        (await spawnChild(file, args, commandEnv(config, env, lock, grant), tail));
       startupOver();
       const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
       bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
@@ -116,8 +116,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 
 /**
  * The command's environment: the caller's with the section variables, the caller's own locks in
- * DLOCK_HELD. Without `grant` (a command made ready while waiting) DLOCK_FENCING_TOKEN, and
- * DLOCK_SLOT with --slots, are left out: the grant brings them (launcher.ts).
+ * DLOCK_HELD. Without `grant` (a command made ready while waiting) DLOCK_FENCING_TOKEN, DLOCK_SLOT
+ * with --slots and the store's own variables are left out: the grant brings them (launcher.ts).
  */
 function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?: SectionGrant): NodeJS.ProcessEnv {
   // With --heartbeat: the enclosing dlocks' heartbeat files too, and the shortest interval of all.
@@ -126,8 +126,8 @@ function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
-  const { DLOCK_FENCING_TOKEN, DLOCK_SLOT } = holdVariables(lock, grant);
-  return { ...env, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
+  const { DLOCK_FENCING_TOKEN, DLOCK_SLOT, store } = holdVariables(lock, grant);
+  return { ...env, ...store, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
 }
 
 /**

@@ -68,6 +68,8 @@ export class Hold {
     readonly slot: number | undefined,
     /** Monotonic ms since when the lock is held: the start of the round that took it (--max-hold counts from it). */
     readonly heldSince: number,
+    /** The store's own variables for this holder (Obtained.env): etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV. */
+    readonly storeEnv: Record<string, string>,
   ) {}
 
   /**
@@ -123,7 +125,7 @@ export class Hold {
     }
 
     const { fence, slot } = result;
-    const hold = new Hold(lock, config, log, fence, slot, result.startedAt);
+    const hold = new Hold(lock, config, log, fence, slot, result.startedAt, result.env ?? {});
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
