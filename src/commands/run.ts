@@ -52,20 +52,28 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
     heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();
     const handle = backend.lock(config.key, { mode: config.mode });
-    // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
-    const lock: SectionLock = {
+    // DLOCK_TTL_MS is the lease the store applied (etcd: whole seconds, at least its minimum), which the
+    // handle has once it asked for it: while waiting already, as a wait holds its place on that lease.
+    const sectionLock = (): SectionLock => ({
       key: config.key,
       token: handle.owner,
-      ttlMs: config.ttlMs,
+      ttlMs: handle.ttlMs,
       heartbeatFile: heartbeat?.path,
       heartbeatMs: config.heartbeatMs,
+    });
+    // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
+    let readyTtlMs: number | undefined;
+    const prepare = () => {
+      readyTtlMs = handle.ttlMs;
+      return prepareChild(file, args, commandEnv(config, env, sectionLock())) ?? null;
     };
     // Not with --ping-output: the waiting shell would have the caller's stdout and stderr.
-    const ready = tail
-      ? undefined
-      : () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
+    const ready = tail ? undefined : () => (prepared ??= prepare());
     const hold = await Hold.acquire(handle, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
+    const lock = sectionLock();
+    // Made ready with another lease than the grant's: its DLOCK_TTL_MS would be wrong, spawn anew.
+    if (readyTtlMs !== undefined && readyTtlMs !== hold.ttlMs) prepared?.discard();
     // How the run ended, for the history and --once-per ("" if the command never started).
     let exitStatus = '';
     let commandExit = '';
