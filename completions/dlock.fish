@@ -227,15 +227,15 @@ complete -c dlock -n '__dlock_using run acquire renew status release history doc
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l log-format -x -a 'text json' -d 'stderr format'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
-  -l redis -x -d 'Redis URL'
+  -l redis -x -d 'store URL, whose scheme picks the store'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l prefix -x -d 'key namespace'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l connect-timeout -x -d 'per-instance connect/command timeout'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
-  -l tls-ca -r -F -d 'PEM CA certificate to trust for rediss:// instead of the system ones'
+  -l tls-ca -r -F -d 'PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
-  -l tls-cert -r -F -d 'PEM client certificate for rediss://'
+  -l tls-cert -r -F -d 'PEM client certificate for rediss:// and etcds://'
 complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
 complete -c dlock -n '__dlock_using run acquire renew heartbeat status release history doctor metrics completion help' \

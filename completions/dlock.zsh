@@ -93,11 +93,11 @@ _dlock_cmd_run() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
@@ -128,11 +128,11 @@ _dlock_cmd_acquire() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
@@ -144,11 +144,11 @@ _dlock_cmd_renew() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
@@ -166,11 +166,11 @@ _dlock_cmd_status() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1::key:_dlock_keys'
@@ -186,11 +186,11 @@ _dlock_cmd_release() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
@@ -203,11 +203,11 @@ _dlock_cmd_history() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '1:key:_dlock_keys'
@@ -220,11 +220,11 @@ _dlock_cmd_doctor() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]'
 }
@@ -238,11 +238,11 @@ _dlock_cmd_metrics() {
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
-    '*--redis=[Redis URL]:url:' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
     '--prefix=[key namespace]:prefix:' \
     '--connect-timeout=[per-instance connect/command timeout]:duration:' \
-    '--tls-ca=[PEM CA certificate to trust for rediss:// instead of the system ones]:file:_files' \
-    '--tls-cert=[PEM client certificate for rediss://]:file:_files' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
     '(- *)'{-h,--help}'[show help]' \
     '*::key:_dlock_keys'

@@ -31,12 +31,17 @@ export interface Connection {
   secrets: string[];
 }
 
-/** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
+/**
+ * What config gathered for a connection, the same for every backend: each backend's connection.ts
+ * builds its `Connection` from it (connection.ts picks the backend by the first URL's scheme).
+ */
 export interface ConnectionInput {
+  /** The store URLs (redis://, rediss://, redis+sentinel://, redis+cluster://, …), as given. */
   urls: string[];
   /** --redis or DLOCK_REDIS_URL: the option named in errors. */
   option: string;
   prefix: string;
+  /** --tls-ca, --tls-cert, --tls-key (each backend reads DLOCK_TLS_* from `env` where these are unset). */
   tls: { ca?: string; cert?: string; key?: string };
   env: Record<string, string | undefined>;
 }
@@ -147,7 +152,11 @@ export type Obtained = {
   waitedMs: number;
   /** The members that did not take part (a quorum did). */
   failures: MemberFailure[];
-  /** Variables the store's own tools give a holder's command (etcd: ETCD_LOCK_KEY, ETCD_LOCK_REV). */
+  /**
+   * Variables the store's own tools set for a lock holder, e.g. etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV: given to
+   * `run`'s command and printed by `acquire` after dlock's own. Names are environment names, never DLOCK_*
+   * (dlock drops those and any other name a shell cannot export).
+   */
   env?: Record<string, string>;
 };
 

@@ -1,8 +1,8 @@
 // What the chosen backend can do, stated once when the connection is configured: `config` and the
 // CLI refuse an option from this statement, never by counting URLs, and messages name the store
-// from it. One Redis (a server, Sentinel, Cluster) runs the line (docs/reference/waiting-in-line.md)
-// and keeps the history; a Redlock quorum of independent servers has neither
-// (docs/operations/deployments.md).
+// from it, and each refusal is worded by the store that refuses (`refusals`). One Redis (a server,
+// Sentinel, Cluster) runs the line (docs/reference/waiting-in-line.md) and keeps the history; a
+// Redlock quorum of independent servers has neither (docs/operations/deployments.md).
 
 import type { HolderKind } from './mode.js';
 
@@ -35,8 +35,37 @@ export interface Capabilities {
   readonly doctor: boolean;
   /** A waiter that cannot hear of a release notices it by polling within this (ms). */
   readonly pollCapMs: number;
-  /** Why a release could not tell the waiters, and the grant that cures it: "PUBLISH denied: grant +publish". */
-  readonly notifyDenied: string;
-  /** A waiter's place in line lapses within this when it cannot leave (ms); undefined without a line. */
+  /**
+   * Why a release could not tell the waiters, and the grant that cures it: "PUBLISH denied: grant +publish".
+   * Undefined where a release always reaches the waiters (they watch the store itself, as etcd's do).
+   */
+  readonly notifyDenied?: string;
+  /**
+   * A waiter's place in line lapses within this when it cannot leave (ms); undefined without a line. It may be
+   * the connection's own value: etcd's places are keys on the hold's lease, so it is that lease's TTL.
+   */
   readonly placeLeaseMs: number | undefined;
+  /**
+   * Why the store refuses each feature it lacks (a kind not in `kinds`, `oncePer`, `history`, `syncReplicas`,
+   * `doctor` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
+   * "needs one Redis (…), not a Redlock quorum of 3: the done mark is written by the release, which may reach
+   * only some instances". A feature it lacks without a reason here is refused in refusal()'s neutral words.
+   */
+  readonly refusals: Readonly<Partial<Record<Refusable, string>>>;
 }
+
+/** The features a store may lack, each refused with 64 and a reason (Capabilities.refusals). */
+export type Refusable = 'kinds' | 'oncePer' | 'history' | 'syncReplicas' | 'doctor';
+
+/** Why `can` refuses `feature`: the usage error's text after the option or command ("--once-per ", "history "). */
+export function refusal(can: Capabilities, feature: Refusable): string {
+  return can.refusals[feature] ?? NEUTRAL[feature](can);
+}
+
+const NEUTRAL: Record<Refusable, (can: Capabilities) => string> = {
+  kinds: (can) => `needs ${can.full}, not ${can.name}`,
+  oncePer: (can) => `needs ${can.full}, not ${can.name}`,
+  history: (can) => `needs ${can.full}, not ${can.name}: no history is kept`,
+  syncReplicas: (can) => `needs a store that can wait for its replicas, not ${can.name}`,
+  doctor: (can) => `has no checks for ${can.store} (${can.name})`,
+};

@@ -7,7 +7,7 @@ import { redactUrl } from '../secrets.js';
 import { redisConnection, splitUrls } from '../backends/redis/connection.js';
 import { etcdConnection, isEtcdUrl } from '../backends/etcd/connection.js';
 
-export type { Connection } from './backend.js';
+export type { Connection, ConnectionInput } from './backend.js';
 
 /** The connection the URLs name: the backend is chosen by the URLs' scheme, one store per command. */
 export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectTimeoutMs'> {

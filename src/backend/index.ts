@@ -28,9 +28,9 @@ export type {
   UnreadableLock,
   Verdict,
 } from './backend.js';
-export { connectionOf, splitStoreUrls, type Connection } from './connection.js';
+export { connectionOf, splitStoreUrls, type Connection, type ConnectionInput } from './connection.js';
 export { backendModule, openBackend } from './open.js';
-export type { Capabilities } from './capabilities.js';
+export { refusal, type Capabilities, type Refusable } from './capabilities.js';
 export type { DoctorCheck, DoctorReport, DoctorStatus } from './doctor.js';
 export { newOwnerToken } from './owner.js';
 

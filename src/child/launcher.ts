@@ -4,8 +4,9 @@
 // the next holder waits and the lock is held with nothing running. So when dlock has to wait,
 // it starts the process at once as a small shell (behind setpriv, like the command itself)
 // that sets the arguments up and blocks reading a pipe; when the lock is granted dlock writes
-// the fencing token (and slot) there and the shell `exec`s the command: same pid, the command's
-// environment, arguments and descriptors exactly as a direct spawn gives them. The command's
+// the fencing token (and slot, and the store's own variables) there and the shell `exec`s the
+// command: same pid, the command's environment, arguments and descriptors exactly as a direct
+// spawn gives them. The command's
 // words are in the environment while it waits, not in its argv, so `ps`/`pgrep -f` do not show
 // a command that is not running yet. If dlock gives up (busy, signal, error) it kills the
 // waiting shell; if dlock dies, the parent-death signal (or the pipe's end) does.
@@ -29,10 +30,11 @@ const SHELL_OWNED = new Set(['IFS', 'OPTIND', 'PPID']);
 
 export interface PreparedChild {
   /**
-   * Run the command now, with its fencing token (and slot). Undefined when the waiting shell is
-   * gone (killed meanwhile): the caller spawns the command itself.
+   * Run the command now, with its fencing token (and slot, and the store's variables for a holder).
+   * Undefined when the waiting shell is gone (killed meanwhile) or cannot take one of the store's
+   * variables (a name sh would not export, a value with a newline): the caller spawns the command itself.
    */
-  start(fence: string, slot: number | undefined): ChildHandle | undefined;
+  start(fence: string, slot: number | undefined, store?: Record<string, string>): ChildHandle | undefined;
   /** Not started: kill the waiting shell. Nothing once started. */
   discard(): void;
 }
@@ -50,10 +52,13 @@ function script(gate: number): string {
       `"${WORD}$${WORD}I"; ${WORD}I=$((${WORD}I + 1)); done`,
     `if [ -n "\${${WORD}PWD+set}" ]; then PWD=$${WORD}PWD; else unset PWD; fi`,
     `read -r ${WORD}GO <&${gate} || exit 0`,
+    // The store's variables: one line of `export NAME='value' …`, or none.
+    `read -r ${WORD}ENV <&${gate} || ${WORD}ENV=`,
     `DLOCK_FENCING_TOKEN=\${${WORD}GO%%:*}`,
     `export DLOCK_FENCING_TOKEN`,
     `case $${WORD}GO in *:-) ;; *) DLOCK_SLOT=\${${WORD}GO#*:}; export DLOCK_SLOT ;; esac`,
-    `unset ${WORD}I ${WORD}ARGC ${WORD}PWD ${WORD}GO`,
+    `eval "$${WORD}ENV"`,
+    `unset ${WORD}I ${WORD}ARGC ${WORD}PWD ${WORD}GO ${WORD}ENV`,
     `exec "$@" ${gate}<&-`,
   ].join('\n');
 }
@@ -111,16 +116,35 @@ export function prepareChild(file: string, args: string[], env: NodeJS.ProcessEn
     handle.exited.catch(() => {});
   };
   return {
-    start(fence, slot) {
+    start(fence, slot, store = {}) {
       if (started) return undefined;
-      if (!alive() || !/^\d+$/.test(fence) || (slot !== undefined && !Number.isInteger(slot))) {
+      const exports = storeExports(store);
+      if (
+        !alive() ||
+        !/^\d+$/.test(fence) ||
+        (slot !== undefined && !Number.isInteger(slot)) ||
+        exports === undefined
+      ) {
         discard();
         return undefined;
       }
       started = true;
-      pipe.end(`${fence}:${slot ?? '-'}\n`);
+      pipe.end(`${fence}:${slot ?? '-'}\n${exports}`);
       return handle;
     },
     discard,
   };
+}
+
+/**
+ * The store's variables as the one line the waiting shell evals (`export NAME='value' …\n`), "" for none;
+ * undefined when one cannot travel so: a name sh would drop or that is the shell's, a newline in a value.
+ */
+function storeExports(store: Record<string, string>): string | undefined {
+  const entries = Object.entries(store);
+  if (entries.length === 0) return '';
+  const bad = ([name, value]: [string, string]) =>
+    !VALID_NAME.test(name) || name.startsWith(WORD) || SHELL_OWNED.has(name) || /[\n\0]/.test(value);
+  if (entries.some(bad)) return undefined;
+  return `export ${entries.map(([name, value]) => `${name}='${value.replace(/'/g, `'\\''`)}'`).join(' ')}\n`;
 }

@@ -89,7 +89,7 @@ function fitLine(line: string, width: number): string {
 /** Exit codes every command that talks to Redis shares. */
 const COMMON_EXITS: [string, string][] = [
   ['64', 'usage error (bad option, duration, key or URL)'],
-  ['69', 'Redis unreachable, or too few Redlock instances for a quorum'],
+  ['69', 'the store unreachable (Redis, etcd), or too few Redlock instances for a quorum'],
   ['70', 'internal error (a bug: please report it)'],
 ];
 
@@ -222,7 +222,7 @@ export const HELP_AFTER: Record<string, string> = {
     exitStatus([
       ['0', 'metrics written (with --listen: stopped by SIGTERM or SIGINT)'],
       ['64', COMMON_EXITS[0][1]],
-      ['69', 'Redis unreachable (a --textfile says so), a lock unreadable, --push failed'],
+      ['69', 'the store unreachable (a --textfile says so), a lock unreadable, --push failed'],
       ['70', COMMON_EXITS[2][1]],
       ['73', '--textfile could not be written, or --listen could not listen (port taken)'],
     ]) +
@@ -248,6 +248,7 @@ export const HELP_AFTER: Record<string, string> = {
 const MORE_ENVIRONMENT: [string, string][] = [
   ['DLOCK_REDIS_PASSWORD', 'password for every Redis URL that has none of its own'],
   ['DLOCK_SENTINEL_PASSWORD', 'password of the sentinels (redis+sentinel://)'],
+  ['DLOCK_ETCD_PASSWORD', 'password for etcd:// and etcds:// URLs that have none of their own'],
   ['CI', 'when set, status lines while waiting, never a spinner'],
   ['DLOCK_KEY, DLOCK_TOKEN', 'the command gets them: renew, release use that lock'],
   ['DLOCK_HELD', 'enclosing locks: renew and release find tokens there'],

@@ -139,14 +139,15 @@ export function outputOptions(command: Command, more: (command: Command) => Comm
     .helpOption('-h, --help', 'show help');
 }
 
-/** Where Redis is and how to reach it, TLS last. */
+/** Where the store (Redis or etcd) is and how to reach it, TLS last. */
 export function connectionOptions(command: Command): Command {
   return command
     .optionsGroup(GROUP.connection)
     .option(
       '--redis <url>',
-      `Redis URL: redis://, rediss://, redis+sentinel://h1,h2/<master>, redis+cluster://h1,h2; repeat for a Redlock ` +
-        `quorum (env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`,
+      `store URL, whose scheme picks the store: redis://, rediss://, redis+sentinel://h1,h2/<master>, ` +
+        `redis+cluster://h1,h2 (repeat for a Redlock quorum), or etcd://h1:2379,h2:2379, etcds:// (one etcd cluster) ` +
+        `(env DLOCK_REDIS_URL, comma-separated; default ${DEFAULTS.redis})`,
       collect,
     )
     .option('--prefix <prefix>', `key namespace (env DLOCK_PREFIX; default ${DEFAULTS.prefix})`)
@@ -154,9 +155,12 @@ export function connectionOptions(command: Command): Command {
     .optionsGroup(GROUP.tls)
     .option(
       '--tls-ca <file>',
-      'PEM CA certificate(s) to trust for rediss:// instead of the system ones (env DLOCK_TLS_CA)',
+      'PEM CA certificate(s) to trust for rediss:// and etcds:// instead of the system ones (env DLOCK_TLS_CA)',
     )
-    .option('--tls-cert <file>', 'PEM client certificate for rediss:// (env DLOCK_TLS_CERT; needs --tls-key)')
+    .option(
+      '--tls-cert <file>',
+      'PEM client certificate for rediss:// and etcds:// (env DLOCK_TLS_CERT; needs --tls-key)',
+    )
     .option('--tls-key <file>', 'PEM private key of --tls-cert (env DLOCK_TLS_KEY)');
 }
 

@@ -52,20 +52,28 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
     // --heartbeat: its file exists before the lock is taken (a runtime directory that is not ours fails first).
     heartbeat = config.heartbeatMs === undefined ? undefined : (await import('../bounds/make.js')).heartbeatFile();
     const handle = backend.lock(config.key, { mode: config.mode });
-    // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
-    const lock: SectionLock = {
+    // DLOCK_TTL_MS is the lease the store applied (etcd: whole seconds, at least its minimum), which the
+    // handle has once it asked for it: while waiting already, as a wait holds its place on that lease.
+    const sectionLock = (): SectionLock => ({
       key: config.key,
       token: handle.owner,
-      ttlMs: config.ttlMs,
+      ttlMs: handle.ttlMs,
       heartbeatFile: heartbeat?.path,
       heartbeatMs: config.heartbeatMs,
+    });
+    // Waiting for the lock: make the command ready meanwhile, so it starts as soon as granted.
+    let readyTtlMs: number | undefined;
+    const prepare = () => {
+      readyTtlMs = handle.ttlMs;
+      return prepareChild(file, args, commandEnv(config, env, sectionLock())) ?? null;
     };
     // Not with --ping-output: the waiting shell would have the caller's stdout and stderr.
-    const ready = tail
-      ? undefined
-      : () => (prepared ??= prepareChild(file, args, commandEnv(config, env, lock)) ?? null);
+    const ready = tail ? undefined : () => (prepared ??= prepare());
     const hold = await Hold.acquire(handle, config, log, signals.interrupted, ready);
     if (!hold) return interruptedStatus(signals.interrupted);
+    const lock = sectionLock();
+    // Made ready with another lease than the grant's: its DLOCK_TTL_MS would be wrong, spawn anew.
+    if (readyTtlMs !== undefined && readyTtlMs !== hold.ttlMs) prepared?.discard();
     // How the run ended, for the history and --once-per ("" if the command never started).
     let exitStatus = '';
     let commandExit = '';
@@ -73,10 +81,10 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
       // A lease already gone or about to be (a starved machine, a slow WAIT): do not start the command.
       if (hold.lost.aborted)
         throw new LockLostError(`lost the lock ${config.key} before the command started: ${hold.lossReason!.message}`);
-      const slot = hold.slotVariable(config.slotted);
+      const grant = { fence: hold.fence, slot: hold.slotVariable(config.slotted), store: hold.storeEnv };
       const child =
-        prepared?.start(hold.fence, slot) ??
-        (await spawnChild(file, args, commandEnv(config, env, lock, { fence: hold.fence, slot }), tail));
+        prepared?.start(grant.fence, grant.slot, holdVariables(lock, grant).store) ??
+        (await spawnChild(file, args, commandEnv(config, env, lock, grant), tail));
       startupOver();
       const bounded = config.maxHoldMs !== undefined || heartbeat !== undefined;
       bounds = bounded ? new JobBounds({ ...config, heldSince: hold.heldSince, heartbeat }) : undefined;
@@ -116,8 +124,8 @@ export async function run(config: RunConfig, env: Env): Promise<number> {
 
 /**
  * The command's environment: the caller's with the section variables, the caller's own locks in
- * DLOCK_HELD. Without `grant` (a command made ready while waiting) DLOCK_FENCING_TOKEN, and
- * DLOCK_SLOT with --slots, are left out: the grant brings them (launcher.ts).
+ * DLOCK_HELD. Without `grant` (a command made ready while waiting) DLOCK_FENCING_TOKEN, DLOCK_SLOT
+ * with --slots and the store's own variables are left out: the grant brings them (launcher.ts).
  */
 function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?: SectionGrant): NodeJS.ProcessEnv {
   // With --heartbeat: the enclosing dlocks' heartbeat files too, and the shortest interval of all.
@@ -126,8 +134,8 @@ function commandEnv(config: RunConfig, callerEnv: Env, lock: SectionLock, grant?
   delete env.DLOCK_FENCING_TOKEN;
   if (config.slotted) delete env.DLOCK_SLOT;
   if (!grant) return env;
-  const { DLOCK_FENCING_TOKEN, DLOCK_SLOT } = holdVariables(lock, grant);
-  return { ...env, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
+  const { DLOCK_FENCING_TOKEN, DLOCK_SLOT, store } = holdVariables(lock, grant);
+  return { ...env, ...store, DLOCK_FENCING_TOKEN, ...(DLOCK_SLOT === undefined ? {} : { DLOCK_SLOT }) };
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type Env,
   type RawOptions,
 } from './options.js';
-import { HISTORY_MAX, type Capabilities } from '../backend/index.js';
+import { HISTORY_MAX, refusal, type Capabilities } from '../backend/index.js';
 
 /**
  * dlock run: the lock options, the key and the command to run under it. Checked in that order: in
@@ -140,7 +140,7 @@ export function historyConfig(key: string | undefined, raw: RawOptions, env: Env
   const config = connectionConfig(raw, env);
   const count = raw.count === undefined ? 20 : integer('--count', raw.count, 1, HISTORY_MAX);
   const can = config.caps;
-  if (!can.history) throw new UsageError(`history needs ${can.full}: with ${can.name}: no history is kept`);
+  if (!can.history) throw new UsageError(`history ${refusal(can, 'history')}`);
   const validKey = validateKey(key);
   return { config, key: validKey, count, json: Boolean(raw.json) };
 }
@@ -161,5 +161,5 @@ export function doctorConfig(raw: RawOptions, env: Env): DoctorConfig {
 
 /** The usage error for doctor on a store it has no checks for. */
 export function noDoctor(can: Capabilities): UsageError {
-  return new UsageError(`doctor has no checks for ${can.store} (${can.name})`);
+  return new UsageError(`doctor ${refusal(can, 'doctor')}`);
 }

@@ -10,6 +10,7 @@ import {
   KINDS,
   MAX_SLOTS,
   MODES,
+  refusal,
 } from '../backend/index.js';
 import { jobBounds } from './bounds.js';
 import { stopSignal } from './signal.js';
@@ -143,9 +144,8 @@ function graceMs(given: string | undefined, ttlMs: number, signal: string | unde
 /**
  * --shared, --slots n, or alone: the kinds' options as MODES declares them (their numbers read in
  * the table's order, then the conflicts, the last kind's first). A kind other than exclusive needs
- * a store whose capabilities hold it, in practice one Redis (a server, Sentinel or Cluster): a
- * Redlock majority cannot bound how many hold at once (n holders on each of 3 instances can make
- * 3n/2 majorities), and it has no line to keep shared and exclusive holders fair.
+ * a store whose capabilities hold it (in practice one Redis: a server, Sentinel or Cluster); the
+ * store that cannot says why (Capabilities.refusals).
  */
 export function holdMode(raw: Pick<RawOptions, HolderKind>, can: Capabilities): HoldMode {
   const given = KINDS.flatMap((kind) => {
@@ -165,10 +165,7 @@ export function holdMode(raw: Pick<RawOptions, HolderKind>, can: Capabilities): 
   const alone = !asked || (asked.n === 1 && MODES[asked.kind].flag.argument);
   const mode: HoldMode = alone ? { kind: 'exclusive' } : MODES[asked.kind].mode(asked.n);
   if (!can.kinds.includes(mode.kind)) {
-    throw new UsageError(
-      `--${mode.kind} needs ${can.full}, not ${can.name}: ` +
-        "a majority of each instance's holders cannot bound how many hold at once",
-    );
+    throw new UsageError(`--${mode.kind} ${refusal(can, 'kinds')}`);
   }
   return mode;
 }
@@ -176,25 +173,20 @@ export function holdMode(raw: Pick<RawOptions, HolderKind>, can: Capabilities): 
 /** --sync-replicas n: 0 (the default) everywhere; more only where the store can wait for replicas. */
 export function syncReplicas(value: string | undefined, can: Capabilities): number {
   const replicas = integer('--sync-replicas', value ?? '0', 0, 1_000);
-  if (replicas > 0 && !can.syncReplicas)
-    throw new UsageError(`--sync-replicas needs a store that can wait for its replicas, not ${can.name}`);
+  if (replicas > 0 && !can.syncReplicas) throw new UsageError(`--sync-replicas ${refusal(can, 'syncReplicas')}`);
   return replicas;
 }
 
 /**
- * --once-per: a window of at least the TTL's minimum, on one instance only: with Redlock the
- * done mark would be one more value a quorum must agree on, and a release that reached only
- * some instances would leave it on a minority (the job then runs twice, or never).
+ * --once-per: a window of at least the TTL's minimum, where the store keeps a done mark (one Redis;
+ * the store that cannot says why: with Redlock, a release may reach only some instances).
  */
 export function oncePer(value: string | undefined, can: Capabilities): number {
   if (value === undefined) return 0;
   const ms = positiveDuration('--once-per', value);
   if (ms < MIN_TTL_MS) throw badOption('--once-per', value, `must be at least ${MIN_TTL_MS}ms`);
   if (!can.oncePer) {
-    throw new UsageError(
-      `--once-per needs ${can.full}, not ${can.name}: ` +
-        'the done mark is written by the release, which may reach only some instances',
-    );
+    throw new UsageError(`--once-per ${refusal(can, 'oncePer')}`);
   }
   return ms;
 }

@@ -68,6 +68,8 @@ export class Hold {
     readonly slot: number | undefined,
     /** Monotonic ms since when the lock is held: the start of the round that took it (--max-hold counts from it). */
     readonly heldSince: number,
+    /** The store's own variables for this holder (Obtained.env): etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV. */
+    readonly storeEnv: Record<string, string>,
   ) {}
 
   /**
@@ -114,7 +116,9 @@ export class Hold {
     if (result.kind === 'unavailable' && result.unreadable) throw unreadable(config.key, result.errors);
     if (result.kind === 'unavailable') throw notAcquiredInOutage(config, lock, result);
     if (result.kind === 'mismatch') throw inUseOtherwise(config.key, lock.mode, result);
-    if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, config, result.unreleased);
+    // The lease the store applied to the attempt (etcd: whole seconds, at least its minimum), not the one asked.
+    const attempt = { key: config.key, ttlMs: lock.ttlMs };
+    if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, attempt, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
     if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs);
     if (result.kind === 'aborted') {
@@ -123,7 +127,7 @@ export class Hold {
     }
 
     const { fence, slot } = result;
-    const hold = new Hold(lock, config, log, fence, slot, result.startedAt);
+    const hold = new Hold(lock, config, log, fence, slot, result.startedAt, result.env ?? {});
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
@@ -192,6 +196,7 @@ export class Hold {
     return this.lock.owner;
   }
 
+  /** The lease this hold runs on: the one the store applied (LockHandle.ttlMs), which may exceed --ttl. */
   get ttlMs(): number {
     return this.lock.ttlMs;
   }
@@ -210,7 +215,7 @@ export class Hold {
    * and `commandExit` (the command's own status then, when known).
    */
   async release(exitStatus = '', reason = '', commandExit = ''): Promise<void> {
-    const expiresBy = this.lease?.expiresBy ?? now() + this.config.ttlMs;
+    const expiresBy = this.lease?.expiresBy ?? now() + this.ttlMs;
     await this.lease?.stop();
     const lost = this.lease?.lost.aborted ?? false;
     // One instance records the release (with the run's exit status) in the same script call.
@@ -261,7 +266,7 @@ function inUseOtherwise(
 
 /** 69: the store was unreachable; when a wait ran out during an outage, say so (it is not "busy"). */
 function notAcquiredInOutage(
-  config: HoldConfig,
+  config: Pick<HoldConfig, 'key' | 'waitMs'>,
   lock: LockHandle,
   result: NotObtained & { kind: 'unavailable' },
 ): UnavailableError {
@@ -270,7 +275,7 @@ function notAcquiredInOutage(
   const undone =
     result.unreleased.length > 0
       ? `; could not undo the attempt on ${result.unreleased.map(failureText).join('; ')} (a lock it took there ` +
-        `expires by itself ${expiresText(config.ttlMs)})`
+        `expires by itself ${expiresText(lock.ttlMs)})`
       : '';
   if (result.outageMs === undefined || config.waitMs === undefined) return new UnavailableError(`${message}${undone}`);
   return new UnavailableError(

@@ -81,7 +81,9 @@ export function logUnannounced(
 ): void {
   for (const { label } of releases.filter(({ outcome }) => outcome.kind === 'released' && !outcome.notified)) {
     const polling = `they notice by polling, within ${formatDuration(caps.pollCapMs)}`;
-    const refused = `${label} refused to tell the waiters (${caps.notifyDenied})`;
+    const refused = caps.notifyDenied
+      ? `${label} refused to tell the waiters (${caps.notifyDenied})`
+      : `${label} could not tell the waiters`;
     const text = `released ${key}, but ${refused}; ${polling}`;
     log.warn(text, { event: 'unannounced', key, ...(fence === undefined ? {} : { fence }), instance: label });
   }

@@ -1,7 +1,8 @@
 // The section's variables (DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN, DLOCK_TTL_MS, DLOCK_SLOT, those of --heartbeat,
-// DLOCK_HELD for the other locks enclosing dlocks hold, and DLOCK_NESTED from a nested acquire),
-// built here only: the environment of `dlock run`'s command, and what `dlock acquire` prints on
-// stdout, as POSIX-shell export lines for eval or as one JSON object.
+// DLOCK_HELD for the other locks enclosing dlocks hold, DLOCK_NESTED from a nested acquire, and the
+// store's own variables for a holder, such as etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV), built here
+// only: the environment of `dlock run`'s command, and what `dlock acquire` prints on stdout, as
+// POSIX-shell export lines for eval or as one JSON object.
 
 import type { AcquireFormat, Env } from '../config/index.js';
 import { heldAround, heldLocks, heldText, type EnclosingLock } from '../config/enclosing.js';
@@ -32,6 +33,14 @@ export interface SectionVariables {
    * releases the lock.
    */
   DLOCK_NESTED?: string;
+  /**
+   * The store's own variables for a holder (Obtained.env: etcd's ETCD_LOCK_KEY and ETCD_LOCK_REV, as
+   * `etcdctl lock` sets them), exported after dlock's; never a DLOCK_* name (storeVariables). Unlike
+   * DLOCK_KEY … they are not moved aside for a section on another key: a section's own replace the
+   * caller's of the same names, and a caller's the section does not set stay as they came (they
+   * still describe a lock an enclosing section holds, as with nested `etcdctl lock`s).
+   */
+  store?: Record<string, string>;
 }
 
 /** The lock a section holds, known before it is granted: its key, owner token and lease length. */
@@ -46,10 +55,11 @@ export interface SectionLock {
   heartbeatMs?: number;
 }
 
-/** What the grant brings: the fencing token, and with --slots the slot held. */
+/** What the grant brings: the fencing token, with --slots the slot held, and the store's own variables. */
 export interface SectionGrant {
   fence: string;
   slot?: number | string;
+  store?: Record<string, string>;
 }
 
 /** DLOCK_KEY, DLOCK_TOKEN and DLOCK_TTL_MS: what a command made ready while waiting already has. */
@@ -67,12 +77,25 @@ export function lockVariables({
 }
 
 /** Every section variable of a granted lock, in the order acquire prints them (DLOCK_SLOT only with a slot). */
-export function holdVariables(lock: SectionLock, { fence, slot }: SectionGrant): SectionVariables {
+export function holdVariables(lock: SectionLock, { fence, slot, store }: SectionGrant): SectionVariables {
   const { DLOCK_KEY, DLOCK_TOKEN, DLOCK_TTL_MS, DLOCK_HEARTBEAT_FILE, DLOCK_HEARTBEAT_MS } = lockVariables(lock);
   const slotted = slot === undefined ? {} : { DLOCK_SLOT: String(slot) };
   const heartbeat = DLOCK_HEARTBEAT_FILE === undefined ? {} : { DLOCK_HEARTBEAT_FILE };
   if (DLOCK_HEARTBEAT_MS !== undefined) Object.assign(heartbeat, { DLOCK_HEARTBEAT_MS });
-  return { DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS, ...slotted, ...heartbeat };
+  const own = storeVariables(store);
+  const stored = Object.keys(own).length === 0 ? {} : { store: own };
+  return { DLOCK_KEY, DLOCK_TOKEN, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS, ...slotted, ...heartbeat, ...stored };
+}
+
+/**
+ * The store's variables a section may have: every name a POSIX shell exports, but dlock's own (DLOCK_*,
+ * which the store's could otherwise override) and values with a NUL (which no environment holds).
+ */
+export function storeVariables(env: Record<string, string> | undefined): Record<string, string> {
+  const kept = Object.entries(env ?? {}).filter(
+    ([name, value]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !name.startsWith('DLOCK_') && !value.includes('\0'),
+  );
+  return Object.fromEntries(kept);
 }
 
 /**
@@ -91,7 +114,7 @@ export function heldVariables(
     heartbeatFile,
     heartbeatMs: config.heartbeatMs,
   };
-  return holdVariables(lock, { fence: hold.fence, slot: hold.slotVariable(config.slotted) });
+  return holdVariables(lock, { fence: hold.fence, slot: hold.slotVariable(config.slotted), store: hold.storeEnv });
 }
 
 /**
@@ -116,7 +139,8 @@ export function enclosedEnv(
   const held = heldText(heldAround(callerEnv, variables.DLOCK_KEY));
   const env: NodeJS.ProcessEnv = { ...callerEnv };
   for (const name of INNERMOST) delete env[name];
-  Object.assign(env, variables, held === '' ? {} : { DLOCK_HELD: held });
+  const { store, ...own } = variables;
+  Object.assign(env, store, own, held === '' ? {} : { DLOCK_HELD: held });
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   return env;
 }
@@ -135,12 +159,15 @@ export function formatVariables(variables: SectionVariables, format: AcquireForm
     const nested = variables.DLOCK_NESTED === undefined ? {} : { nested: true };
     const locks = heldLocks({ DLOCK_HELD: variables.DLOCK_HELD });
     const held = locks.length === 0 ? {} : { held: locks.map(heldJson) };
+    const env = variables.store === undefined ? {} : { env: variables.store };
     const { DLOCK_KEY: key, DLOCK_TOKEN: token, DLOCK_FENCING_TOKEN: fence, DLOCK_TTL_MS: ttl } = variables;
-    const lock = { key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat, ...nested, ...held };
+    const lock = { key, token, fence, ttl_ms: Number(ttl), ...slot, ...heartbeat, ...nested, ...held, ...env };
     return `${JSON.stringify(lock)}\n`;
   }
-  return Object.entries(variables)
-    .filter(([, value]) => value !== undefined)
+  // dlock's own first, then the store's.
+  const { store, ...own } = variables;
+  return [...Object.entries(own), ...Object.entries(store ?? {})]
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
     .join('');
 }

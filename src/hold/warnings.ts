@@ -73,7 +73,7 @@ export function logOutageOver(log: Logger, caps: Capabilities, key: string): voi
   log.event('restored', { key }, `${caps.store} answers again; still waiting for ${key}`);
 }
 
-/** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line. */
+/** A failed attempt (busy, interrupted) whose undo failed somewhere: one warning line (`ttlMs`: the lease applied). */
 export function logNotUndone(
   log: Logger,
   config: { key: string; ttlMs: number },

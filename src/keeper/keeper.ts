@@ -91,7 +91,7 @@ export async function keep(config: AcquireConfig, request: KeeperRequest): Promi
     }
     pidFile = writeKeeperFile(hold.owner);
     owner = hold.owner;
-    sentinel = startSentinel(config, request.watchPid, hold.fence, request.stderr);
+    sentinel = startSentinel(config, request.watchPid, hold, request.stderr);
     reported = true;
     const variables = heldVariables(config, hold, heartbeat?.path);
     // The enclosing dlocks' heartbeat files (a `dlock heartbeat` reaches them too), the shortest interval.

@@ -31,17 +31,17 @@ export interface Sentinel {
   dismiss(): void;
 }
 
-/** Start the sentinel for `watchPid`'s hold of `fence`; undefined if it could not start. */
+/** Start the sentinel for `watchPid`'s hold (its fence and the lease it runs on); undefined if it could not start. */
 export function startSentinel(
   config: AcquireConfig,
   watchPid: number,
-  fence: string,
+  hold: { fence: string; ttlMs: number },
   hasStderr: boolean,
 ): Sentinel | undefined {
   const signal = onLostSignal(config.onLost, config.stopSignal)?.slice('SIG'.length) ?? '';
   const logFile = hasStderr ? undefined : openKeeperLog();
   const format = hasStderr ? config.logFormat : 'json';
-  const line = renderEvent(config, format, lostEvent(config, watchPid, fence, signal));
+  const line = renderEvent(config, format, lostEvent(config, watchPid, hold, signal));
   let child: ChildProcess;
   try {
     child = spawn(SH, ['-c', SCRIPT], {
@@ -59,12 +59,17 @@ export function startSentinel(
   return { dismiss: () => child.kill('SIGKILL') };
 }
 
-/** The `lost` event the sentinel logs: the keeper died, `signal` goes to `watchPid`. */
-function lostEvent(config: AcquireConfig, watchPid: number, fence: string, signal: string): LostEvent {
+/** The `lost` event the sentinel logs: the keeper died, `signal` goes to `watchPid`; the lease is the one applied. */
+function lostEvent(
+  config: AcquireConfig,
+  watchPid: number,
+  { fence, ttlMs }: { fence: string; ttlMs: number },
+  signal: string,
+): LostEvent {
   const unprotected = `pid ${watchPid} keeps running unprotected (--on-lost ignore)`;
   const what = signal ? `sending SIG${signal} to pid ${watchPid}` : unprotected;
   const died = `its keeper (pid ${process.pid}) died, so nothing renews it`;
-  const expires = `it expires within ${formatDuration(config.ttlMs)}`;
+  const expires = `it expires within ${formatDuration(ttlMs)}`;
   const sent = signal ? { signal: `SIG${signal}` } : {};
   return {
     message: `lost ${config.key} (fence ${fence}): ${died} and ${expires}; ${what}`,

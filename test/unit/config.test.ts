@@ -7,7 +7,9 @@ import {
   connectionConfig,
   doctorConfig,
   historyConfig,
+  holdMode,
   noDoctor,
+  oncePer,
   releaseConfig,
   renewConfig,
   runConfig,
@@ -19,6 +21,7 @@ import {
   type RunConfig,
 } from '../../src/config/index.js';
 import { DlockError, UsageError } from '../../src/errors.js';
+import { refusal } from '../../src/backend/index.js';
 import type { RedisConnection } from '../../src/backends/redis/connection.js';
 
 /** The run's config, with the Redis backend's own part of the connection (its targets) in view. */
@@ -387,6 +390,64 @@ describe("each command's config", () => {
     );
     expect(syncReplicas(undefined, caps)).toBe(0);
     expect(syncReplicas('2', redis)).toBe(2);
+  });
+
+  test("a Redlock quorum refuses --shared, --slots, --once-per and history in the Redis backend's words", () => {
+    const full = 'one Redis (a server, redis+sentinel:// or redis+cluster://)';
+    const quorum = 'a Redlock quorum of 3';
+    const bound = "a majority of each instance's holders cannot bound how many hold at once";
+    expect(usageError(() => config({ ...QUORUM, slots: '2' })).message).toBe(
+      `--slots needs ${full}, not ${quorum}: ${bound}`,
+    );
+    expect(usageError(() => config({ ...QUORUM, shared: true })).message).toBe(
+      `--shared needs ${full}, not ${quorum}: ${bound}`,
+    );
+    expect(usageError(() => config({ ...QUORUM, oncePer: '1h' })).message).toBe(
+      `--once-per needs ${full}, not ${quorum}: ` +
+        'the done mark is written by the release, which may reach only some instances',
+    );
+    expect(usageError(() => historyConfig('k', QUORUM, {})).message).toBe(
+      `history needs ${full}: with ${quorum}: no history is kept`,
+    );
+  });
+
+  test('a store words its own refusals (Capabilities.refusals), and one that gives none is refused neutrally', () => {
+    // Made by hand, as a store without these features states them (etcd: a line and doctor, nothing more).
+    const redis = connectionConfig({}, {}).caps;
+    const lacking = {
+      ...redis,
+      name: 'etcd',
+      store: 'etcd',
+      kinds: ['exclusive'] as const,
+      history: false,
+      oncePer: false,
+      syncReplicas: false,
+    };
+    const etcd = {
+      ...lacking,
+      refusals: {
+        kinds: 'is not built on etcd (one holder per name)',
+        oncePer: 'is not built on etcd (no done mark)',
+        history: 'is not built on etcd (no history is kept)',
+        syncReplicas: 'is not for etcd (a write is committed on a quorum of members)',
+      },
+    };
+    expect(usageError(() => holdMode({ slots: '2' }, etcd)).message).toBe(
+      '--slots is not built on etcd (one holder per name)',
+    );
+    expect(usageError(() => holdMode({ shared: true }, etcd)).message).toBe(
+      '--shared is not built on etcd (one holder per name)',
+    );
+    expect(usageError(() => oncePer('1h', etcd)).message).toBe('--once-per is not built on etcd (no done mark)');
+    expect(usageError(() => syncReplicas('1', etcd)).message).toBe(
+      '--sync-replicas is not for etcd (a write is committed on a quorum of members)',
+    );
+    expect(`history ${refusal(etcd, 'history')}`).toBe('history is not built on etcd (no history is kept)');
+    const full = 'one Redis (a server, redis+sentinel:// or redis+cluster://)';
+    expect(usageError(() => holdMode({ slots: '2' }, lacking)).message).toBe(`--slots needs ${full}, not etcd`);
+    expect(usageError(() => oncePer('1h', lacking)).message).toBe(`--once-per needs ${full}, not etcd`);
+    expect(holdMode({ slots: '1' }, etcd)).toEqual({ kind: 'exclusive' });
+    expect(oncePer(undefined, etcd)).toBe(0);
   });
 
   test('a bad key is refused by every command that takes one', () => {

@@ -146,10 +146,24 @@ function etcdCapabilities(endpoints: number): Capabilities {
     doctor: true,
     // A waiter watches its predecessor's key: a release is heard at once, a watch that ends is re-made.
     pollCapMs: WATCH_RENEW_MS,
-    notifyDenied: 'the watch was refused: grant read on the prefix',
+    // A release deletes the key the next waiter watches: etcd tells it, nothing to deny.
     placeLeaseMs: undefined,
+    refusals: ETCD_REFUSALS,
   };
 }
+
+/**
+ * What etcd's mutex cannot be (docs/operations/etcd.md): one holder per key, whose details are not
+ * kept after it; `etcdctl lock` users would not see the difference of a --shared or --slots lock.
+ */
+const ETCD_REFUSALS: Capabilities['refusals'] = {
+  kinds:
+    "is not built on etcd: etcd's mutex (the one etcdctl lock takes) has one holder per key; " +
+    'use one Redis (a server, redis+sentinel:// or redis+cluster://) for --shared and --slots',
+  oncePer: 'is not built on etcd: no done mark is kept there; use one Redis for --once-per',
+  history: "is not kept on etcd: a lock there has no history, its holder's key goes with its release",
+  syncReplicas: 'is not needed on etcd: every write is committed by a majority of the cluster before it answers',
+};
 
 /** A watch is re-made at least this often (Node's fetch drops an idle one at 300 s; a proxy may sooner). */
 export const WATCH_RENEW_MS = 60_000;

@@ -3,7 +3,7 @@
 // gathered. Light on purpose: config builds it on every command, before anything connects.
 
 import { badOption } from '../../errors.js';
-import type { Connection } from '../../backend/backend.js';
+import type { Connection, ConnectionInput } from '../../backend/backend.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { KINDS } from '../../backend/mode.js';
 import { readTlsFiles, tlsPathsOf } from '../../tls-files.js';
@@ -18,21 +18,11 @@ export interface RedisConnection extends Connection {
   targets: RedisTarget[];
 }
 
-/** What config gathered for the connection: the URLs and which option gave them, the TLS flags and the environment. */
-export interface RedisConnectionInput {
-  urls: string[];
-  /** --redis or DLOCK_REDIS_URL: the option named in errors. */
-  option: string;
-  prefix: string;
-  tls: { ca?: string; cert?: string; key?: string };
-  env: Record<string, string | undefined>;
-}
-
 /** DLOCK_REDIS_URL's URLs (split on commas and whitespace). */
 export const splitUrls = splitRedisUrls;
 
 /** The connection but its --connect-timeout (config reads that option after the URLs, for the order of errors). */
-export function redisConnection(input: RedisConnectionInput): Omit<RedisConnection, 'connectTimeoutMs'> {
+export function redisConnection(input: ConnectionInput): Omit<RedisConnection, 'connectTimeoutMs'> {
   const targets = redisTargets(input);
   return {
     store: 'redis',
@@ -53,14 +43,29 @@ function redisCapabilities(instances: number): Capabilities {
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
     const all = { line: true, kinds: KINDS, history: true, oncePer: true };
-    return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS };
+    return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
   const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false };
   const name = `a Redlock quorum of ${instances}`;
-  return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined };
+  const refusals = redlockRefusals(name);
+  return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined, refusals };
 }
 
-function redisTargets({ urls, option, tls, env }: RedisConnectionInput): RedisTarget[] {
+/**
+ * Why a Redlock quorum has no --shared/--slots, --once-per or history: a majority cannot bound how many
+ * hold at once (n holders on each of 3 instances can make 3n/2 majorities) nor keep shared and exclusive
+ * holders fair without a line; the done mark would be one more value a quorum must agree on, and a
+ * release that reached only some instances would leave it on a minority (the job then runs twice, or never).
+ */
+function redlockRefusals(name: string): Capabilities['refusals'] {
+  return {
+    kinds: `needs ${FULL}, not ${name}: a majority of each instance's holders cannot bound how many hold at once`,
+    oncePer: `needs ${FULL}, not ${name}: the done mark is written by the release, which may reach only some instances`,
+    history: `needs ${FULL}: with ${name}: no history is kept`,
+  };
+}
+
+function redisTargets({ urls, option, tls, env }: ConnectionInput): RedisTarget[] {
   const targets = urls.map((url) => parseRedisUrl(url, option));
   const envPassword = env.DLOCK_REDIS_PASSWORD || undefined;
   const sentinelPassword = env.DLOCK_SENTINEL_PASSWORD || undefined;
