@@ -15,8 +15,8 @@ export function connectionOf(input: ConnectionInput): Omit<Connection, 'connectT
   const other = input.urls.find((url) => storeOf(url) !== store);
   if (other !== undefined) {
     throw new UsageError(
-      `${input.option}: ${redactUrl(other.trim())} is not a ${store} URL like ${redactUrl((input.urls[0] ?? '').trim())}: ` +
-        'one store per command',
+      `${input.option}: ${redactUrl((input.urls[0] ?? '').trim())} and ${redactUrl(other.trim())} ` +
+        `name two stores (${store}, ${storeOf(other)}): give the URLs of one`,
     );
   }
   switch (store) {
