@@ -337,7 +337,7 @@ function etcdRows(stats, { failed, labels, etcdNote, binary }) {
     binary: 'dist/dlock-linux-x64 missing (npm run build:binary)',
   };
   return comparisons.map(({ id, of, label, limit }) => {
-    const target = limit === undefined ? {} : { target: `≤ ${limit.toFixed(1)}×` };
+    const target = limit === undefined ? {} : { target: `≤ ${limit}×` };
     const broken = [id, of].find((side) => failed[side]);
     if (broken) {
       const why = `${labels[broken]} failed (above)`;
