@@ -112,7 +112,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'slow/deb': [24, 0],
   'slow/fresh-clone': [10, 0],
   'cli/ping': [39, 30],
-  'cli/docs': [39, 28],
+  'cli/docs': [49, 38],
   'topology/sentinel': [28, 27],
   'hostile/forged-holder': [28, 17],
   'topology/redlock-blips': [27, 26],

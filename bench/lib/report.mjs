@@ -48,7 +48,15 @@ export function formatTable(rows) {
     r.unit ?? '',
     r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}${r.ratioOf ? ` ${r.ratioOf}` : ''}`,
     r.target ?? '',
-    r.skipped ? `skipped: ${r.skipped}` : r.pass === undefined ? '' : r.pass ? 'pass' : 'MISS',
+    r.failed
+      ? `${r.pass === false ? 'MISS' : 'FAILED'}: ${r.failed}`
+      : r.skipped
+        ? `skipped: ${r.skipped}`
+        : r.pass === undefined
+          ? ''
+          : r.pass
+            ? 'pass'
+            : 'MISS',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const numeric = new Set([2, 3, 4]);

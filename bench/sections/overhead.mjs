@@ -36,6 +36,10 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
   const pings = await startPingServer();
   const run = (command, ...args) =>
     timed(command, ['run', '--redis', redis.url, 'bench-overhead', '--', 'true', ...args]);
+  // The same run on the throwaway etcd (issue 34), beside `etcdctl lock` on it. These rows may fail
+  // (a build without the etcd backend): a failed one is a row that says so, never a crashed bench.
+  const runOnEtcd = (command) =>
+    timed(command, ['run', '--redis', `etcd://${etcd.endpoint}`, 'bench-overhead', '--', 'true']);
   const runPinged = (command) =>
     timed(command, ['run', '--redis', redis.url, '--ping', pings.url, 'bench-overhead', '--', 'true']);
   // Linux takes at most 128 kB in one argument (MAX_ARG_STRLEN): 1 MB is ten of 100 kB.
@@ -84,6 +88,14 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
     binary && { id: 'binaryHeartbeat', label: 'dlock-linux-x64 heartbeat', run: () => beat(binary) },
     binary && { id: 'binary', label: 'dlock-linux-x64 run k -- true', run: () => run(binary) },
     binary && { id: 'binaryPing', label: 'dlock-linux-x64 run --ping <local> k -- true', run: () => runPinged(binary) },
+    etcd && { id: 'etcdDlock', label: 'dlock run k -- true on etcd (npm)', run: () => runOnEtcd(dlock), mayFail: true },
+    etcd &&
+      binary && {
+        id: 'etcdBinary',
+        label: 'dlock-linux-x64 run k -- true on etcd',
+        run: () => runOnEtcd(binary),
+        mayFail: true,
+      },
     baseline && {
       id: 'baseDlock',
       label: `baseline: dlock run k -- true (npm, ${baseline.dir})`,
@@ -110,12 +122,24 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
   ].filter(Boolean);
 
   const samples = Object.fromEntries(commands.map((c) => [c.id, []]));
+  // A command that may fail (dlock on etcd) and did: why, in one line; it is left out of later rounds.
+  const failed = {};
+  const attempt = async (command) => {
+    try {
+      return await command.run();
+    } catch (error) {
+      if (!command.mayFail) throw error;
+      failed[command.id] = whyFailed(error.message);
+      return undefined;
+    }
+  };
   try {
     for (let round = 0; round < plan.warmup + plan.overheadRounds; round++) {
       for (let i = 0; i < commands.length; i++) {
         const command = commands[(round + i) % commands.length];
-        const ms = await command.run();
-        if (round >= plan.warmup) samples[command.id].push(ms);
+        if (failed[command.id]) continue;
+        const ms = await attempt(command);
+        if (round >= plan.warmup && ms !== undefined) samples[command.id].push(ms);
       }
     }
   } finally {
@@ -124,23 +148,28 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
     rmSync(lockDir, { recursive: true, force: true });
   }
 
-  const stats = Object.fromEntries(commands.map((c) => [c.id, summarize(samples[c.id])]));
+  const measured = commands.filter((c) => !failed[c.id]);
+  const stats = Object.fromEntries(measured.map((c) => [c.id, summarize(samples[c.id])]));
   const node = stats.node.median;
   // Targets of issue 15, as ratios of medians measured side by side in this run. The npm run's
   // (≤ 1.45×) gave way to issue 32's goal for the same ratio: floorRows() judges it, once.
   const NODE_TARGETS = { version: 1.15, binary: 0.5 };
   // Issue 23: a heartbeat cheap enough to run in a job's every loop.
   const MS_TARGETS = { binaryHeartbeat: 10 };
-  const rows = commands.map((c) => ({
-    section: '1 overhead',
-    measure: c.label,
-    unit: 'ms',
-    ...pick(stats[c.id]),
-    ratio: ratio(stats[c.id].median, node),
-    ratioOf: c.id === 'node' ? 'baseline' : '÷ node -e 0',
-    ...(NODE_TARGETS[c.id] ? atMost(ratio(stats[c.id].median, node), NODE_TARGETS[c.id]) : {}),
-    ...(MS_TARGETS[c.id] ? atMost(stats[c.id].median, MS_TARGETS[c.id], ' ms') : {}),
-  }));
+  const rows = commands.map((c) =>
+    failed[c.id]
+      ? { section: '1 overhead', measure: c.label, failed: failed[c.id] }
+      : {
+          section: '1 overhead',
+          measure: c.label,
+          unit: 'ms',
+          ...pick(stats[c.id]),
+          ratio: ratio(stats[c.id].median, node),
+          ratioOf: c.id === 'node' ? 'baseline' : '÷ node -e 0',
+          ...(NODE_TARGETS[c.id] ? atMost(ratio(stats[c.id].median, node), NODE_TARGETS[c.id]) : {}),
+          ...(MS_TARGETS[c.id] ? atMost(stats[c.id].median, MS_TARGETS[c.id], ' ms') : {}),
+        },
+  );
   if (!binary) {
     rows.push({
       section: '1 overhead',
@@ -224,6 +253,8 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
     }
   }
   rows.push(...floorRows(stats, { floors, etcdNote }));
+  const labels = Object.fromEntries(commands.map((c) => [c.id, c.label]));
+  rows.push(...etcdRows(stats, { failed, labels, etcdNote, binary }));
   return {
     rows,
     data: {
@@ -231,6 +262,7 @@ export async function overhead({ plan, redis, dlock, binary, which, baseline }) 
       warmup: plan.warmup,
       floorsFailed: floors.failed,
       nodePeerFailed: nodePeer.failed,
+      etcdFailed: failed,
       stats,
       samples,
     },
@@ -282,6 +314,55 @@ function floorRows(stats, { floors, etcdNote }) {
       ...(was ? { was, guardPass: value <= was } : {}),
     };
   });
+}
+
+/**
+ * dlock on etcd (issue 34), each ratio of medians from the same rounds: the binary beside `etcdctl lock`
+ * on the same etcd (target ≤ 1.0×), and the npm build's run on etcd beside its run on Redis (≤ 1.1×:
+ * the etcd client must not cost a Redis user's start-up, nor an etcd user much more than it). A side
+ * that did not run is a skipped row (etcd not installed, no binary) or, when dlock on etcd failed, a
+ * MISS that says why.
+ */
+function etcdRows(stats, { failed, labels, etcdNote, binary }) {
+  const comparisons = [
+    { id: 'etcdBinary', of: 'etcdctl', label: 'dlock-linux-x64 run on etcd ÷ etcdctl lock k true', limit: 1 },
+    { id: 'etcdDlock', of: 'dlock', label: 'dlock run on etcd ÷ on Redis (npm)', limit: 1.1 },
+    { id: 'etcdBinary', of: 'binary', label: 'dlock-linux-x64 run on etcd ÷ on Redis' },
+    { id: 'etcdDlock', of: 'etcdctl', label: 'dlock run on etcd (npm) ÷ etcdctl lock k true' },
+  ];
+  const missing = {
+    etcdctl: etcdNote,
+    etcdDlock: etcdNote,
+    etcdBinary: binary ? etcdNote : 'dist/dlock-linux-x64 missing (npm run build:binary)',
+    binary: 'dist/dlock-linux-x64 missing (npm run build:binary)',
+  };
+  return comparisons.map(({ id, of, label, limit }) => {
+    const target = limit === undefined ? {} : { target: `≤ ${limit}×` };
+    const broken = [id, of].find((side) => failed[side]);
+    if (broken) {
+      const why = `${labels[broken]} failed (above)`;
+      return { section: '1 etcd', measure: label, ...target, ...(limit ? { pass: false } : {}), failed: why };
+    }
+    if (!stats[id] || !stats[of])
+      return { section: '1 etcd', measure: label, ...target, skipped: missing[stats[id] ? of : id] ?? 'not run' };
+    const value = ratio(stats[id].median, stats[of].median);
+    const extraMs = Math.round((stats[id].median - stats[of].median) * 10) / 10;
+    return {
+      section: '1 etcd',
+      measure: `${label}: ${extraMs >= 0 ? '+' : ''}${extraMs} ms`,
+      unit: '×',
+      ratio: value,
+      ratioOf: 'medians',
+      ...(limit === undefined ? {} : atMost(value, limit)),
+    };
+  });
+}
+
+/** Why a timed command failed, in one line: `exit N: <the first line of its stderr>`. */
+function whyFailed(message) {
+  const exited = / exited (\S+): ([\s\S]*)$/.exec(message);
+  if (!exited) return message.split('\n')[0];
+  return `exit ${exited[1]}: ${exited[2].split('\n').find((line) => line.trim()) ?? '(no output)'}`;
 }
 
 /** An empty program compiled as dist/dlock-linux-x64 is (scripts/build-binary.mjs --floor); undefined if that fails. */

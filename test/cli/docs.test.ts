@@ -1,6 +1,7 @@
 // Docs that run: every shell example in README.md, docs/install.md and docs/guides is a transcript run against a
 // real redis-server in the shell its block names (test/helpers/transcript.ts), or is marked
-// `<!-- not run: reason -->` and parse-checked. Also: links between the docs resolve, the README
+// `<!-- not run: reason -->` and parse-checked; those of docs/operations/etcd.md run against a real
+// etcd member instead (DLOCK_REDIS_URL its etcd:// URL, etcdctl pointed at it). Also: links between the docs resolve, the README
 // stays short, and `dlock --version` is the CHANGELOG's latest version.
 
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import type { RedisServer } from '../../support/redis-server.mjs';
 import { cleanEnv, dlock, DLOCK } from '../helpers/cli.js';
+import type { EtcdServer } from '../../support/etcd-server.mjs';
+import { useEtcdServer } from '../helpers/etcd.js';
 import { useRedisServer } from '../helpers/server.js';
 import { tempDir } from '../fixtures/observe.js';
 import {
@@ -36,8 +39,10 @@ function markdownFiles(): string[] {
 }
 
 const FILES = markdownFiles();
+/** The pages whose transcripts run on etcd rather than Redis. */
+const ETCD_FILES = ['docs/operations/etcd.md'];
 const RUN_FILES = FILES.filter(
-  (file) => ['README.md', 'docs/install.md'].includes(file) || file.startsWith('docs/guides/'),
+  (file) => ['README.md', 'docs/install.md', ...ETCD_FILES].includes(file) || file.startsWith('docs/guides/'),
 );
 const BLOCKS: Block[] = RUN_FILES.flatMap((file) => blocksOf(file, readFileSync(join(ROOT, file), 'utf8')));
 const RUNNABLE = BLOCKS.filter((block) => block.lang === 'console' && !block.notRun);
@@ -47,9 +52,15 @@ let redis: RedisServer;
 // Each session gets a database of its own, so transcripts run side by side and start from nothing.
 useRedisServer((server) => (redis = server), { args: ['--databases', '200'] });
 let databases = 0;
+let etcd: EtcdServer;
+useEtcdServer((server) => (etcd = server));
 
-/** A directory to run a transcript in, and an environment whose `dlock` is the one under test. */
-function session(): { cwd: string; env: NodeJS.ProcessEnv } {
+/**
+ * A directory to run a transcript in, and an environment whose `dlock` is the one under test: on a
+ * Redis database of its own, or for the etcd pages on the etcd member (their lock names differ
+ * from block to block, and each block releases what it takes), with etcdctl pointed at it.
+ */
+function session(block?: Block): { cwd: string; env: NodeJS.ProcessEnv } {
   const cwd = tempDir();
   const bin = join(cwd, '.bin');
   const runtime = join(cwd, '.runtime');
@@ -57,17 +68,22 @@ function session(): { cwd: string; env: NodeJS.ProcessEnv } {
   mkdirSync(runtime);
   chmodSync(runtime, 0o700);
   symlinkSync(DLOCK, join(bin, 'dlock'));
+  const store: Record<string, string> =
+    block && ETCD_FILES.includes(block.file)
+      ? { DLOCK_REDIS_URL: etcd.url, ETCDCTL_API: '3', ETCDCTL_ENDPOINTS: etcd.endpoint }
+      : { DLOCK_REDIS_URL: `${redis.url}/${++databases}` };
   const env = cleanEnv({
     PATH: `${bin}:${process.env.PATH}`,
     HOME: cwd,
     XDG_RUNTIME_DIR: runtime,
-    DLOCK_REDIS_URL: `${redis.url}/${++databases}`,
     LC_ALL: 'C.UTF-8',
+    ...store,
   });
+  for (const name of Object.keys(env)) if (/^ETCDCTL_/.test(name) && !(name in store)) delete env[name];
   return { cwd, env };
 }
 
-describe('transcripts in README.md and docs/guides', () => {
+describe('transcripts in README.md, docs/guides and docs/operations/etcd.md', () => {
   test('there are transcripts, and every block is a transcript, output, or marked not run', () => {
     expect(RUNNABLE.length).toBeGreaterThan(10);
     const unmarked = BLOCKS.filter((block) => !['console', 'text'].includes(block.lang) && !block.notRun);
@@ -79,7 +95,7 @@ describe('transcripts in README.md and docs/guides', () => {
   const runnable = RUNNABLE.map((block) => [`${block.file}:${block.line} (${shellOf(block)})`, block] as const);
   test.each(runnable)('%s', async (_, block) => {
     const commands = parseTranscript(block.body);
-    const actual = await runTranscript(commands, shellOf(block), session());
+    const actual = await runTranscript(commands, shellOf(block), session(block));
     expect(differences(commands, actual)).toBe('');
   });
 
