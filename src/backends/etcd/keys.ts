@@ -2,7 +2,7 @@
 // hex>`, the holder the key with the lowest create revision. A `/` in a name is escaped (`%2F`, and
 // `%` as `%25`) so that no two names share a prefix: `etcdctl lock a/b` lies under `a/` and blocks
 // `a`, dlock's `a/b` does not. With --prefix '' a name meets `etcdctl lock NAME` on the same key;
-// with the default `dlock:`, `etcdctl lock dlock:NAME` (docs/guides/etcd.md).
+// with the default `dlock:`, `etcdctl lock dlock:NAME` (docs/operations/etcd.md).
 
 import { closeSync, openSync, readSync } from 'node:fs';
 

@@ -1,5 +1,5 @@
 // POSTs to etcd's JSON gateway with the runtime's own HTTP client: node:http(s) in the npm build
-// (Node's fetch costs 30-100 ms on its first use, measured: docs/guides/etcd.md), Bun's fetch in
+// (Node's fetch costs 30-100 ms on its first use, measured: docs/operations/etcd.md), Bun's fetch in
 // the binary (it starts at once there). One request, one reply; a watch reads its reply as a
 // stream of lines. Nothing here knows etcd: gateway.ts does.
 
