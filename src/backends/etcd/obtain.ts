@@ -105,7 +105,9 @@ export async function obtain(
         outage.reported = true;
         options.onOutage?.(errors);
       }
-      await sleep(Math.min(retryMs(outage.retries++), Math.max(0, deadline - now())), options.signal);
+      // Not riding it out, the outage is 69 once it lasted --connect-timeout: never paused past that.
+      const until = inLine && ridesOut ? deadline : Math.min(deadline, outage.since + hold.connectTimeoutMs);
+      await sleep(Math.min(retryMs(outage.retries++), Math.max(0, until - now())), options.signal);
     }
   }
 }

@@ -1,14 +1,16 @@
-// Releasing an etcd hold: delete the owner's key if it is still on the owner's lease (one txn, so
-// a key release --force re-attached to a closing lease is not deleted), then revoke the lease
-// (etcdctl leaves its lease to expire). Retried until the bound: both are idempotent.
+// Releasing an etcd hold: revoke the owner's lease, which deletes its key in the same raft entry
+// (etcdctl deletes the key and leaves its lease to expire): one request. A lease already gone was
+// not ours to release any more: its key is read to tell a hold release --force closed (moved onto
+// a closing lease, so this revoke cannot delete it) from one that expired. Retried until the
+// bound: revoking is idempotent.
 
 import type { MemberRelease, ReleaseOptions, ReleaseOutcome } from '../../backend/backend.js';
 import type { MemberFailure } from '../../backend/failure.js';
 import { now, sleep } from '../../clock.js';
-import { b64, isObject, kvsOf } from './codec.js';
 import { GatewayError, type Gateway } from './gateway.js';
 import { holderOf } from './holders.js';
 import { revoke } from './lease.js';
+import { readKey } from './line.js';
 
 /** One handle's hold: where its key is, its lease, and what obtain learnt. */
 export interface EtcdHold {
@@ -43,48 +45,31 @@ function failedAt(hold: EtcdHold): MemberFailure {
 /** Release: one entry (the cluster is one member of the vocabulary). */
 export async function release(hold: EtcdHold, options: ReleaseOptions = {}): Promise<MemberRelease[]> {
   const deadline = now() + (options.boundMs ?? hold.connectTimeoutMs);
-  const label = hold.gateway.label;
   let replyLost: string | undefined;
   let firstFailure: string | undefined;
-  let outcome: ReleaseOutcome | undefined;
-  for (let attempt = 0; outcome === undefined; attempt++) {
+  for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(hold.timeoutMs, Math.floor(deadline - now())));
     try {
-      outcome = await deleteOwn(hold, timeoutMs, replyLost);
+      const outcome = (await revoke(hold.gateway, hold.lease, timeoutMs))
+        ? ({ kind: 'released', notified: true } as const)
+        : await notOurs(hold, timeoutMs, replyLost);
+      return [{ label: hold.gateway.label, outcome }];
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const reason = (firstFailure ??= error.failure.reason);
+      // No answer may hide a revoke that ran: a retry that finds the lease gone cannot tell.
       if (!error.failure.errorReply) replyLost ??= error.failure.reason;
       const pauseMs = Math.min(25 * 2 ** Math.min(attempt, 4), deadline - now() - 10);
-      if (options.retry === false || pauseMs <= 0 || error.failure.permanent) {
-        outcome = { kind: 'failed', reason };
-        break;
-      }
+      if (options.retry === false || pauseMs <= 0 || error.failure.permanent)
+        return [{ label: hold.gateway.label, outcome: { kind: 'failed', reason } }];
       await sleep(pauseMs);
     }
   }
-  // The lease goes too, whatever the key's fate (a waiter's, a closed hold's): best effort, bounded.
-  const left = Math.floor(deadline - now());
-  if (left > 0) await revoke(hold.gateway, hold.lease, Math.min(hold.timeoutMs, left)).catch(() => false);
-  return [{ label: hold.gateway.label === label ? label : hold.gateway.label, outcome }];
 }
 
-/** One txn: delete the key if it is on our lease; else read it (closed by release --force, or gone). */
-async function deleteOwn(hold: EtcdHold, timeoutMs: number, replyLost: string | undefined): Promise<ReleaseOutcome> {
-  const key = b64(hold.holdKey);
-  const reply = await hold.gateway.call(
-    '/v3/kv/txn',
-    {
-      compare: [{ target: 'LEASE', key, result: 'EQUAL', lease: hold.lease }],
-      success: [{ request_delete_range: { key } }],
-      failure: [{ request_range: { key } }],
-    },
-    timeoutMs,
-  );
-  if (reply.succeeded === true) return { kind: 'released', notified: true };
-  const responses = Array.isArray(reply.responses) ? reply.responses : [];
-  const range = isObject(responses[0]) ? responses[0].response_range : undefined;
-  const kv = kvsOf(range).find((one) => one.key === hold.holdKey);
+/** The lease was gone: closed by release --force (its key is still there, marked), or expired. */
+async function notOurs(hold: EtcdHold, timeoutMs: number, replyLost: string | undefined): Promise<ReleaseOutcome> {
+  const kv = await readKey(hold.gateway, hold.holdKey, timeoutMs);
   if (kv && holderOf(kv, hold.owner).forcedMs > 0) return { kind: 'not-ours', forced: true };
   return replyLost === undefined ? { kind: 'not-ours' } : { kind: 'released-or-expired', reason: replyLost };
 }
