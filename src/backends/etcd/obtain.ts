@@ -150,6 +150,7 @@ async function watchUntil(
 /** Keeps the lease of a waiter alive every ttl/3 while it waits; `lost` once etcd says it is gone. */
 class LeaseKeeper {
   lost = false;
+  /** Ends the watch in progress: the lease is gone, or a keepalive failed. */
   onLost: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -178,7 +179,9 @@ class LeaseKeeper {
       }
       this.renewedAt = sentAt;
     } catch {
-      // An outage: the wait's own reads say so; the lease may still be there when it is over.
+      // An outage, or the member frozen: the watch may hang on it as well, so it is made again (on
+      // the endpoint requests fail over to); the lease may still be there when the outage is over.
+      this.onLost?.();
     }
     this.schedule();
   }
