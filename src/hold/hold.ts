@@ -131,15 +131,19 @@ export class Hold {
     try {
       if (interrupted.aborted) return await hold.releasedFor(undefined);
       const slotText = slot === undefined ? '' : `, slot ${slot}`;
+      // A store that applies more than --ttl (etcd: whole seconds, at least its minimum) says so.
+      const raised =
+        lock.ttlMs > config.ttlMs ? `; ${lock.caps.store} applied a ${formatDuration(lock.ttlMs)} lease` : '';
       log.event(
         'acquired',
         {
           key: config.key,
           fence,
           waited_ms: result.waitedMs,
+          ttl_ms: lock.ttlMs,
           ...MODES[lock.mode.kind].holderFields(slot),
         },
-        `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)})`,
+        `acquired ${config.key} (fence ${fence}${slotText}, waited ${formatDuration(result.waitedMs)}${raised})`,
       );
       const redundancy = new RedundancyWatch();
       logRedundancy(log, lock.caps, config.key, fence, redundancy.observe(result.failures));
