@@ -19,6 +19,8 @@ export function spawnEtcdctl(endpoints: string, args: string[], options?: { env?
 export interface EtcdOptions {
   /** Extra etcd arguments, e.g. ['--election-timeout', '3000']. */
   args?: string[];
+  /** Clients speak TLS (PEM paths); `clientAuth`: the member asks for a client certificate signed by `ca`. */
+  tls?: { cert: string; key: string; ca: string; clientAuth?: boolean; clientCert?: string; clientKey?: string };
 }
 
 export class EtcdServer {

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-server.mjs';
@@ -40,7 +41,8 @@ function cleanEnv(extra = {}) {
 }
 
 /** One POST to etcd's JSON gateway, parsed; throws on a non-2xx answer or after `timeoutMs`. */
-async function gateway(endpoint, path, body, timeoutMs = 1_000) {
+async function gateway(endpoint, path, body, timeoutMs = 1_000, tls = undefined) {
+  if (tls) return httpsGateway(endpoint, path, body, timeoutMs, tls);
   const response = await fetch(`http://${endpoint}${path}`, {
     method: 'POST',
     body: JSON.stringify(body),
@@ -49,6 +51,27 @@ async function gateway(endpoint, path, body, timeoutMs = 1_000) {
   const json = await response.json();
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** The same over https with the member's CA (a member started with `tls`). */
+function httpsGateway(endpoint, path, body, timeoutMs, tls) {
+  const [host, port] = endpoint.split(':');
+  const options = { host, port: Number(port), path, method: 'POST', ca: readFileSync(tls.ca), timeout: timeoutMs };
+  if (tls.clientAuth) Object.assign(options, { cert: readFileSync(tls.clientCert), key: readFileSync(tls.clientKey) });
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(options, (response) => {
+      let text = '';
+      response.on('data', (chunk) => (text += chunk));
+      response.on('end', () =>
+        response.statusCode === 200
+          ? resolve(JSON.parse(text))
+          : reject(new Error(`${path}: HTTP ${response.statusCode} ${text}`)),
+      );
+    });
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
 }
 
 /** Run a process to its end: { code, signal, stdout, stderr } (code -1 when it could not start). */
@@ -89,6 +112,8 @@ export class EtcdServer {
     this.initialCluster = initialCluster ?? `${name}=http://127.0.0.1:${peerPort}`;
     /** Extra etcd arguments (--election-timeout, --auto-compaction-retention …), for the next `launch`. */
     this.args = options.args ?? [];
+    /** Clients speak TLS: { cert, key, ca, clientAuth?, clientCert?, clientKey? } (PEM paths). */
+    this.tls = options.tls;
     this.dir = mkdtempSync(join(tmpdir(), 'dlock-etcd-'));
     this.process = undefined;
     this.exited = Promise.resolve();
@@ -116,7 +141,7 @@ export class EtcdServer {
 
   /** The URL dlock takes (`--redis etcd://…`). */
   get url() {
-    return `etcd://${this.endpoint}`;
+    return `${this.tls ? 'etcds' : 'etcd'}://${this.endpoint}`;
   }
 
   get port() {
@@ -138,7 +163,16 @@ export class EtcdServer {
 
   /** Start the process without waiting for it (a cluster starts all its members, then waits). */
   spawn() {
-    const client = `http://${this.endpoint}`;
+    const client = `${this.tls ? 'https' : 'http'}://${this.endpoint}`;
+    const tls = this.tls
+      ? [
+          '--cert-file',
+          this.tls.cert,
+          '--key-file',
+          this.tls.key,
+          ...(this.tls.clientAuth ? ['--client-cert-auth', '--trusted-ca-file', this.tls.ca] : []),
+        ]
+      : [];
     const peer = `http://127.0.0.1:${this.peerPort}`;
     const args = [
       '--name',
@@ -164,6 +198,7 @@ export class EtcdServer {
       'zap',
       '--log-level',
       'error',
+      ...tls,
       ...this.args,
     ];
     const log = openSync(this.logFile, 'a');
@@ -184,7 +219,7 @@ export class EtcdServer {
         `etcd ${this.name} on ${this.endpoint} to answer`,
         async () => {
           if (child?.exitCode !== null) throw new Error(`etcd exited with ${child?.exitCode}`);
-          await gateway(this.endpoint, '/v3/kv/range', { key: 'cmVhZHk=' }, 500);
+          await gateway(this.endpoint, '/v3/kv/range', { key: 'cmVhZHk=' }, 500, this.tls);
           return true;
         },
         { timeoutMs, everyMs: 20 },

@@ -39,6 +39,8 @@ export const BINARY_PASS: Record<string, string> = {
   'cli/wait-outage': "Redis restarted during a wait: reconnecting and --connect-timeout on Bun's net",
   'cli/docs.cron-ci': "a binary-only case: the binary on cron's PATH where node is not",
   'topology/tls': "rediss:// through Bun's tls: verification, the CA, the host name",
+  'topology/etcd.auth-tls':
+    "etcds:// through Bun's fetch and its tls option; etcd's auth token fetched again after it expired",
   'topology/sentinel': 'a failover mid-hold: sockets closed by a killed primary and reopened elsewhere',
   'topology/redlock': "5 connections at once, some refused: a quorum over Bun's parallel connects",
   'hostile/hostile-child': "the child's argv and environment as Bun's spawn passes them",
@@ -113,6 +115,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'slow/fresh-clone': [10, 0],
   'cli/ping': [39, 30],
   'cli/docs': [49, 38],
+  'topology/etcd.auth-tls': [14, 14],
   'topology/sentinel': [28, 27],
   'hostile/forged-holder': [28, 17],
   'topology/redlock-blips': [27, 26],
