@@ -31,10 +31,14 @@ export async function obtain(
   let keeper: LeaseKeeper | undefined;
   let value: string | undefined;
 
+  // A grant or join that was sent and got no answer may have made the lease (and a place in line).
+  let maybeMade = false;
   const giveUp = async (result: NotObtained): Promise<NotObtained> => {
     keeper?.stop();
-    if (!inLine) return result;
-    const failure = await leave(hold);
+    if (!inLine && !maybeMade) return result;
+    // Out of line, one short attempt only (the store was not answering): the lease expires by itself.
+    const undo = { boundMs: Math.min(hold.timeoutMs, UNDO_MS), retry: false };
+    const failure = await leave(hold, inLine ? undefined : undo);
     return failure ? { ...result, unreleased: [{ label: failure.label, reason: failure.reason }] } : result;
   };
 
@@ -87,6 +91,7 @@ export async function obtain(
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const failure = error.failure;
+      if (!inLine && !failure.errorReply && failure.reason !== 'connection refused') maybeMade = true;
       const at = now();
       outage ??= { since: sentAt, retries: 0, reported: false };
       const outageMs = Math.round(at - outage.since);
@@ -191,6 +196,9 @@ class LeaseKeeper {
     clearTimeout(this.timer);
   }
 }
+
+/** How long undoing an attempt that got no answer may add to the --connect-timeout it ran out. */
+const UNDO_MS = 250;
 
 /** Pause between attempts while etcd cannot be reached: 100 ms doubling to 2 s, jittered. */
 function retryMs(retries: number, random = Math.random()): number {

@@ -33,8 +33,11 @@ export interface EtcdHold {
 }
 
 /** Leave the line (an attempt given up): the key and the lease go; the failure when they could not. */
-export async function leave(hold: EtcdHold): Promise<MemberFailure | undefined> {
-  const [outcome] = await release(hold, { boundMs: hold.connectTimeoutMs });
+export async function leave(
+  hold: EtcdHold,
+  options: ReleaseOptions = { boundMs: hold.connectTimeoutMs },
+): Promise<MemberFailure | undefined> {
+  const [outcome] = await release(hold, options);
   return outcome?.outcome.kind === 'failed' ? { ...failedAt(hold), reason: outcome.outcome.reason } : undefined;
 }
 
