@@ -43,6 +43,9 @@ export const BINARY_PASS: Record<string, string> = {
     "etcds:// through Bun's fetch and its tls option; etcd's auth token fetched again after it expired",
   'topology/sentinel': 'a failover mid-hold: sockets closed by a killed primary and reopened elsewhere',
   'topology/redlock': "5 connections at once, some refused: a quorum over Bun's parallel connects",
+  'topology/etcd.etcdctl':
+    "the etcd gateway client over Bun's fetch beside etcdctl: refused and stalled members, a lost lease, SIGTERM",
+  'topology/etcd.interop': "the etcd gateway client over Bun's fetch, its watch streamed, in one line with etcdctl",
   'hostile/hostile-child': "the child's argv and environment as Bun's spawn passes them",
   'hostile/long-arguments': "100 kB arguments through JavaScriptCore's regex engine, not V8's",
   'hostile/masking': "messages quoting URLs Bun's URL parser rejects, masked",
@@ -121,6 +124,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'topology/redlock-blips': [27, 26],
   'topology/cluster': [27, 27],
   'topology/redlock': [26, 22],
+  'topology/etcd.etcdctl': [16, 15],
   'cli/acquire': [25, 16],
   'cli/once-per': [23, 23],
   'hostile/hostile-input': [22, 6],
