@@ -124,7 +124,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'topology/redlock-blips': [27, 26],
   'topology/cluster': [27, 27],
   'topology/redlock': [26, 22],
-  'topology/etcd.etcdctl': [16, 15],
+  'topology/etcd.etcdctl': [19, 19],
   'cli/acquire': [25, 16],
   'cli/once-per': [23, 23],
   'hostile/hostile-input': [22, 6],
