@@ -235,11 +235,13 @@ function answered(label: string, status: number, json: unknown): GatewayError {
       : json === undefined
         ? `not an etcd gateway reply (HTTP ${status})`
         : `HTTP ${status}`;
-  // Permission, credentials and malformed requests are not cured by waiting.
+  // Permission, credentials and malformed requests are not cured by waiting, nor a server that is
+  // not etcd's gateway; a proxy's 5xx may be (and may hide a write: only etcd's own error did nothing).
   const permanent =
-    [CODE.invalidArgument, CODE.permissionDenied, CODE.unauthenticated].includes(code as 3) || code === -1;
+    [CODE.invalidArgument, CODE.permissionDenied, CODE.unauthenticated].includes(code as 3) ||
+    (message === undefined && status < 500);
   return new GatewayError(
-    { label, reason, permanent, reached: true, errorReply: true },
+    { label, reason, permanent, reached: true, errorReply: message !== undefined },
     code === -1 ? undefined : code,
   );
 }
