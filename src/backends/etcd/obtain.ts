@@ -48,6 +48,7 @@ export async function obtain(
     try {
       if (!inLine) {
         hold.ttlMs = await grant(hold.gateway, hold.lease, hold.ttlMs, hold.timeoutMs);
+        keeper?.stop();
         keeper = new LeaseKeeper(hold, sentAt);
         value ??= holderValue(meta, hold.ttlMs);
         const joined = await join(hold.gateway, hold.lockPrefix, hold.holdKey, hold.lease, value, hold.timeoutMs);
