@@ -66,6 +66,7 @@ export class Gateway {
     const deadline = now() + timeoutMs;
     const { endpoints } = this.connection;
     let reauthenticated = false;
+    let resent = false;
     let last: GatewayError | undefined;
     for (let tried = 0; tried < endpoints.length || !last;) {
       const index = this.current;
@@ -93,6 +94,11 @@ export class Gateway {
         if (error instanceof GatewayError && error.code !== undefined && !TRY_ANOTHER.has(error.code)) throw error;
         last = error instanceof GatewayError ? error : unreached(endpoint.label, error);
         if (last.failure.permanent) throw last;
+        // A kept-alive connection the member closed as it was reused: once more, on a new one.
+        if (!resent && /^connection reset$|socket hang up/.test(last.failure.reason)) {
+          resent = true;
+          continue;
+        }
       }
       tried++;
       if (this.current === index) this.current = (index + 1) % endpoints.length;
