@@ -133,7 +133,8 @@ export class Lease {
         const waiting =
           this.renewingSince === undefined
             ? ''
-            : ` (no quorum answered the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
+            : ` (${this.lock.caps.total > 1 ? 'no quorum' : `${this.lock.caps.store} has not`} answered ` +
+              `the renewal sent ${Math.round(now() - this.renewingSince)}ms ago)`;
         this.lose('expiring', `renewal failed until the lease was about to expire${waiting}`, lateMs);
       },
       Math.max(0, due - now()),

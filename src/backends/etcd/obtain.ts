@@ -138,6 +138,8 @@ async function watchUntil(
   signal: AbortSignal,
   keeper: LeaseKeeper,
 ): Promise<void> {
+  // Aborted (a signal) or lost while the line was read: an abort event that already fired never fires again.
+  if (signal.aborted || keeper.lost) return;
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
