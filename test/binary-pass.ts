@@ -41,6 +41,8 @@ export const BINARY_PASS: Record<string, string> = {
   'topology/tls': "rediss:// through Bun's tls: verification, the CA, the host name",
   'topology/sentinel': 'a failover mid-hold: sockets closed by a killed primary and reopened elsewhere',
   'topology/redlock': "5 connections at once, some refused: a quorum over Bun's parallel connects",
+  'topology/etcd.rows':
+    "the lock rows on etcd: Bun's fetch (the binary's gateway client) for grant, txn, keepalive and the watch",
   'hostile/hostile-child': "the child's argv and environment as Bun's spawn passes them",
   'hostile/long-arguments': "100 kB arguments through JavaScriptCore's regex engine, not V8's",
   'hostile/masking': "messages quoting URLs Bun's URL parser rejects, masked",
