@@ -290,6 +290,25 @@ describe('the keeper', () => {
     expect(await lineOfKey('kept')).toEqual([]);
     expect(await leases(etcd)).not.toContain(leaseOf(token));
   });
+  test("the keeper's lease revoked from outside: it sends the watched shell SIGTERM", async () => {
+    const dir = tempDir();
+    const script = sh(`
+      eval "$("$D" acquire --redis "$U" --ttl 2s --log-format json revoked-kept)" || exit 9
+      trap 'echo TERM > ${dir}/signals; exit 143' TERM
+      echo "$DLOCK_TOKEN" > ${dir}/token.tmp; mv ${dir}/token.tmp ${dir}/token
+      while :; do sleep 0.05; done
+    `);
+    const token = (await waitForFile(join(dir, 'token'))).trim();
+    const revokedAt = Date.now();
+    expect((await etcd.etcdctl('lease', 'revoke', leaseOf(token))).code).toBe(0);
+    const done = await script;
+    expect(done.code, done.stderr).toBe(143);
+    expect(readFileSync(join(dir, 'signals'), 'utf8')).toBe('TERM\n');
+    const lost = onlyEvent(done.stderr, 'lost');
+    expect(lost).toMatchObject({ reason: 'refused', signal: 'SIGTERM' });
+    // Noticed at the keeper's next renewal (every 667 ms).
+    expect(lost.ts_ms - revokedAt).toBeLessThan(667 + 1000);
+  });
 });
 
 test('a nested dlock run on the held key runs at once under the same fence', async () => {
