@@ -46,6 +46,10 @@ export const BINARY_PASS: Record<string, string> = {
   'topology/etcd.etcdctl':
     "the etcd gateway client over Bun's fetch beside etcdctl: refused and stalled members, a lost lease, SIGTERM",
   'topology/etcd.interop': "the etcd gateway client over Bun's fetch, its watch streamed, in one line with etcdctl",
+  'topology/etcd.rows':
+    "the lock rows on etcd: Bun's fetch (the binary's gateway client) for grant, txn, keepalive and the watch",
+  'topology/etcd.cluster':
+    "failover between etcd members under Bun's fetch: refused, reset, stalled and unanswered requests, their timeouts",
   'hostile/hostile-child': "the child's argv and environment as Bun's spawn passes them",
   'hostile/long-arguments': "100 kB arguments through JavaScriptCore's regex engine, not V8's",
   'hostile/masking': "messages quoting URLs Bun's URL parser rejects, masked",
@@ -119,6 +123,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/ping': [39, 30],
   'cli/docs': [49, 38],
   'topology/etcd.auth-tls': [14, 14],
+  'topology/etcd.cluster': [29, 29],
   'topology/sentinel': [28, 27],
   'hostile/forged-holder': [28, 17],
   'topology/redlock-blips': [27, 26],
@@ -140,6 +145,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/run.nested-lease': [15, 13],
   'cli/acquire.bounds': [15, 13],
   'cli/line.fifo': [14, 12],
+  'topology/etcd.rows': [14, 12],
   'topology/redlock-loss': [13, 12],
   'cli/doctor': [13, 7],
   'cli/output': [12, 9],
