@@ -36,6 +36,8 @@ import { forceRelease, heldBy, listLocks, readLock } from './inspect.js';
 import { holdKey, leaseHexOf, leaseOfOwner, lockPrefix, newLeaseOwner } from './keys.js';
 import { keepAlive, ttlSeconds } from './lease.js';
 import { readKey } from './line.js';
+import type { Kv } from './codec.js';
+import { holderOf } from './holders.js';
 import { obtain } from './obtain.js';
 import { release, type EtcdHold } from './release.js';
 
@@ -100,13 +102,19 @@ class EtcdLock implements LockHandle {
     return obtain(this.hold, meta, options);
   }
 
-  /** One keepalive: the lease renewed to its TTL, or gone (a keepalive with no TTL: lost now). */
+  /**
+   * One keepalive, and a read of the key: the hold is the key on our lease, so a key deleted or moved
+   * (`etcdctl del`, release --force) is lost now even though the lease lives on.
+   */
   async extend({ givesUpAt }: RenewOptions): Promise<Renewal> {
     const startedAt = now();
     const timeoutMs = renewTimeoutMs(this.hold.connectTimeoutMs, givesUpAt - startedAt);
     try {
-      const ttl = await keepAlive(this.hold.gateway, this.hold.lease, timeoutMs);
-      if (ttl === undefined) return { kind: 'refused' };
+      const [ttl, own] = await Promise.all([
+        keepAlive(this.hold.gateway, this.hold.lease, timeoutMs),
+        readKey(this.hold.gateway, this.hold.holdKey, timeoutMs),
+      ]);
+      if (ttl === undefined || !ours(own, this.hold)) return { kind: 'refused' };
       // A lease renewed for less than it runs on would end before the deadline dlock counts to.
       if (ttl * 1000 < this.hold.ttlMs)
         return { kind: 'failed', errors: [`${this.hold.gateway.label}: renewed for only ${ttl}s`] };
@@ -152,7 +160,7 @@ class EtcdLock implements LockHandle {
         keepAlive(this.hold.gateway, this.hold.lease, boundMs),
         readKey(this.hold.gateway, this.hold.holdKey, boundMs),
       ]);
-      if (ttl === undefined || own === undefined || own.lease !== this.hold.lease) return { kind: 'not-ours' };
+      if (ttl === undefined || !ours(own, this.hold)) return { kind: 'not-ours' };
       return { kind: 'renewed', ttlMs: ttl * 1000 };
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
@@ -177,4 +185,14 @@ class EtcdLock implements LockHandle {
   async syncReplicas(): Promise<void> {
     throw new UsageError(`--sync-replicas is not available on ${this.caps.name}`);
   }
+}
+
+/** The owner's key, on the owner's lease and not closed by release --force. */
+function ours(own: Kv | undefined, hold: EtcdHold): boolean {
+  return (
+    own !== undefined &&
+    own.lease === hold.lease &&
+    own.createRevision === (hold.myRev ?? own.createRevision) &&
+    holderOf(own, hold.owner).forcedMs === 0
+  );
 }

@@ -7,7 +7,7 @@
 import { now, TimeoutError } from '../../clock.js';
 import type { MemberFailure } from '../../backend/failure.js';
 import { printable } from '../../untrusted.js';
-import type { EtcdConnection } from './connection.js';
+import type { EtcdConnection, Endpoint } from './connection.js';
 import { isObject, type Json } from './codec.js';
 import { transportFor, type Transport } from './transport.js';
 
@@ -88,12 +88,13 @@ export class Gateway {
           this.token = undefined;
           continue;
         }
-        if (code === undefined || !TRY_ANOTHER.has(code)) throw error;
+        // etcd's own refusal stands; a reply that is not etcd's (an error page, another server) tries the next endpoint.
+        if (error.failure.errorReply && !(code !== undefined && TRY_ANOTHER.has(code))) throw error;
         last = error;
       } catch (error) {
         if (error instanceof GatewayError && error.code !== undefined && !TRY_ANOTHER.has(error.code)) throw error;
         last = error instanceof GatewayError ? error : unreached(endpoint.label, error);
-        if (last.failure.permanent) throw last;
+        if (last.failure.permanent && last.failure.errorReply) throw last;
         // A kept-alive connection the member closed as it was reused: once more, on a new one.
         if (!resent && /^connection reset$|socket hang up/.test(last.failure.reason)) {
           resent = true;
@@ -101,7 +102,7 @@ export class Gateway {
         }
       }
       tried++;
-      if (this.current === index) this.current = (index + 1) % endpoints.length;
+      this.rotateFrom(endpoint);
     }
     throw last;
   }
@@ -128,11 +129,11 @@ export class Gateway {
         JSON.stringify(request),
         headers,
         signal,
-        (line) => {
+        (line, status) => {
           const json = parse(line);
-          const code = errorCode(200, json);
+          const code = errorCode(status, json);
           if (code !== undefined || !isObject(json) || !isObject(json.result)) {
-            failure = answered(endpoint.label, 200, json);
+            failure = answered(endpoint.label, status, json);
             return true;
           }
           const result = json.result;
@@ -159,15 +160,23 @@ export class Gateway {
       if (status !== 200 && status !== 0 && !failure) failure = answered(endpoint.label, status, undefined);
     } catch (error) {
       if (signal.aborted) return false;
-      this.current = (this.current + 1) % this.connection.endpoints.length;
+      this.rotateFrom(endpoint);
       throw unreached(endpoint.label, error);
     }
+    // Not etcd's own answer (a proxy's error page, an endpoint that is not etcd): the next endpoint then.
+    if (failure && !failure.failure.errorReply) this.rotateFrom(endpoint);
     if (failure) throw failure;
     return stopped;
   }
 
   close(): void {
     this.transport.close();
+  }
+
+  /** Requests go to the next endpoint, unless another request moved on from `endpoint` already. */
+  private rotateFrom(endpoint: Endpoint): void {
+    const { endpoints } = this.connection;
+    if (endpoints[this.current] === endpoint) this.current = (this.current + 1) % endpoints.length;
   }
 
   /** The Authorization header (etcd takes the bare token), authenticating first when a user is given. */

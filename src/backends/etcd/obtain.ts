@@ -8,6 +8,7 @@ import type { NotObtained, ObtainOptions, Obtained } from '../../backend/backend
 import type { MemberFailure } from '../../backend/failure.js';
 import type { HolderMeta } from '../../backend/holder.js';
 import { now, sleep } from '../../clock.js';
+import { instanceTimeoutMs } from '../../timing.js';
 import { WATCH_RENEW_MS } from './connection.js';
 import { GatewayError } from './gateway.js';
 import { holderValue } from './holders.js';
@@ -30,8 +31,10 @@ export async function obtain(
   let outage: { since: number; retries: number; reported: boolean } | undefined;
   let keeper: LeaseKeeper | undefined;
   let value: string | undefined;
+  /** Watches in a row that ended sooner than QUICK_END_MS without the deletion. */
+  let quickEnds = 0;
 
-  // A grant or join that was sent and got no answer may have made the lease (and a place in line).
+  // A lease granted, or a grant or join that got no answer (it may have made the lease, and a place in line).
   let maybeMade = false;
   const giveUp = async (result: NotObtained): Promise<NotObtained> => {
     keeper?.stop();
@@ -48,6 +51,9 @@ export async function obtain(
     try {
       if (!inLine) {
         hold.ttlMs = await grant(hold.gateway, hold.lease, hold.ttlMs, hold.timeoutMs);
+        // Requests are sized by the lease etcd applied, and a lease granted is revoked when given up.
+        hold.timeoutMs = instanceTimeoutMs(hold.connectTimeoutMs, hold.ttlMs, 1);
+        maybeMade = true;
         keeper?.stop();
         keeper = new LeaseKeeper(hold, sentAt);
         value ??= holderValue(meta, hold.ttlMs);
@@ -88,7 +94,11 @@ export async function obtain(
       const refused = await options.onWait?.(waited(), line.place);
       if (refused && refused.length > 0)
         return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
-      await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+      const watchedAt = now();
+      const released = await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+      // A watch that ends at once with no deletion (a proxy, a member closing it): not a busy loop.
+      if (released || now() - watchedAt >= QUICK_END_MS) quickEnds = 0;
+      else await sleep(Math.min(retryMs(quickEnds++), Math.max(0, deadline - now())), options.signal);
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const failure = error.failure;
@@ -137,29 +147,33 @@ async function watchUntil(
   deadline: number,
   signal: AbortSignal,
   keeper: LeaseKeeper,
-): Promise<void> {
+): Promise<boolean> {
   // Aborted (a signal) or lost while the line was read: an abort event that already fired never fires again.
-  if (signal.aborted || keeper.lost) return;
+  if (signal.aborted || keeper.lost) return false;
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
   keeper.onLost = stop;
+  keeper.watching = hold.gateway.label;
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
-    await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
+    return await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
     keeper.onLost = undefined;
+    keeper.watching = undefined;
   }
 }
 
 /** Keeps the lease of a waiter alive every ttl/3 while it waits; `lost` once etcd says it is gone. */
 class LeaseKeeper {
   lost = false;
-  /** Ends the watch in progress: the lease is gone, or a keepalive failed. */
+  /** Ends the watch in progress: the lease is gone, or a keepalive failed or went to another member. */
   onLost: (() => void) | undefined;
+  /** The member the watch in progress streams from. */
+  watching: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -186,6 +200,9 @@ class LeaseKeeper {
         return;
       }
       this.renewedAt = sentAt;
+      // Answered by another member than the watch's (it failed over from a frozen or cut-off one):
+      // the watch may hang there, so it is made again where requests now go.
+      if (this.watching !== undefined && this.hold.gateway.label !== this.watching) this.onLost?.();
     } catch {
       // An outage, or the member frozen: the watch may hang on it as well, so it is made again (on
       // the endpoint requests fail over to); the lease may still be there when the outage is over.
@@ -199,6 +216,9 @@ class LeaseKeeper {
     clearTimeout(this.timer);
   }
 }
+
+/** A watch that ends sooner than this without the deletion is made again only after a pause. */
+const QUICK_END_MS = 1_000;
 
 /** How long undoing an attempt that got no answer may add to the --connect-timeout it ran out. */
 const UNDO_MS = 250;

@@ -30,7 +30,8 @@ export interface Transport {
   ): Promise<Reply>;
   /**
    * POST and read the reply line by line (a watch) until it ends, `signal` aborts, or `onLine`
-   * returns true; resolves with the HTTP status. Lines are handed over as they arrive.
+   * returns true; resolves with the HTTP status. Lines are handed over as they arrive, each with
+   * the reply's status (an error page is not a watch).
    */
   stream(
     endpoint: Endpoint,
@@ -38,7 +39,7 @@ export interface Transport {
     body: string,
     headers: Record<string, string>,
     signal: AbortSignal,
-    onLine: (line: string) => boolean,
+    onLine: (line: string, status: number) => boolean,
   ): Promise<number>;
   close(): void;
 }
@@ -125,15 +126,15 @@ class NodeTransport implements Transport {
     body: string,
     headers: Record<string, string>,
     signal: AbortSignal,
-    onLine: (line: string) => boolean,
+    onLine: (line: string, status: number) => boolean,
   ): Promise<number> {
     // A connection of its own: a watch holds it for as long as it waits.
     const options = { ...this.options(endpoint, path, headers, body), agent: false as const };
     return new Promise<number>((resolve, reject) => {
       if (signal.aborted) return resolve(0);
       const request = this.module().request(options, (response: IncomingMessage) => {
-        const lines = new Lines(onLine);
         const status = response.statusCode ?? 0;
+        const lines = new Lines((line) => onLine(line, status));
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           try {
@@ -221,7 +222,7 @@ class FetchTransport implements Transport {
     body: string,
     headers: Record<string, string>,
     signal: AbortSignal,
-    onLine: (line: string) => boolean,
+    onLine: (line: string, status: number) => boolean,
   ): Promise<number> {
     const controller = new AbortController();
     const abort = () => controller.abort();
@@ -232,7 +233,7 @@ class FetchTransport implements Transport {
       const response = await fetch(this.url(endpoint, path), this.init(body, headers, controller.signal));
       const reader = response.body?.getReader();
       if (!reader) return response.status;
-      const lines = new Lines(onLine);
+      const lines = new Lines((line) => onLine(line, response.status));
       const decoder = new TextDecoder();
       for (;;) {
         const chunk = await reader.read();
