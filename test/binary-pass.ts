@@ -56,6 +56,7 @@ export const NPM_ONLY: Record<string, string> = {
   'cli/completions': "the completion scripts are generated text; the binary's __complete-keys is complete-keys'",
   'cli/docs': 'transcripts of behaviours each tested against the binary by a file above; the rest is text',
   'cli/doctor': "verdicts are the bundle's logic on Redis replies; libfaketime under Bun is server-clock's",
+  'cli/doctor.etcd': "verdicts are the bundle's logic on replies; Bun's fetch on etcd's gateway is etcd-gateway's",
   'cli/durations': "parsing in the bundle; argv under Bun is run.parsing's",
   'cli/help': "--help's text and wrapping from $COLUMNS; writing to a pipe under Bun is output's",
   'cli/history': 'Lua and rendering',
