@@ -45,6 +45,8 @@ export const BINARY_PASS: Record<string, string> = {
   'hostile/long-arguments': "100 kB arguments through JavaScriptCore's regex engine, not V8's",
   'hostile/masking': "messages quoting URLs Bun's URL parser rejects, masked",
   'hostile/secrets': 'the command line in ps (process.title) and the debug variables runtimes read',
+  'hostile/etcd-gateway':
+    "a lying etcd gateway read by Bun's fetch in the binary: huge, endless and broken bodies, watch streams",
   'hostile/server-messages': "non-Redis listeners, a TLS-only server, a wrong password: Bun's net/tls errors",
   'slow/chaos': "every fault kind of the chaos smoke against the binary's net and timers",
   'slow/binary': 'the artefact itself (the one CI built): its checksum file, an empty environment',
