@@ -5,10 +5,10 @@
 import type { MemberRelease, ReleaseOptions, ReleaseOutcome } from '../../backend/backend.js';
 import type { MemberFailure } from '../../backend/failure.js';
 import { now, sleep } from '../../clock.js';
-import { b64, isObject, kvsOf } from './codec.js';
+import { b64, isObject, kvsOf, revisionOf } from './codec.js';
 import { GatewayError, type Gateway } from './gateway.js';
 import { holderOf } from './holders.js';
-import { revoke } from './lease.js';
+import { lie, revoke } from './lease.js';
 
 /** One handle's hold: where its key is, its lease, and what obtain learnt. */
 export interface EtcdHold {
@@ -81,6 +81,8 @@ async function deleteOwn(hold: EtcdHold, timeoutMs: number, replyLost: string | 
     },
     timeoutMs,
   );
+  // A reply without a revision is no txn's: taken for "not ours" it would say the section ran unprotected.
+  if (revisionOf(reply) === undefined) throw lie(hold.gateway, 'the txn that releases answered without a revision');
   if (reply.succeeded === true) return { kind: 'released', notified: true };
   const responses = Array.isArray(reply.responses) ? reply.responses : [];
   const range = isObject(responses[0]) ? responses[0].response_range : undefined;
