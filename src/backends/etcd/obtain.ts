@@ -105,7 +105,9 @@ export async function obtain(
         outage.reported = true;
         options.onOutage?.(errors);
       }
-      await sleep(Math.min(retryMs(outage.retries++), Math.max(0, deadline - now())), options.signal);
+      // Before the wait rides outages out, the pause ends by --connect-timeout: 69 comes within it.
+      const budget = inLine && ridesOut ? Infinity : outage.since + hold.connectTimeoutMs - now();
+      await sleep(Math.max(0, Math.min(retryMs(outage.retries++), deadline - now(), budget)), options.signal);
     }
   }
 }
