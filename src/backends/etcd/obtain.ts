@@ -30,6 +30,8 @@ export async function obtain(
   let outage: { since: number; retries: number; reported: boolean } | undefined;
   let keeper: LeaseKeeper | undefined;
   let value: string | undefined;
+  /** Watches in a row that ended by themselves. */
+  let watchEnds = 0;
 
   const giveUp = async (result: NotObtained): Promise<NotObtained> => {
     keeper?.stop();
@@ -83,7 +85,11 @@ export async function obtain(
       const refused = await options.onWait?.(waited(), line.place);
       if (refused && refused.length > 0)
         return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
-      await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+      if (await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!)) {
+        // The stream ended by itself, without the deletion: a gateway or proxy that closes watches at
+        // once would be re-watched in a busy loop; pause as between failed attempts.
+        await sleep(Math.max(0, Math.min(retryMs(watchEnds++), deadline - now())), options.signal);
+      } else watchEnds = 0;
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const failure = error.failure;
@@ -123,7 +129,10 @@ function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs:
   };
 }
 
-/** Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is lost. */
+/**
+ * Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is
+ * lost; true when the watch ended by itself instead (the stream closed without the deletion).
+ */
 async function watchUntil(
   hold: EtcdHold,
   key: string,
@@ -131,7 +140,7 @@ async function watchUntil(
   deadline: number,
   signal: AbortSignal,
   keeper: LeaseKeeper,
-): Promise<void> {
+): Promise<boolean> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
@@ -139,7 +148,8 @@ async function watchUntil(
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
-    await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
+    const seen = await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
+    return !seen && !controller.signal.aborted;
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
