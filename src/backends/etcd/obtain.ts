@@ -86,8 +86,9 @@ export async function obtain(
       if (refused && refused.length > 0)
         return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
       if (await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!)) {
-        // The stream ended by itself, without the deletion: a gateway or proxy that closes watches at
-        // once would be re-watched in a busy loop; pause as between failed attempts.
+        // The stream ended by itself without the deletion, or broke (a line that never ends): a gateway
+        // or proxy that does that at once would be re-watched in a busy loop; pause, longer each time.
+        // An etcd that is down fails the next read, which the outage handling takes over.
         await sleep(Math.max(0, Math.min(retryMs(watchEnds++), deadline - now())), options.signal);
       } else watchEnds = 0;
     } catch (error) {
@@ -131,7 +132,8 @@ function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs:
 
 /**
  * Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is
- * lost; true when the watch ended by itself instead (the stream closed without the deletion).
+ * lost; true when the watch ended by itself instead (the stream closed without the deletion, or
+ * broke: a failure a retry may cure).
  */
 async function watchUntil(
   hold: EtcdHold,
@@ -150,6 +152,9 @@ async function watchUntil(
   try {
     const seen = await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
     return !seen && !controller.signal.aborted;
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.failure.permanent) throw error;
+    return true;
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
