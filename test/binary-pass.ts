@@ -118,6 +118,8 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/docs': [49, 38],
   'topology/sentinel': [28, 27],
   'hostile/forged-holder': [28, 17],
+  'hostile/etcd-gateway': [16, 15],
+  'cli/doctor.etcd': [6, 0],
   'topology/redlock-blips': [27, 26],
   'topology/cluster': [27, 27],
   'topology/redlock': [26, 22],

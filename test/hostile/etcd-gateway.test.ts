@@ -71,6 +71,11 @@ describe('lies that refuse the lock: 69, and the command never runs', () => {
       (request) =>
         request.path === '/v3/lease/grant' ? { header: header(), ID: '4611686018427387905', TTL: '30' } : undefined,
     ],
+    [
+      'a grant whose TTL is not a number',
+      (request) =>
+        request.path === '/v3/lease/grant' ? { header: header(), ID: request.body?.ID, TTL: 'lots' } : undefined,
+    ],
     ['a txn without revisions', (r) => (isJoin(r.body) ? { succeeded: true, responses: [] } : undefined)],
     [
       'a txn of garbage JSON',
@@ -269,6 +274,30 @@ describe('a watch that misbehaves: no busy loop, busy (75) when --wait runs out'
     // Bounded retries: pauses that grow (100 ms doubling to 2 s), not one watch per event-loop turn.
     expect(fake.count('/v3/watch')).toBeLessThan(15);
   });
+});
+
+test('keepalives that renew for less than the lease runs on: lost by the local deadline, 76', async () => {
+  const dir = tempDir();
+  const script: Script = (request) =>
+    request.path === '/v3/lease/keepalive'
+      ? { result: { header: header(), ID: request.body?.ID, TTL: '1' } }
+      : undefined;
+  const { result, ms } = await against(script, [
+    'run',
+    '-q',
+    '--ttl',
+    '3s',
+    'k',
+    '--',
+    'sh',
+    '-c',
+    `touch ${dir}/ran; sleep 20; touch ${dir}/finished`,
+  ]);
+  expectOneError(result, 76);
+  expect(existsSync(join(dir, 'ran'))).toBe(true);
+  expect(existsSync(join(dir, 'finished'))).toBe(false);
+  // Stopped before the lease it was granted (3 s) could have run out, not at the 20 s the command would take.
+  expect(ms).toBeLessThan(3000 + SLACK_MS);
 });
 
 test('a keepalive answered without a TTL while the command runs: lost, 76', async () => {
