@@ -69,6 +69,15 @@ describe('a healthy member', () => {
     });
   });
 
+  test("--prefix '' (to meet etcdctl lock NAME): the permission over every key is checked", async () => {
+    const { code, report } = await doctorJson(['--redis', healthy.url, '--prefix', '']);
+    expect(code).toBe(0);
+    expect(check(report, 'permission')).toMatchObject({
+      status: 'OK',
+      message: 'dlock may write, read and delete keys under every key (--prefix is empty)',
+    });
+  });
+
   test('the probe leaves no key and no lease behind', async () => {
     await doctorJson(['--redis', healthy.url]);
     const keys = await healthy.request('/v3/kv/range', { key: 'AA==', range_end: 'AA==' });

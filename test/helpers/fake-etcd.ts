@@ -62,6 +62,23 @@ export const ENDLESS: Answer = (response) => {
   response.write('{"header":{"revision":"5"},');
 };
 
+/** etcd's answer to a range without a key (an empty key is a zero value, left out: not given). */
+const NO_KEY = raw(
+  400,
+  '{"error":"etcdserver: key is not provided","message":"etcdserver: key is not provided","code":3}',
+);
+
+/** A range (alone or in a txn) whose key is empty or missing, which etcd refuses. */
+function noKey({ path, body }: FakeRequest): boolean {
+  const ranges =
+    path === '/v3/kv/range'
+      ? [body]
+      : path === '/v3/kv/txn'
+        ? [...(body?.success ?? []), ...(body?.failure ?? [])].map((op: any) => op?.request_range).filter(Boolean)
+        : [];
+  return ranges.some((range) => typeof range?.key !== 'string' || range.key === '');
+}
+
 export class FakeEtcd {
   readonly requests: FakeRequest[] = [];
   /** The lease granted last (decimal id) and its TTL (s), as the default answers use them. */
@@ -113,7 +130,7 @@ export class FakeEtcd {
       }
       const one = { path, body, at: Date.now() };
       this.requests.push(one);
-      const answer = this.script(one, this) ?? this.honest(one);
+      const answer = this.script(one, this) ?? (noKey(one) ? NO_KEY : this.honest(one));
       response.on('error', () => {});
       if (typeof answer === 'function') answer(response, request);
       else {

@@ -224,6 +224,16 @@ describe('status without a key: key names under the prefix', () => {
   });
 });
 
+test("status --prefix '' (to meet etcdctl lock NAME) lists the locks: its range starts at \\0, not at an empty key", async () => {
+  const listing: Script = (request) =>
+    request.path === '/v3/kv/range' && request.body?.key === b64('\0')
+      ? { header: header(), kvs: [{ key: b64('job/1f'), create_revision: '9', lease: '31' }], count: '1' }
+      : undefined;
+  const { result } = await against(listing, ['status', '--prefix', '', '--json']);
+  expect(result.stderr).toBe('');
+  expect((JSON.parse(result.stdout) as { key: string }[]).map((one) => one.key)).toEqual(['job']);
+});
+
 /** The lock held by another key (revision 4); dlock's own key joins at 5 and watches it. */
 function busy(watch: ReturnType<Script>): Script {
   const other = { key: b64('dlock:k/aa'), create_revision: '4', mod_revision: '4', lease: '170' };
