@@ -15,7 +15,7 @@ import { unavailable } from '../../backend/failure.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { epochMs } from '../../clock.js';
 import { UnavailableError } from '../../errors.js';
-import { b64, countOf, isObject, kvsOf, prefixEnd, type Kv } from './codec.js';
+import { b64, countOf, isObject, kvsOf, prefixEnd, prefixStart, type Kv } from './codec.js';
 import { GatewayError, type Gateway } from './gateway.js';
 import { closedValue, holderOf, waiterOf } from './holders.js';
 import { leaseOfOwner, newLeaseOwner, ownerOfLease, parseHoldKey } from './keys.js';
@@ -78,8 +78,8 @@ const PAGE = 1000;
 export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: number): Promise<LockListing> {
   const locks = new Map<string, Kv[]>();
   try {
-    let from = b64(prefix);
-    const end = prefix === '' ? b64(Buffer.from([0])) : prefixEnd(prefix);
+    let from = prefixStart(prefix);
+    const end = prefixEnd(prefix);
     for (;;) {
       const reply = await gateway.call('/v3/kv/range', { key: from, range_end: end, limit: String(PAGE) }, timeoutMs);
       const kvs = kvsOf(reply);

@@ -7,7 +7,7 @@
 import type { DoctorCheck } from '../../../backend/doctor.js';
 import type { MemberFailure } from '../../../backend/failure.js';
 import { cut } from '../../../untrusted.js';
-import { b64, isObject, positive, prefixEnd } from '../codec.js';
+import { b64, isObject, positive, prefixEnd, prefixStart } from '../codec.js';
 import type { EtcdConnection, Endpoint } from '../connection.js';
 import { CODE, Gateway, GatewayError } from '../gateway.js';
 import { leaseHexOf, leaseOfOwner, newLeaseOwner } from '../keys.js';
@@ -115,7 +115,7 @@ async function probeKey(
     let denied = false;
     const key = `${prefix}dlock-doctor-probe.${leaseHexOf(lease)}`;
     const write = async (gateway: Gateway) => {
-      const range = { key: b64(prefix), range_end: prefix === '' ? b64(Buffer.from([0])) : prefixEnd(prefix) };
+      const range = { key: prefixStart(prefix), range_end: prefixEnd(prefix) };
       const success = [
         { request_put: { key: b64(key), lease } },
         { request_range: { ...range, limit: '1', keys_only: true } },
