@@ -236,6 +236,55 @@ test("status --prefix '' (to meet etcdctl lock NAME) lists the locks: its range 
   expect((JSON.parse(result.stdout) as { key: string }[]).map((one) => one.key)).toEqual(['job']);
 });
 
+describe('status without a key: a listing that goes on', () => {
+  /** One page of 1000 keys of lock `name` (what dlock asks for), the last one `last`. */
+  const page = (name: string, last?: Buffer) =>
+    Array.from({ length: 1000 }, (_, i) => ({
+      key: b64(i === 999 && last ? last : `dlock:${name}/${(i + 1).toString(16)}`),
+      create_revision: String(10 + i),
+      lease: String(31 + i),
+    }));
+  const listing = (request: { path: string; body?: Record<string, any> }) =>
+    request.path === '/v3/kv/range' && request.body?.limit === '1000';
+
+  test('"more" with the same page for ever: 69 in time, never a hang', async () => {
+    const { result, afterFirstMs } = await against(
+      (request) => (listing(request) ? { header: header(), kvs: page('a'), count: '5000', more: true } : undefined),
+      ['status'],
+    );
+    expectOneError(result, 69);
+    expect(afterFirstMs).toBeLessThan(CONNECT_TIMEOUT_MS + SLACK_MS);
+  });
+
+  test('"more" with new keys for ever: 69 in time, memory bounded', async () => {
+    let pages = 0;
+    const { result, afterFirstMs } = await against(
+      (request) =>
+        listing(request) ? { header: header(), kvs: page(`p${pages++}`), count: '1', more: true } : undefined,
+      ['status'],
+    );
+    expectOneError(result, 69);
+    expect(afterFirstMs).toBeLessThan(CONNECT_TIMEOUT_MS + 4 * SLACK_MS);
+  });
+
+  test('a page ending in a key that is not UTF-8: the next page starts right after its bytes', async () => {
+    const last = Buffer.concat([Buffer.from('dlock:a'), Buffer.from([0xff]), Buffer.from('/5')]);
+    const next = b64(Buffer.concat([last, Buffer.from([0])]));
+    const { result } = await against(
+      (request) => {
+        if (!listing(request)) return undefined;
+        if (request.body?.key === next)
+          return { header: header(), kvs: [{ key: b64('dlock:z/1'), create_revision: '2000', lease: '9' }] };
+        return { header: header(), kvs: page('a', last), count: '1001', more: true };
+      },
+      ['status', '--json'],
+    );
+    expect(result.stderr).toBe('');
+    const names = (JSON.parse(result.stdout) as { key: string }[]).map((one) => one.key);
+    expect(names).toEqual(['a', 'a\ufffd', 'z']);
+  });
+});
+
 /** The lock held by another key (revision 4); dlock's own key joins at 5 and watches it. */
 function busy(watch: ReturnType<Script>): Script {
   const other = { key: b64('dlock:k/aa'), create_revision: '4', mod_revision: '4', lease: '170' };
