@@ -326,6 +326,15 @@ describe('a watch that misbehaves: no busy loop, busy (75) when --wait runs out'
         response.end(created);
       },
     ],
+    [
+      'a forged deletion of the predecessor, which a read still finds',
+      (response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const deletion = { type: 'DELETE', kv: { key: b64('dlock:k/aa'), mod_revision: '6' } };
+        response.write(created);
+        response.write(`${JSON.stringify({ result: { header: header('6'), events: [deletion] } })}\n`);
+      },
+    ],
   ];
   test.each(watches)('%s', async (_name, watch) => {
     const { marker, command } = marked();
