@@ -30,8 +30,10 @@ export async function obtain(
   let outage: { since: number; retries: number; reported: boolean } | undefined;
   let keeper: LeaseKeeper | undefined;
   let value: string | undefined;
-  /** Watches in a row that ended by themselves. */
+  /** Watches of one predecessor in a row that ended by themselves or reported a forged deletion. */
   let watchEnds = 0;
+  let lastWatched: string | undefined;
+  let reportedDeleted: string | undefined;
 
   const giveUp = async (result: NotObtained): Promise<NotObtained> => {
     keeper?.stop();
@@ -85,12 +87,18 @@ export async function obtain(
       const refused = await options.onWait?.(waited(), line.place);
       if (refused && refused.length > 0)
         return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
-      if (await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!)) {
-        // The stream ended by itself without the deletion, or broke (a line that never ends): a gateway
-        // or proxy that does that at once would be re-watched in a busy loop; pause, longer each time.
-        // An etcd that is down fails the next read, which the outage handling takes over.
-        await sleep(Math.max(0, Math.min(retryMs(watchEnds++), deadline - now())), options.signal);
-      } else watchEnds = 0;
+      // A watch that ends by itself without the deletion, or breaks (a line that never ends), or
+      // reports a deletion a read then denies (forged): a gateway or proxy that does that at once
+      // would be re-watched in a busy loop; pause, longer each time until the predecessor changes.
+      // An etcd that is down fails the next read, which the outage handling takes over.
+      const pause = () => sleep(Math.max(0, Math.min(retryMs(watchEnds++), deadline - now())), options.signal);
+      const watched = `${line.predecessor.key}@${line.predecessor.createRevision}`;
+      if (watched !== lastWatched) watchEnds = 0;
+      if (watched === reportedDeleted) await pause();
+      lastWatched = watched;
+      const outcome = await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+      reportedDeleted = outcome === 'deleted' ? watched : undefined;
+      if (outcome === 'ended') await pause();
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const failure = error.failure;
@@ -131,9 +139,9 @@ function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs:
 }
 
 /**
- * Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is
- * lost; true when the watch ended by itself instead (the stream closed without the deletion, or
- * broke: a failure a retry may cure).
+ * Watch the predecessor until it is deleted ('deleted'), the wait runs out, the signal aborts, or
+ * the lease is lost ('stopped'); 'ended' when the stream closed without the deletion, or broke (a
+ * failure a retry may cure).
  */
 async function watchUntil(
   hold: EtcdHold,
@@ -142,7 +150,7 @@ async function watchUntil(
   deadline: number,
   signal: AbortSignal,
   keeper: LeaseKeeper,
-): Promise<boolean> {
+): Promise<'deleted' | 'ended' | 'stopped'> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
@@ -150,11 +158,11 @@ async function watchUntil(
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
-    const seen = await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
-    return !seen && !controller.signal.aborted;
+    if (await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs)) return 'deleted';
+    return controller.signal.aborted ? 'stopped' : 'ended';
   } catch (error) {
     if (!(error instanceof GatewayError) || error.failure.permanent) throw error;
-    return true;
+    return 'ended';
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
