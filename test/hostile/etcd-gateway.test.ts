@@ -193,6 +193,23 @@ describe('status of a holder whose details are forged', () => {
   });
 });
 
+test('status of a holder whose lease etcd says lasts 2^63 s, or -5 s: no crash, text and --json', async () => {
+  for (const ttl of ['9223372036854775807', '-5', 'soon']) {
+    const value = JSON.stringify({ host: 'h', pid: 1, cmd: 'c', since_ms: 1, ttl_ms: 1e300 });
+    const forged: Script = (request, fake) =>
+      request.path === '/v3/lease/timetolive'
+        ? { header: header(), ID: request.body?.ID, TTL: ttl, grantedTTL: ttl }
+        : holding(value)(request, fake);
+    for (const json of [false, true]) {
+      const { result } = await against(forged, ['status', ...(json ? ['--json'] : []), 'k']);
+      expect(result.stderr, ttl).toBe('');
+      expect(result.code, ttl).toBe(0);
+      if (json) expect((JSON.parse(result.stdout) as { held: boolean }).held).toBe(true);
+      else expect(result.stdout).toContain('ttl left none of unknown');
+    }
+  }
+});
+
 describe('status without a key: key names under the prefix', () => {
   const keys = [
     Buffer.from('dlock:a%2Fb/1f'),
