@@ -19,6 +19,11 @@ export function bytesOf(value: unknown): Buffer | undefined {
   return Buffer.from(value, 'base64');
 }
 
+/** The range start of every key starting with `prefix`: "\0" for '' (etcd takes an empty key as none given). */
+export function prefixStart(prefix: string): string {
+  return prefix === '' ? b64(Buffer.from([0])) : b64(prefix);
+}
+
 /** The range end that covers every key starting with `prefix` (its last byte plus one). */
 export function prefixEnd(prefix: string): string {
   const bytes = Buffer.from(prefix, 'utf8');

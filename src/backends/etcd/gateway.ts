@@ -9,7 +9,7 @@ import type { MemberFailure } from '../../backend/failure.js';
 import { printable } from '../../untrusted.js';
 import type { EtcdConnection, Endpoint } from './connection.js';
 import { isObject, type Json } from './codec.js';
-import { transportFor, type Transport } from './transport.js';
+import { ReplyTooLarge, transportFor, type Transport } from './transport.js';
 
 /** gRPC codes as the gateway returns them in `code`. */
 export const CODE = {
@@ -264,6 +264,9 @@ function answered(label: string, status: number, json: unknown): GatewayError {
 /** A request that got no answer: refused, reset, timed out, or a TLS failure. */
 function unreached(label: string, error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  // Answered, but past the bound: no retry makes it smaller. Its write may have been made (not an error reply).
+  if (error instanceof ReplyTooLarge)
+    return new GatewayError({ label, reason: error.message, permanent: true, reached: true, errorReply: false });
   const err = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = err.cause?.code ?? err.code;
   const reason =

@@ -15,11 +15,12 @@ import { unavailable } from '../../backend/failure.js';
 import type { Capabilities } from '../../backend/capabilities.js';
 import { epochMs } from '../../clock.js';
 import { UnavailableError } from '../../errors.js';
-import { b64, countOf, isObject, kvsOf, prefixEnd, type Kv } from './codec.js';
+import { cut } from '../../untrusted.js';
+import { b64, bytesOf, countOf, isObject, kvsOf, prefixEnd, prefixStart, type Kv } from './codec.js';
 import { GatewayError, type Gateway } from './gateway.js';
 import { closedValue, holderOf, waiterOf } from './holders.js';
 import { leaseOfOwner, newLeaseOwner, ownerOfLease, parseHoldKey } from './keys.js';
-import { grant, revoke, timeToLive } from './lease.js';
+import { grant, lie, revoke, timeToLive } from './lease.js';
 import { lineRange } from './line.js';
 import type { EtcdHold } from './release.js';
 
@@ -74,12 +75,29 @@ export async function readLock(hold: EtcdHold): Promise<LockRead> {
 /** Keys per page of a listing. */
 const PAGE = 1000;
 
+/** Keys a listing reads at most: a listing is never unbounded, whatever the server says. */
+const MAX_LISTED = 100_000;
+
+/**
+ * Where the page after `reply` starts: right after its last key's own bytes (a key that is not
+ * UTF-8 is not what its decoded text says). A page that does not go past `from` is a lie.
+ */
+function nextPage(gateway: Gateway, reply: Record<string, unknown>, from: string): string {
+  const last = Array.isArray(reply.kvs) ? reply.kvs.at(-1) : undefined;
+  const bytes = isObject(last) ? bytesOf(last.key) : undefined;
+  const next = bytes && Buffer.concat([bytes, Buffer.from([0])]);
+  if (!next || Buffer.compare(next, Buffer.from(from, 'base64')) <= 0)
+    throw lie(gateway, 'a range said there was more without going on');
+  return b64(next);
+}
+
 /** Every lock under the prefix that someone holds, with its line's length. */
 export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: number): Promise<LockListing> {
   const locks = new Map<string, Kv[]>();
   try {
-    let from = b64(prefix);
-    const end = prefix === '' ? b64(Buffer.from([0])) : prefixEnd(prefix);
+    let from = prefixStart(prefix);
+    const end = prefixEnd(prefix);
+    let read = 0;
     for (;;) {
       const reply = await gateway.call('/v3/kv/range', { key: from, range_end: end, limit: String(PAGE) }, timeoutMs);
       const kvs = kvsOf(reply);
@@ -91,7 +109,13 @@ export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: num
         locks.set(parsed.name, list);
       }
       if (!(isObject(reply) && reply.more === true) || kvs.length === 0) break;
-      from = b64(Buffer.concat([Buffer.from(kvs.at(-1)!.key, 'utf8'), Buffer.from([0])]));
+      from = nextPage(gateway, reply, from);
+      read += kvs.length;
+      if (read >= MAX_LISTED)
+        throw lie(
+          gateway,
+          `more than ${MAX_LISTED} keys under the prefix "${cut(prefix, 64)}": give dlock its own --prefix`,
+        );
     }
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;

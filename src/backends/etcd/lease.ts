@@ -3,7 +3,7 @@
 // nothing down: the TTL it answers is the one applied, and the hold renews and counts by it.
 
 import { CODE, GatewayError, type Gateway } from './gateway.js';
-import { int64, isObject, positive } from './codec.js';
+import { int64, isObject, positive, revisionOf } from './codec.js';
 
 /** A TTL in whole seconds, at least 1: what a lease of `ttlMs` is asked for. */
 export function ttlSeconds(ttlMs: number): number {
@@ -59,7 +59,9 @@ export async function timeToLive(
 /** Revoke lease `id` (its keys go with it); false when it was gone already. */
 export async function revoke(gateway: Gateway, id: string, timeoutMs: number): Promise<boolean> {
   try {
-    await gateway.call('/v3/lease/revoke', { ID: id }, timeoutMs);
+    const reply = await gateway.call('/v3/lease/revoke', { ID: id }, timeoutMs);
+    // A reply without a revision is no revoke's: taken for "released" it would free a lock still held.
+    if (revisionOf(reply) === undefined) throw lie(gateway, 'revoke answered without a revision');
     return true;
   } catch (error) {
     if (error instanceof GatewayError && error.code === CODE.notFound) return false;

@@ -94,6 +94,8 @@ export async function ahead(gateway: Gateway, lockPrefix: string, myRev: string,
 /** One key as a range reads it; undefined when it does not exist. */
 export async function readKey(gateway: Gateway, key: string, timeoutMs: number): Promise<Kv | undefined> {
   const reply = await gateway.call('/v3/kv/range', { key: b64(key) }, timeoutMs);
+  // A reply without a revision is no range's: taken for "no key" it would say the hold is gone.
+  if (revisionOf(reply) === undefined) throw lie(gateway, 'a range answered without a revision');
   return kvsOf(reply).find((kv) => kv.key === key);
 }
 

@@ -1,6 +1,6 @@
 // Lock names for the shell completion: one keys-only range from the prefix and what was typed.
 
-import { b64, kvsOf, prefixEnd } from './codec.js';
+import { kvsOf, prefixEnd, prefixStart } from './codec.js';
 import type { EtcdConnection } from './connection.js';
 import { Gateway } from './gateway.js';
 import { escapeName, parseHoldKey } from './keys.js';
@@ -18,7 +18,7 @@ export function lookForNames(
   const names = gateway
     .call(
       '/v3/kv/range',
-      { key: b64(from), range_end: prefixEnd(from), keys_only: true, limit: String(MAX_KEYS) },
+      { key: prefixStart(from), range_end: prefixEnd(from), keys_only: true, limit: String(MAX_KEYS) },
       timeoutMs,
     )
     .then((reply) => [...new Set(kvsOf(reply).flatMap((kv) => parseHoldKey(connection.prefix, kv.key)?.name ?? []))]);

@@ -31,8 +31,10 @@ export async function obtain(
   let outage: { since: number; retries: number; reported: boolean } | undefined;
   let keeper: LeaseKeeper | undefined;
   let value: string | undefined;
-  /** Watches in a row that ended sooner than QUICK_END_MS without the deletion. */
-  let quickEnds = 0;
+  /** Watches of one predecessor in a row that ended by themselves or reported a forged deletion. */
+  let watchEnds = 0;
+  let lastWatched: string | undefined;
+  let reportedDeleted: string | undefined;
 
   // A lease granted, or a grant or join that got no answer (it may have made the lease, and a place in line).
   let maybeMade = false;
@@ -94,11 +96,18 @@ export async function obtain(
       const refused = await options.onWait?.(waited(), line.place);
       if (refused && refused.length > 0)
         return giveUp({ kind: 'unavailable', errors: refused, waitedMs: waited(), unreadable: true, unreleased: [] });
-      const watchedAt = now();
-      const released = await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
-      // A watch that ends at once with no deletion (a proxy, a member closing it): not a busy loop.
-      if (released || now() - watchedAt >= QUICK_END_MS) quickEnds = 0;
-      else await sleep(Math.min(retryMs(quickEnds++), Math.max(0, deadline - now())), options.signal);
+      // A watch that ends by itself without the deletion, or breaks (a line that never ends), or
+      // reports a deletion a read then denies (forged): a gateway or proxy that does that at once
+      // would be re-watched in a busy loop; pause, longer each time until the predecessor changes.
+      // An etcd that is down fails the next read, which the outage handling takes over.
+      const pause = () => sleep(Math.max(0, Math.min(retryMs(watchEnds++), deadline - now())), options.signal);
+      const watched = `${line.predecessor.key}@${line.predecessor.createRevision}`;
+      if (watched !== lastWatched) watchEnds = 0;
+      if (watched === reportedDeleted) await pause();
+      lastWatched = watched;
+      const outcome = await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
+      reportedDeleted = outcome === 'deleted' ? watched : undefined;
+      if (outcome === 'ended') await pause();
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       const failure = error.failure;
@@ -121,9 +130,9 @@ export async function obtain(
         outage.reported = true;
         options.onOutage?.(errors);
       }
-      // Not riding it out, the outage is 69 once it lasted --connect-timeout: never paused past that.
-      const until = inLine && ridesOut ? deadline : Math.min(deadline, outage.since + hold.connectTimeoutMs);
-      await sleep(Math.min(retryMs(outage.retries++), Math.max(0, until - now())), options.signal);
+      // Before the wait rides outages out, the pause ends by --connect-timeout: 69 comes within it.
+      const budget = inLine && ridesOut ? Infinity : outage.since + hold.connectTimeoutMs - now();
+      await sleep(Math.max(0, Math.min(retryMs(outage.retries++), deadline - now(), budget)), options.signal);
     }
   }
 }
@@ -139,7 +148,11 @@ function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs:
   };
 }
 
-/** Watch the predecessor until it is deleted, the wait runs out, the signal aborts, or the lease is lost. */
+/**
+ * Watch the predecessor until it is deleted ('deleted'), the wait runs out, the signal aborts, or
+ * the lease is lost ('stopped'); 'ended' when the stream closed without the deletion, or broke (a
+ * failure a retry may cure).
+ */
 async function watchUntil(
   hold: EtcdHold,
   key: string,
@@ -147,9 +160,9 @@ async function watchUntil(
   deadline: number,
   signal: AbortSignal,
   keeper: LeaseKeeper,
-): Promise<boolean> {
+): Promise<'deleted' | 'ended' | 'stopped'> {
   // Aborted (a signal) or lost while the line was read: an abort event that already fired never fires again.
-  if (signal.aborted || keeper.lost) return false;
+  if (signal.aborted || keeper.lost) return 'stopped';
   const controller = new AbortController();
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
@@ -158,7 +171,11 @@ async function watchUntil(
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
-    return await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs);
+    if (await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs)) return 'deleted';
+    return controller.signal.aborted ? 'stopped' : 'ended';
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.failure.permanent) throw error;
+    return 'ended';
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
@@ -216,9 +233,6 @@ class LeaseKeeper {
     clearTimeout(this.timer);
   }
 }
-
-/** A watch that ends sooner than this without the deletion is made again only after a pause. */
-const QUICK_END_MS = 1_000;
 
 /** How long undoing an attempt that got no answer may add to the --connect-timeout it ran out. */
 const UNDO_MS = 250;

@@ -11,6 +11,13 @@ import type { Endpoint } from './connection.js';
 /** A reply larger than this is refused (a listing of many locks fits well within it). */
 export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
+/** A reply past MAX_REPLY_BYTES: the server answered, and will answer the same again. */
+export class ReplyTooLarge extends Error {
+  constructor() {
+    super(`a reply larger than ${MAX_REPLY_BYTES} bytes`);
+  }
+}
+
 /** A line of a watch longer than this is refused (a watch event of one key is small). */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
@@ -107,7 +114,7 @@ class NodeTransport implements Transport {
         let size = 0;
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_REPLY_BYTES) request.destroy(new Error(`a reply larger than ${MAX_REPLY_BYTES} bytes`));
+          if (size > MAX_REPLY_BYTES) request.destroy(new ReplyTooLarge());
           else chunks.push(chunk);
         });
         response.on('error', reject);
@@ -202,7 +209,7 @@ class FetchTransport implements Transport {
         const chunk = reader ? await reader.read() : { done: true as const, value: undefined };
         if (chunk.done) break;
         size += chunk.value.length;
-        if (size > MAX_REPLY_BYTES) throw new Error(`a reply larger than ${MAX_REPLY_BYTES} bytes`);
+        if (size > MAX_REPLY_BYTES) throw new ReplyTooLarge();
         text += decoder.decode(chunk.value, { stream: true });
       }
       return { status: response.status, body: text + decoder.decode() };
