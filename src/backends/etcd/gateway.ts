@@ -88,7 +88,7 @@ export class Gateway {
           this.token = undefined;
           continue;
         }
-        // etcd's own refusal stands; a reply that is not etcd's (an error page, another server) tries the next endpoint.
+        // etcd's own refusal stands; a reply that is not etcd's (an error page, another server): the next endpoint.
         if (error.failure.errorReply && !(code !== undefined && TRY_ANOTHER.has(code))) throw error;
         last = error;
       } catch (error) {
