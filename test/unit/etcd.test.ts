@@ -85,10 +85,15 @@ describe("names onto etcdctl lock's keys", () => {
         if (one !== other) expect(lockPrefix('p:', other).startsWith(lockPrefix('p:', one))).toBe(false);
   });
 
-  test('a key read back: its name and lease; an etcdctl name with a raw / is not a dlock name', () => {
-    expect(parseHoldKey('p:', 'p:a%2Fb%25/4e0540acefd52a06')).toEqual({ name: 'a/b%', lease: '4e0540acefd52a06' });
-    expect(parseHoldKey('p:', 'p:x/y/4e05')).toBeUndefined();
-    expect(parseHoldKey('p:', 'p:job/NOTHEX')).toBeUndefined();
+  test('a key read back: the lock it blocks is the name before the first /, the owner its lease when it names one', () => {
+    expect(parseHoldKey('p:', 'p:a%2Fb%25/4e0540acefd52a06')).toEqual({
+      name: 'a/b%',
+      owner: '00000000000000004e0540acefd52a06',
+    });
+    // etcdctl lock p:x/y lies under p:x/ and blocks the dlock name x: listed there, with no dlock owner.
+    expect(parseHoldKey('p:', 'p:x/y/4e05')).toEqual({ name: 'x', owner: '' });
+    expect(parseHoldKey('p:', 'p:job/NOTHEX')).toEqual({ name: 'job', owner: '' });
+    expect(parseHoldKey('p:', 'p:job')).toBeUndefined();
     expect(parseHoldKey('p:', 'q:job/4e05')).toBeUndefined();
   });
 

@@ -20,14 +20,17 @@ export function names(
   typed: string,
   timeoutMs: number,
 ): { names: Promise<string[]>; close(): void } {
+  let closed = false;
   let close = () => {};
   const found = (async () => {
     const { lookForNames } = await import('./names.js');
+    if (closed) return [];
     const looking = lookForNames(connection, typed, timeoutMs);
     close = looking.close;
     return looking.names;
   })();
-  return { names: found, close: () => close() };
+  // A close before the module loaded: nothing is sent then.
+  return { names: found, close: () => ((closed = true), close()) };
 }
 
 /** dlock doctor: its checks load with it, never on a run. */

@@ -19,7 +19,7 @@ import { cut } from '../../untrusted.js';
 import { b64, bytesOf, countOf, isObject, kvsOf, prefixEnd, prefixStart, type Kv } from './codec.js';
 import { GatewayError, type Gateway } from './gateway.js';
 import { closedValue, holderOf, waiterOf } from './holders.js';
-import { leaseOfOwner, newLeaseOwner, ownerOfLease, parseHoldKey } from './keys.js';
+import { leaseOfOwner, newLeaseOwner, ownerOfSuffix, parseHoldKey } from './keys.js';
 import { grant, lie, revoke, timeToLive } from './lease.js';
 import { lineRange } from './line.js';
 import type { EtcdHold } from './release.js';
@@ -27,9 +27,9 @@ import type { EtcdHold } from './release.js';
 /** Waiters shown by status (the count says how many wait in all). */
 const LINE_SHOWN = 10;
 
-/** The owner token of a key of the lock (its lease, as the key names it in hex). */
+/** The owner token of a key of the lock (its lease, as the key names it in hex; "" when it names none). */
 function ownerOfKey(hold: Pick<EtcdHold, 'lockPrefix'>, kv: Kv): string {
-  return ownerOfLease(kv.key.slice(hold.lockPrefix.length));
+  return ownerOfSuffix(kv.key.slice(hold.lockPrefix.length));
 }
 
 export async function readLock(hold: EtcdHold): Promise<LockRead> {
@@ -72,6 +72,9 @@ export async function readLock(hold: EtcdHold): Promise<LockRead> {
   }
 }
 
+/** Lease reads in flight at once while listing. */
+const LEASE_READS = 16;
+
 /** Keys per page of a listing. */
 const PAGE = 1000;
 
@@ -93,7 +96,8 @@ function nextPage(gateway: Gateway, reply: Record<string, unknown>, from: string
 
 /** Every lock under the prefix that someone holds, with its line's length. */
 export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: number): Promise<LockListing> {
-  const locks = new Map<string, Kv[]>();
+  // Per lock, only its first key (the holder) and how many it has: memory grows with the locks, not the keys.
+  const locks = new Map<string, { first: Kv; owner: string; keys: number }>();
   try {
     let from = prefixStart(prefix);
     const end = prefixEnd(prefix);
@@ -104,9 +108,13 @@ export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: num
       for (const kv of kvs) {
         const parsed = parseHoldKey(prefix, kv.key);
         if (!parsed) continue;
-        const list = locks.get(parsed.name) ?? [];
-        list.push(kv);
-        locks.set(parsed.name, list);
+        const seen = locks.get(parsed.name);
+        if (!seen) locks.set(parsed.name, { first: kv, owner: parsed.owner, keys: 1 });
+        else {
+          seen.keys++;
+          if (BigInt(kv.createRevision) < BigInt(seen.first.createRevision))
+            [seen.first, seen.owner] = [kv, parsed.owner];
+        }
       }
       if (!(isObject(reply) && reply.more === true) || kvs.length === 0) break;
       from = nextPage(gateway, reply, from);
@@ -124,21 +132,27 @@ export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: num
   const keys = [...locks.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const held: ListedLock[] = [];
   const unreadable: LockListing['unreadable'] = [];
-  for (const name of keys) {
-    const kvs = locks.get(name)!.sort((a, b) => (BigInt(a.createRevision) < BigInt(b.createRevision) ? -1 : 1));
-    const first = kvs[0]!;
-    const holder = holderOf(first, ownerOfLease(parseHoldKey(prefix, first.key)!.lease));
-    let ttlMs = -1;
-    try {
-      const lease = first.lease ? await timeToLive(gateway, first.lease, timeoutMs) : undefined;
-      if (lease) ttlMs = lease.leftMs;
-      if (lease && holder.ttlMs === undefined) holder.ttlMs = lease.grantedMs;
-    } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
-      unreadable.push({ key: name, error: `${error.failure.label}: ${error.failure.reason}` });
-      continue;
+  // Each holder's lease left, LEASE_READS at a time.
+  for (let from = 0; from < keys.length; from += LEASE_READS) {
+    const batch = keys.slice(from, from + LEASE_READS);
+    const reads = await Promise.all(
+      batch.map(async (name) => {
+        const { first, owner, keys: count } = locks.get(name)!;
+        const holder = holderOf(first, owner);
+        try {
+          const lease = first.lease ? await timeToLive(gateway, first.lease, timeoutMs) : undefined;
+          if (lease && holder.ttlMs === undefined) holder.ttlMs = lease.grantedMs;
+          return { held: { key: name, holder, ttlMs: lease?.leftMs ?? -1, all: [holder], waiting: count - 1 } };
+        } catch (error) {
+          if (!(error instanceof GatewayError)) throw error;
+          return { unreadable: { key: name, error: `${error.failure.label}: ${error.failure.reason}` } };
+        }
+      }),
+    );
+    for (const read of reads) {
+      if (read.held) held.push(read.held);
+      else unreadable.push(read.unreadable!);
     }
-    held.push({ key: name, holder, ttlMs, all: [holder], waiting: kvs.length - 1 });
   }
   return { keys, held, unreadable };
 }

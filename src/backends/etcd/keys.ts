@@ -25,18 +25,23 @@ export function unescapeName(text: string): string {
   return text.replace(/%2F|%25/g, (escape) => (escape === '%2F' ? '/' : '%'));
 }
 
-/** The lock name and lease (hex) a key under the prefix holds; undefined when it is not `<name>/<hex>`. */
-export function parseHoldKey(prefix: string, key: string): { name: string; lease: string } | undefined {
+/**
+ * The lock a key under the prefix belongs to, and its owner token: the name is what lies before the
+ * first "/" (a dlock name has none of its own: it is escaped), since etcd's mutex is a prefix and the
+ * key blocks that name whatever follows; the owner is the lease the rest names in hex, or "" when the
+ * rest is not one (a key dlock and etcdctl do not write, which blocks the lock all the same).
+ */
+export function parseHoldKey(prefix: string, key: string): { name: string; owner: string } | undefined {
   if (!key.startsWith(prefix)) return undefined;
   const rest = key.slice(prefix.length);
-  const slash = rest.lastIndexOf('/');
+  const slash = rest.indexOf('/');
   if (slash <= 0) return undefined;
-  const lease = rest.slice(slash + 1);
-  if (!/^[0-9a-f]{1,16}$/.test(lease)) return undefined;
-  // A raw "/" in the name: not a dlock name (dlock escapes it), an etcdctl lock's under the prefix.
-  const name = rest.slice(0, slash);
-  if (name.includes('/')) return undefined;
-  return { name: unescapeName(name), lease };
+  return { name: unescapeName(rest.slice(0, slash)), owner: ownerOfSuffix(rest.slice(slash + 1)) };
+}
+
+/** The owner token a key's last part names: its lease in hex, or "" when it is not one. */
+export function ownerOfSuffix(suffix: string): string {
+  return /^[0-9a-f]{1,16}$/.test(suffix) ? ownerOfLease(suffix) : '';
 }
 
 /**
