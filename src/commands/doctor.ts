@@ -38,7 +38,7 @@ export async function doctor(config: ConnectionConfig, options: DoctorOptions, o
   }
   if (unchecked.length > 0) {
     throw new UnavailableError(
-      `doctor could not check ${unchecked.length} of ${config.caps.total} instances ` +
+      `doctor could not check ${unchecked.length} of ${members.length} ${config.caps.members.noun} ` +
         `(${unchecked.map(failureText).join('; ')})`,
     );
   }

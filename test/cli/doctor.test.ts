@@ -316,7 +316,7 @@ describe('topologies and exit codes', () => {
     const result = await dlock(['doctor', '--json', '--redis', down, '--redis', durable.url]);
     expect(result.code).toBe(69);
     expect(result.stderr).toMatch(
-      /^dlock: doctor could not check 1 of 2 instances \(redis:\/\/127\.0\.0\.1:\d+: connection refused\)\n$/,
+      /^dlock: doctor could not check 1 of 2 Redis instances \(redis:\/\/127\.0\.0\.1:\d+: connection refused\)\n$/,
     );
     const report = JSON.parse(result.stdout) as DoctorReport;
     expect(report.instances).toEqual([
