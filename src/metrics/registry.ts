@@ -112,7 +112,10 @@ function lockMetrics(registry: Registry) {
       'Holds closed by dlock release --force: the key admits nobody until their lease runs out (0: none)',
     ),
     slots: gauge('dlock_lock_slots', 'How many may hold the lock at once: 1, or --slots n (none for --shared)'),
-    waiters: gauge('dlock_lock_waiters', 'How many wait in line for the lock (one Redis, or etcd; not a Redlock quorum)'),
+    waiters: gauge(
+      'dlock_lock_waiters',
+      'How many wait in line for the lock (one Redis, or etcd; not a Redlock quorum)',
+    ),
     entries: gauge('dlock_lock_history_entries', "Entries in the key's history stream (at most 1000)"),
     oldest: gauge('dlock_lock_history_oldest_timestamp_seconds', "Server time of the key's oldest retained entry"),
     lastSuccess: gauge(
