@@ -8,7 +8,7 @@ import { now, TimeoutError } from '../../clock.js';
 import type { MemberFailure } from '../../backend/failure.js';
 import { printable } from '../../untrusted.js';
 import type { EtcdConnection, Endpoint } from './connection.js';
-import { isObject, type Json } from './codec.js';
+import { int64, isObject, type Json } from './codec.js';
 import { ReplyTooLarge, transportFor, type Transport } from './transport.js';
 
 /** gRPC codes as the gateway returns them in `code`. */
@@ -35,8 +35,9 @@ export class GatewayError extends Error {
   }
 }
 
-/** The least time an attempt on one endpoint gets before the next endpoint is tried. */
-const ATTEMPT_FLOOR_MS = 250;
+/** When the next endpoint is asked too: a quarter of the time left, within these bounds. */
+const HEDGE_FLOOR_MS = 250;
+const HEDGE_CAP_MS = 1_000;
 
 /** Codes an answer may give when the member cannot serve now (no leader, shutting down): try another. */
 const TRY_ANOTHER = new Set<number>([CODE.unavailable, CODE.deadlineExceeded]);
@@ -58,53 +59,94 @@ export class Gateway {
   }
 
   /**
-   * POST `body` to `path` within `timeoutMs` across the endpoints; the reply's JSON object.
-   * Throws GatewayError: an error reply (with etcd's code), or no endpoint answered in time.
+   * POST `body` to `path` within `timeoutMs` across the endpoints; the reply's JSON object. The
+   * endpoint that answered last goes first; when it has not answered within a share of the time
+   * (HEDGE), the next is asked too, and the first of them to answer is taken: a frozen member costs
+   * that share, a slow one nothing (every request dlock sends is idempotent, or said `once`).
+   * Throws GatewayError: etcd's own refusal (with its code), or no endpoint answered in time.
+   * `once`: one endpoint, one attempt (no resend, no second endpoint): a revoke whose answer was
+   * lost must reach the caller as such, since a second revoke finds the lease gone.
    */
-  async call(path: string, body: Json, timeoutMs: number): Promise<Record<string, unknown>> {
+  call(path: string, body: Json, timeoutMs: number, { once = false } = {}): Promise<Record<string, unknown>> {
     const text = JSON.stringify(body);
     const deadline = now() + timeoutMs;
     const { endpoints } = this.connection;
+    const order = endpoints.map((_, i) => (this.current + i) % endpoints.length).slice(0, once ? 1 : undefined);
+    return new Promise((resolve, reject) => {
+      let next = 0;
+      let pending = 0;
+      let settled = false;
+      let last: GatewayError | undefined;
+      let hedge: NodeJS.Timeout | undefined;
+      const settle = (index: number | undefined, outcome: () => void) => {
+        settled = true;
+        clearTimeout(hedge);
+        if (index !== undefined) this.current = index;
+        outcome();
+      };
+      const launch = () => {
+        if (settled || next >= order.length) return;
+        const index = order[next++]!;
+        pending++;
+        clearTimeout(hedge);
+        const left = deadline - now();
+        if (next < order.length) hedge = setTimeout(launch, Math.max(HEDGE_FLOOR_MS, Math.min(HEDGE_CAP_MS, left / 4)));
+        this.attempt(endpoints[index]!, path, text, deadline, once).then(
+          (json) => !settled && settle(index, () => resolve(json)),
+          (error: GatewayError) => {
+            pending--;
+            if (settled) return;
+            // etcd's own refusal stands (it did nothing); anything else: the next endpoint, at once.
+            if (error.failure.errorReply && !(error.code !== undefined && TRY_ANOTHER.has(error.code)))
+              return settle(index, () => reject(error));
+            last = error;
+            if (next < order.length) launch();
+            else if (pending === 0) settle(undefined, () => reject(last));
+            if (this.current === index) this.rotateFrom(endpoints[index]!);
+          },
+        );
+      };
+      launch();
+    });
+  }
+
+  /** One endpoint until `deadline`: the reply's JSON, once more after a new token or a reused connection reset. */
+  private async attempt(
+    endpoint: Endpoint,
+    path: string,
+    text: string,
+    deadline: number,
+    once: boolean,
+  ): Promise<Record<string, unknown>> {
     let reauthenticated = false;
-    let resent = false;
-    let last: GatewayError | undefined;
-    for (let tried = 0; tried < endpoints.length || !last;) {
-      const index = this.current;
-      const endpoint = endpoints[index]!;
-      const left = Math.floor(deadline - now());
-      if (left <= 0 && last) throw last;
-      const remaining = endpoints.length - tried;
-      const attemptMs = Math.max(1, remaining > 1 ? Math.min(left, Math.max(ATTEMPT_FLOOR_MS, left / 2)) : left);
+    let resent = once;
+    for (;;) {
+      const left = Math.max(1, Math.floor(deadline - now()));
       try {
-        const headers = await this.headers(attemptMs);
-        const reply = await this.transport.post(endpoint, path, text, headers, attemptMs);
+        const headers = await this.headers(left);
+        const reply = await this.transport.post(endpoint, path, text, headers, left);
         const json = parse(reply.body);
         const code = errorCode(reply.status, json);
-        if (code === undefined && isObject(json)) return json;
-        const error = answered(endpoint.label, reply.status, json);
+        // A 200 without a header is no etcd's reply (etcd's carry one, a keepalive's in its result).
+        if (code === undefined && isObject(json) && hasHeader(json)) return json;
+        if (code === undefined) throw notEtcd(endpoint.label, reply.status);
         if (code === CODE.unauthenticated && this.connection.user !== undefined && !reauthenticated) {
           // The token expired (--auth-token-ttl, 300 s idle by default): once more with a new one.
           reauthenticated = true;
           this.token = undefined;
           continue;
         }
-        // etcd's own refusal stands; a reply that is not etcd's (an error page, another server): the next endpoint.
-        if (error.failure.errorReply && !(code !== undefined && TRY_ANOTHER.has(code))) throw error;
-        last = error;
+        throw answered(endpoint.label, reply.status, json);
       } catch (error) {
-        if (error instanceof GatewayError && error.code !== undefined && !TRY_ANOTHER.has(error.code)) throw error;
-        last = error instanceof GatewayError ? error : unreached(endpoint.label, error);
-        if (last.failure.permanent && last.failure.errorReply) throw last;
+        const failure = error instanceof GatewayError ? error : unreached(endpoint.label, error);
         // A kept-alive connection the member closed as it was reused: once more, on a new one.
-        if (!resent && /^connection reset$|socket hang up/.test(last.failure.reason)) {
+        if (!resent && /^connection reset$|socket hang up/.test(failure.failure.reason)) {
           resent = true;
           continue;
         }
+        throw failure;
       }
-      tried++;
-      this.rotateFrom(endpoint);
     }
-    throw last;
   }
 
   /**
@@ -222,6 +264,18 @@ export class Gateway {
     }
     return token;
   }
+}
+
+/** Whether a reply carries etcd's response header (a keepalive's is inside its result). */
+function hasHeader(json: Record<string, unknown>): boolean {
+  const header = isObject(json.header) ? json.header : isObject(json.result) ? json.result.header : undefined;
+  return isObject(header) && int64(header.revision) !== undefined;
+}
+
+/** A 200 reply that is not etcd's (another server, a proxy's page): the next endpoint, never taken for an answer. */
+function notEtcd(label: string, status: number): GatewayError {
+  const reason = `not an etcd gateway reply (HTTP ${status}, no response header)`;
+  return new GatewayError({ label, reason, permanent: true, reached: true, errorReply: false });
 }
 
 /** The reply's JSON, or undefined when it is not JSON. */

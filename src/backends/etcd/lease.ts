@@ -56,10 +56,14 @@ export async function timeToLive(
   return { leftMs: Number(left) * 1000, grantedMs: granted * 1000 };
 }
 
-/** Revoke lease `id` (its keys go with it); false when it was gone already. */
-export async function revoke(gateway: Gateway, id: string, timeoutMs: number): Promise<boolean> {
+/**
+ * Revoke lease `id` (its keys go with it); false when it was gone already. `once`: one attempt on
+ * one endpoint, so that a caller that retries knows an earlier answer was lost (a second revoke
+ * finds the lease gone whether the first ran or not).
+ */
+export async function revoke(gateway: Gateway, id: string, timeoutMs: number, once = false): Promise<boolean> {
   try {
-    const reply = await gateway.call('/v3/lease/revoke', { ID: id }, timeoutMs);
+    const reply = await gateway.call('/v3/lease/revoke', { ID: id }, timeoutMs, { once });
     // A reply without a revision is no revoke's: taken for "released" it would free a lock still held.
     if (revisionOf(reply) === undefined) throw lie(gateway, 'revoke answered without a revision');
     return true;

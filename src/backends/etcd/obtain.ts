@@ -167,7 +167,6 @@ async function watchUntil(
   const stop = () => controller.abort();
   signal.addEventListener('abort', stop, { once: true });
   keeper.onLost = stop;
-  keeper.watching = hold.gateway.label;
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
@@ -180,17 +179,14 @@ async function watchUntil(
     clearTimeout(timer);
     signal.removeEventListener('abort', stop);
     keeper.onLost = undefined;
-    keeper.watching = undefined;
   }
 }
 
 /** Keeps the lease of a waiter alive every ttl/3 while it waits; `lost` once etcd says it is gone. */
 class LeaseKeeper {
   lost = false;
-  /** Ends the watch in progress: the lease is gone, or a keepalive failed or went to another member. */
+  /** Ends the watch in progress: the lease is gone, or a keepalive came back (the line is read again). */
   onLost: (() => void) | undefined;
-  /** The member the watch in progress streams from. */
-  watching: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -217,9 +213,10 @@ class LeaseKeeper {
         return;
       }
       this.renewedAt = sentAt;
-      // Answered by another member than the watch's (it failed over from a frozen or cut-off one):
-      // the watch may hang there, so it is made again where requests now go.
-      if (this.watching !== undefined && this.hold.gateway.label !== this.watching) this.onLost?.();
+      // The line is read again and the watch made anew at each keepalive (every ttl/3): a watch that
+      // hangs on a frozen member, or gets no events through a buffering proxy, delays the turn by
+      // that much at most; and it is made where requests go now.
+      this.onLost?.();
     } catch {
       // An outage, or the member frozen: the watch may hang on it as well, so it is made again (on
       // the endpoint requests fail over to); the lease may still be there when the outage is over.

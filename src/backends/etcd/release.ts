@@ -53,7 +53,7 @@ export async function release(hold: EtcdHold, options: ReleaseOptions = {}): Pro
   for (let attempt = 0; ; attempt++) {
     const timeoutMs = Math.max(1, Math.min(hold.timeoutMs, Math.floor(deadline - now())));
     try {
-      const outcome = (await revoke(hold.gateway, hold.lease, timeoutMs))
+      const outcome = (await revoke(hold.gateway, hold.lease, timeoutMs, true))
         ? ({ kind: 'released', notified: true } as const)
         : await notOurs(hold, timeoutMs, replyLost);
       return [{ label: hold.gateway.label, outcome }];
