@@ -48,6 +48,8 @@ export const BINARY_PASS: Record<string, string> = {
   'topology/etcd.interop': "the etcd gateway client over Bun's fetch, its watch streamed, in one line with etcdctl",
   'topology/etcd.rows':
     "the lock rows on etcd: Bun's fetch (the binary's gateway client) for grant, txn, keepalive and the watch",
+  'topology/etcd.failover':
+    "Bun's fetch between endpoints: a reply that is not etcd's, a revoke reply lost, a watch that passes nothing",
   'topology/etcd.cluster':
     "failover between etcd members under Bun's fetch: refused, reset, stalled and unanswered requests, their timeouts",
   'hostile/hostile-child': "the child's argv and environment as Bun's spawn passes them",
