@@ -75,8 +75,12 @@ export async function obtain(
         continue;
       }
       const line = await ahead(hold.gateway, hold.lockPrefix, hold.myRev!, hold.timeoutMs);
-      if (outage?.reported) options.onOutageOver?.();
-      outage = undefined;
+      // Over once the store answers all a step asks: first in line, that is the check below too.
+      const over = () => {
+        if (outage?.reported) options.onOutageOver?.();
+        outage = undefined;
+      };
+      if (line.predecessor) over();
       if (!line.predecessor) {
         // First in line: the lease and the key must still be there before the command starts.
         const checkedAt = now();
@@ -84,6 +88,7 @@ export async function obtain(
           keepAlive(hold.gateway, hold.lease, hold.timeoutMs),
           readKey(hold.gateway, hold.holdKey, hold.timeoutMs),
         ]);
+        over();
         if (ttl !== undefined && own?.createRevision === hold.myRev) {
           keeper!.stop();
           return acquired(hold, line.revision, checkedAt, waited());
