@@ -35,6 +35,9 @@ export class GatewayError extends Error {
   }
 }
 
+/** Paths whose reply etcd 3.4 sends without a header (`{}`: no alarms). */
+const HEADERLESS = new Set(['/v3/maintenance/alarm']);
+
 /** When the next endpoint is asked too: a quarter of the time left, within these bounds. */
 const HEDGE_FLOOR_MS = 250;
 const HEDGE_CAP_MS = 1_000;
@@ -127,8 +130,9 @@ export class Gateway {
         const reply = await this.transport.post(endpoint, path, text, headers, left);
         const json = parse(reply.body);
         const code = errorCode(reply.status, json);
-        // A 200 without a header is no etcd's reply (etcd's carry one, a keepalive's in its result).
-        if (code === undefined && isObject(json) && hasHeader(json)) return json;
+        // A 200 without a header is no etcd's reply (etcd's carry one, a keepalive's in its result;
+        // an alarm list with no alarm is `{}`).
+        if (code === undefined && isObject(json) && (hasHeader(json) || HEADERLESS.has(path))) return json;
         if (code === undefined) throw notEtcd(endpoint.label, reply.status);
         if (code === CODE.unauthenticated && this.connection.user !== undefined && !reauthenticated) {
           // The token expired (--auth-token-ttl, 300 s idle by default): once more with a new one.
