@@ -98,9 +98,3 @@ export function countOf(range: unknown): number {
 export function revisionOf(reply: unknown): string | undefined {
   return isObject(reply) && isObject(reply.header) ? int64(reply.header.revision) : undefined;
 }
-
-/** Compare two revisions (decimal strings). */
-export function compareRevisions(a: string, b: string): number {
-  const [x, y] = [BigInt(a), BigInt(b)];
-  return x < y ? -1 : x > y ? 1 : 0;
-}

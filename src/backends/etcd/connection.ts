@@ -76,7 +76,7 @@ interface ParsedUrl {
 }
 
 /** etcd://[user[:password]@]host[:port][,host[:port]…][/]: a usage error (64) saying what is wrong. */
-export function parseEtcdUrl(raw: string, option: string): ParsedUrl {
+function parseEtcdUrl(raw: string, option: string): ParsedUrl {
   const text = raw.trim();
   const shown = redactUrl(text);
   if (/[\p{C}\s]/u.test(text)) throw badOption(option, shown, 'the URL contains whitespace or control characters');

@@ -21,7 +21,7 @@ export function escapeName(name: string): string {
 }
 
 /** A name as dlock shows it: %2F and %25 decoded (case as escapeName writes them); anything else left as it is. */
-export function unescapeName(text: string): string {
+function unescapeName(text: string): string {
   return text.replace(/%2F|%25/g, (escape) => (escape === '%2F' ? '/' : '%'));
 }
 

@@ -19,7 +19,7 @@ export class ReplyTooLarge extends Error {
 }
 
 /** A line of a watch longer than this is refused (a watch event of one key is small). */
-export const MAX_LINE_BYTES = 1024 * 1024;
+const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface Reply {
   status: number;
