@@ -85,7 +85,7 @@ export function conflictIsSilent(config: ConflictConfig): boolean {
  */
 export function notObtained(
   config: ConflictConfig,
-  why: { event: 'busy' | 'done'; message: string },
+  why: { event: 'busy' | 'done' | 'superseded'; message: string },
   fields: Record<string, unknown>,
 ): NotObtainedError {
   return new NotObtainedError(why.message, config.conflictExitCode, {

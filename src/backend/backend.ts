@@ -10,7 +10,7 @@ import type { StoreClock } from './clock.js';
 import type { DoctorOptions, DoctorReport } from './doctor.js';
 import type { MemberFailure } from './failure.js';
 import type { HistoryEvent } from './history.js';
-import type { DoneMark, Holder, HolderMeta, HolderProgress, Waiter } from './holder.js';
+import type { DoneMark, Holder, HolderMeta, HolderProgress, Superseder, Waiter } from './holder.js';
 import type { HolderKind, HoldMode } from './mode.js';
 import type { Totals } from './totals.js';
 
@@ -123,6 +123,10 @@ export interface LockHandle {
 export interface KeyOptions {
   /** --once-per window (caps.oncePer; 0 or none: none): turned away ("done") when a run succeeded within it. */
   oncePerMs?: number;
+  /** --priority (caps.lineOrder): higher enters first, arrival order among equals; 0 when not given. */
+  priority?: number;
+  /** --supersede (caps.lineOrder): joining, take the place of every older --supersede waiter of the key. */
+  supersede?: boolean;
 }
 
 export interface ObtainOptions {
@@ -165,6 +169,8 @@ export type ObtainFailure =
   | { kind: 'busy'; waitedMs: number }
   /** --once-per: a run succeeded within its window. */
   | { kind: 'done'; done: DoneMark; waitedMs: number }
+  /** --supersede: a newer --supersede waiter took this one's place in line (`by`: who, as its dlock said). */
+  | { kind: 'superseded'; by: Superseder; waitedMs: number }
   | { kind: 'aborted'; waitedMs: number }
   /** The key is in use in another mode or with another n (nothing was taken). */
   | { kind: 'mismatch'; usedAs: HolderKind; slots: number; holders: number; waiters: number; waitedMs: number }

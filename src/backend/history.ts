@@ -100,6 +100,15 @@ export interface DoneEvent extends EventBase {
   untilMs?: Field<number>;
 }
 
+/** A waiter a newer --supersede waiter took the place of in line (`byHost`, `byPid`, `byCmd`: that waiter). */
+export interface SupersededEvent extends EventBase {
+  event: 'superseded';
+  waitedMs?: Field<number>;
+  byHost?: string;
+  byPid?: Field<number>;
+  byCmd?: string;
+}
+
 /** A waiter interrupted while in line. */
 export interface LeftEvent extends EventBase {
   event: 'left';
@@ -115,7 +124,15 @@ export interface OtherEvent extends EventBase {
 
 /** One event of a key's history. */
 export type HistoryEvent =
-  AcquiredEvent | ReleasedEvent | LostEvent | ForcedEvent | BusyEvent | DoneEvent | LeftEvent | OtherEvent;
+  | AcquiredEvent
+  | ReleasedEvent
+  | LostEvent
+  | ForcedEvent
+  | BusyEvent
+  | DoneEvent
+  | SupersededEvent
+  | LeftEvent
+  | OtherEvent;
 
 /** The event's word, as `dlock history` shows it. */
 export function eventName(event: HistoryEvent): string {

@@ -7,6 +7,15 @@ import type { HolderKind } from './mode.js';
 
 /** The most slots a key can have (--slots). */
 export const MAX_SLOTS = 1000;
+/** --priority runs from −PRIORITY_MAX to PRIORITY_MAX (the Redis line gives each its band of scores). */
+export const PRIORITY_MAX = 1000;
+
+/** A priority as stored (a decimal integer in range), else 0: forged details never move a waiter past the bounds. */
+export function parsePriority(text: string | undefined): number {
+  if (text === undefined || !/^-?[0-9]{1,4}$/.test(text)) return 0;
+  const value = Number(text);
+  return Math.abs(value) <= PRIORITY_MAX ? value : 0;
+}
 
 /** Who a dlock says it is when it takes a lock: stored with the hold, shown by status. */
 export interface HolderMeta {
@@ -59,6 +68,18 @@ export interface Waiter {
   sinceMs?: number;
   /** How long it has waited, on the server's clock (undefined when not known). */
   waitedMs?: number;
+  /** Its --priority (0 when the details hold none, or not an integer in range). */
+  priority: number;
+  /** It asked for --supersede. */
+  supersede: boolean;
+}
+
+/** Who took a --supersede waiter's place in line, as its dlock said, and when (server ms; undefined: not known). */
+export interface Superseder {
+  host: string;
+  pid: string;
+  cmd: string;
+  atMs?: number;
 }
 
 /** The done mark of --once-per: who last succeeded, when (server ms), and until when the key is done. */

@@ -39,8 +39,11 @@ export { KINDS, MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js
 export {
   isClosed,
   MAX_SLOTS,
+  parsePriority,
   pidNumber,
+  PRIORITY_MAX,
   type DoneMark,
+  type Superseder,
   type Holder,
   type HolderMeta,
   type HolderProgress,

@@ -2,7 +2,7 @@
 // turn-aways, losses and releases by reason, and the wait and hold times in buckets. A count that
 // is not a whole number (forged) is unknown, never 0, which would make a counter fall.
 
-export const TURNED_AWAY_REASONS = ['held', 'line', 'wait', 'done', 'other'] as const;
+export const TURNED_AWAY_REASONS = ['held', 'line', 'wait', 'done', 'superseded', 'other'] as const;
 export const LOSS_REASONS = ['expired', 'forced', 'taken', 'other'] as const;
 export const EXIT_CLASSES = ['ok', 'error', 'cannot_run', 'signal', 'lost', 'unknown', 'none', 'other'] as const;
 

@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { DEFAULTS, LOG_FORMATS, ON_LOST, PING_TIMEOUT_DEFAULT, type RawOptions } from '../config/index.js';
 import { UsageError } from '../errors.js';
-import { KINDS, MODES } from '../backend/index.js';
+import { KINDS, MODES, PRIORITY_MAX } from '../backend/index.js';
 
 /** --redis repeats: each value is added to the list. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -63,7 +63,16 @@ export function waitingOptions(command: Command): Command {
     .optionsGroup(GROUP.waiting)
     .option('-n, --no-wait', 'fail at once if the lock is held')
     .option('-w, --wait <duration>', 'give up after this long (env DLOCK_WAIT; default: forever)')
-    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`);
+    .option('-E, --conflict-exit-code <n>', `exit code when not acquired (default ${DEFAULTS.conflictExitCode})`)
+    .option(
+      '--priority <n>',
+      `in line, higher enters first, arrival order among equals (-${PRIORITY_MAX} to ${PRIORITY_MAX}, default 0)`,
+    )
+    .option(
+      '--supersede',
+      'in line, take the place of every older --supersede waiter of the key: they exit with the conflict code; ' +
+        'the holder is never touched (not with -n)',
+    );
 }
 
 /** --ping and --on-event (run and acquire): who is told about the lock, within what bound; run: --ping-output. */

@@ -1,4 +1,5 @@
-// The lock options run and acquire share: lease, wait, conflict code, loss, replicas, holder kind, --once-per.
+// The lock options run and acquire share: lease, wait, conflict code, loss, replicas, holder kind, --once-per,
+// the order in line (--priority, --supersede).
 
 import { formatDuration } from '../duration.js';
 import { badOption, UsageError } from '../errors.js';
@@ -10,6 +11,7 @@ import {
   KINDS,
   MAX_SLOTS,
   MODES,
+  PRIORITY_MAX,
   refusal,
 } from '../backend/index.js';
 import { jobBounds } from './bounds.js';
@@ -119,7 +121,7 @@ export function lockOptions(
     mode,
     slotted: raw.slots !== undefined,
     ...jobBounds(raw, env),
-    keyOptions: { oncePerMs: oncePer(raw.oncePer, can) },
+    keyOptions: { oncePerMs: oncePer(raw.oncePer, can), ...lineOrder(raw, waitMs, can) },
   };
 }
 
@@ -175,6 +177,34 @@ export function syncReplicas(value: string | undefined, can: Capabilities): numb
   const replicas = integer('--sync-replicas', value ?? '0', 0, 1_000);
   if (replicas > 0 && !can.syncReplicas) throw new UsageError(`--sync-replicas ${refusal(can, 'syncReplicas')}`);
   return replicas;
+}
+
+/**
+ * --priority n (−PRIORITY_MAX … PRIORITY_MAX) and --supersede: the order of the line, where the store keeps one that
+ * can (one Redis). --supersede waits in line, so never with -n.
+ */
+export function lineOrder(
+  raw: Pick<RawOptions, 'priority' | 'supersede'>,
+  waitMs: number | undefined,
+  can: Capabilities,
+): Pick<KeyOptions, 'priority' | 'supersede'> {
+  const given = raw.priority !== undefined ? '--priority' : raw.supersede ? '--supersede' : undefined;
+  if (given === undefined) return {};
+  const priority = raw.priority === undefined ? 0 : signedInteger('--priority', raw.priority, PRIORITY_MAX);
+  if (raw.supersede && waitMs === 0) {
+    throw new UsageError('--supersede takes the place of older waiters in line: it cannot go with -n (--no-wait)');
+  }
+  if (!can.lineOrder) throw new UsageError(`${given} ${refusal(can, 'lineOrder')}`);
+  return { ...(raw.priority === undefined ? {} : { priority }), ...(raw.supersede ? { supersede: true } : {}) };
+}
+
+/** An integer from −max to max, written in decimal ("-5", "+5", "5"). */
+function signedInteger(option: string, value: string, max: number): number {
+  const n = Number(value.trim());
+  if (!/^[+-]?\d+$/.test(value.trim()) || Math.abs(n) > max) {
+    throw badOption(option, value, `expected an integer from -${max} to ${max}`);
+  }
+  return n;
 }
 
 /**

@@ -67,6 +67,9 @@ export interface RawOptions extends Partial<Record<HolderKind, string | boolean>
   json?: boolean;
   token?: string;
   oncePer?: string;
+  /** run and acquire: --priority, --supersede. */
+  priority?: string;
+  supersede?: boolean;
   maxHold?: string;
   heartbeat?: string;
   /** release: --force, --now, --slot, --exit-status. */

@@ -26,6 +26,7 @@ import { now } from '../clock.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
 import { doneThisWindow } from './once-per.js';
+import { supersededInLine } from './superseded.js';
 import { WaitDisplay } from './wait-display.js';
 import {
   logNotLeft,
@@ -121,6 +122,7 @@ export class Hold {
     if (result.kind !== 'acquired' && result.unreleased.length > 0) logNotUndone(log, attempt, result.unreleased);
     if (result.kind === 'busy') throw await display.notObtained(result.waitedMs);
     if (result.kind === 'done') throw doneThisWindow(config, result.done, result.waitedMs);
+    if (result.kind === 'superseded') throw supersededInLine(config, result.by, result.waitedMs);
     if (result.kind === 'aborted') {
       if (result.notLeft) logNotLeft(log, lock.caps, config.key, result.notLeft);
       return undefined;

@@ -15,7 +15,7 @@ import { publicHolder } from '../views/instance-views.js';
 import { isNoKeeper, pidAlive } from '../views/dead-pid.js';
 import { recentHoldTimes, type TurnEstimate, turnEstimateMs } from './turn-estimate.js';
 
-type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat'>;
+type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat' | 'keyOptions'>;
 
 /** Without a spinner, how often a wait says it is still waiting. */
 export const STATUS_EVERY_MS = 30_000;
@@ -49,10 +49,10 @@ export class WaitDisplay {
   async waiting(waitedMs: number, place?: number): Promise<MemberFailure[] | undefined> {
     if (!this.announced) {
       this.announced = true;
-      const inLine = place ? ` (${ordinal(place)} in line)` : '';
+      const inLine = place ? ` (${this.inLine(place)})` : '';
       this.log.event(
         'waiting',
-        { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}) },
+        { key: this.config.key, waited_ms: waitedMs, ...(place ? { place } : {}), ...this.priorityField() },
         `waiting for ${this.config.key}${inLine}`,
       );
     }
@@ -87,7 +87,7 @@ export class WaitDisplay {
       ? describeSnapshot(this.place ? { ...this.snapshot, waiting: undefined } : this.snapshot, now)
       : 'held';
     const limit = this.config.waitMs === undefined ? '' : ` of ${formatDuration(this.config.waitMs)}`;
-    const inLine = this.place ? `${ordinal(this.place)} in line; ` : '';
+    const inLine = this.place ? `${this.inLine(this.place)}; ` : '';
     const turnMs = this.turnMs(now);
     const turn =
       turnMs === undefined
@@ -141,10 +141,22 @@ export class WaitDisplay {
       key: this.config.key,
       waited_ms: waitedMs,
       ...(this.place ? { place: this.place } : {}),
+      ...this.priorityField(),
       ...(typeof turnMs === 'number' ? { turn_ms: turnMs } : {}),
       holder,
     };
     this.log.event('wait-status', fields, this.statusText(what, now), 'warn');
+  }
+
+  /** "2nd in line", and the --priority it waits with when one was given: "2nd in line, priority 5". */
+  private inLine(place: number): string {
+    const { priority } = this.config.keyOptions;
+    return `${ordinal(place)} in line${priority === undefined ? '' : `, priority ${priority}`}`;
+  }
+
+  private priorityField(): { priority?: number } {
+    const { priority } = this.config.keyOptions;
+    return priority === undefined ? {} : { priority };
   }
 
   /** The holder's TTL left now, from the snapshot's reading. */

@@ -78,6 +78,12 @@ export function details(event: HistoryEvent): string {
     case 'done':
       parts.push(`done until ${timeText(known(event.untilMs))}`);
       break;
+    case 'superseded':
+      parts.push(
+        `superseded after ${ms(event.waitedMs)} by ${event.byHost || '?'} pid ${textOf(event.byPid) ?? '?'}` +
+          (event.byCmd ? ` (${event.byCmd})` : ''),
+      );
+      break;
     case 'left':
       parts.push(`interrupted after ${ms(event.waitedMs)}`);
       break;
@@ -166,6 +172,7 @@ const JSON_FIELDS: [FieldName, string, (field: AnyField) => JsonValue][] = [
   ['commandExit', 'command_exit', number],
   ['byHost', 'by_host', text],
   ['byPid', 'by_pid', number],
+  ['byCmd', 'by_cmd', text],
   ['now', 'now', text],
   ['why', 'why', text],
   ['untilMs', 'until_ms', number],

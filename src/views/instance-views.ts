@@ -44,6 +44,8 @@ export function publicWaiter(waiter: Waiter, place: number) {
     pid: pidNumber(waiter) ?? null,
     cmd: waiter.cmd,
     waited_ms: waiter.waitedMs ?? null,
+    priority: waiter.priority,
+    supersede: waiter.supersede,
   };
 }
 

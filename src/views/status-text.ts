@@ -84,12 +84,30 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
   return `${title}\n${indent(columns(cells))}`;
 }
 
-/** The line, in order: place, mode, host, pid, how long each has waited. */
+/**
+ * The line, in order: place, mode, host, pid, how long each has waited; each one's --priority when any has one
+ * other than 0, and whether it asked for --supersede when any did.
+ */
 export function describeLine(state: LockState): string {
-  const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND']].concat(
+  const priorities = state.line.some(({ priority }) => priority !== 0);
+  const superseding = state.line.some(({ supersede }) => supersede);
+  const cells = [
+    [
+      'PLACE',
+      'MODE',
+      ...(priorities ? ['PRIORITY'] : []),
+      ...(superseding ? ['SUPERSEDE'] : []),
+      'HOST',
+      'PID',
+      'WAITED',
+      'COMMAND',
+    ],
+  ].concat(
     state.line.map((waiter, i) => [
       String(i + 1),
       MODES[waiter.mode].waiterName,
+      ...(priorities ? [String(waiter.priority)] : []),
+      ...(superseding ? [waiter.supersede ? 'yes' : 'no'] : []),
       printable(waiter.host),
       printable(waiter.pid),
       waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),

@@ -75,5 +75,8 @@ export function waiterOf(kv: Kv, nowMs: number = Date.now()): Waiter {
     pid: text(d.pid),
     cmd: text(d.cmd),
     ...(sinceMs !== undefined && sinceMs > 0 ? { sinceMs, waitedMs: Math.max(0, nowMs - sinceMs) } : {}),
+    // etcd's line orders by create revision alone (what etcdctl lock shares): no priority, no --supersede.
+    priority: 0,
+    supersede: false,
   };
 }

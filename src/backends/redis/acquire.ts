@@ -9,7 +9,7 @@ import { quorumSize, tally } from './quorum.js';
 import { driftMs, validityMs } from '../../timing.js';
 import { releaseAll } from './release.js';
 import type { MemberRelease } from '../../backend/backend.js';
-import { type HolderMeta, type DoneMark } from '../../backend/holder.js';
+import { type HolderMeta, type DoneMark, type Superseder } from '../../backend/holder.js';
 
 /** Undoing a failed attempt: the releases, and a way to stop retrying them (a new attempt is under way). */
 export interface Undo {
@@ -29,6 +29,8 @@ export type Attempt =
   | { kind: 'mismatch'; usedAs: HolderKind; slots: number; holders: number; waiters: number }
   /** --once-per: a run succeeded within its window (one instance only). */
   | { kind: 'done'; done: DoneMark }
+  /** --supersede: a newer --supersede waiter took our place (one instance only). */
+  | { kind: 'superseded'; by: Superseder }
   /** Too few instances answered to ever reach a quorum, or one refused for good (an ACL). */
   | { kind: 'unavailable'; errors: MemberFailure[]; undo: Undo };
 

@@ -42,17 +42,17 @@ function redisCapabilities(instances: number): Capabilities {
   const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
-    const all = { line: true, kinds: KINDS, history: true, oncePer: true };
+    const all = { line: true, kinds: KINDS, history: true, oncePer: true, lineOrder: true };
     return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
-  const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false };
+  const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false, lineOrder: false };
   const name = `a Redlock quorum of ${instances}`;
   const refusals = redlockRefusals(name);
   return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined, refusals };
 }
 
 /**
- * Why a Redlock quorum has no --shared/--slots, --once-per or history: a majority cannot bound how many
+ * Why a Redlock quorum has no --shared/--slots, --once-per, history, --priority or --supersede (no line at all): a majority cannot bound how many
  * hold at once (n holders on each of 3 instances can make 3n/2 majorities) nor keep shared and exclusive
  * holders fair without a line; the done mark would be one more value a quorum must agree on, and a
  * release that reached only some instances would leave it on a minority (the job then runs twice, or never).
@@ -62,6 +62,7 @@ function redlockRefusals(name: string): Capabilities['refusals'] {
     kinds: `needs ${FULL}, not ${name}: a majority of each instance's holders cannot bound how many hold at once`,
     oncePer: `needs ${FULL}, not ${name}: the done mark is written by the release, which may reach only some instances`,
     history: `needs ${FULL}: with ${name}: no history is kept`,
+    lineOrder: `needs ${FULL}, not ${name}: a Redlock quorum has no line, its waiters race each other`,
   };
 }
 

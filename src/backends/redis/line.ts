@@ -33,6 +33,7 @@ export async function tryEnter(
     const reply = await enterScript.run(instance.client, set.keys, asked, set.timeoutMs);
     if (reply.acquired) return { kind: 'acquired', fence: reply.fence, slot: reply.slot, startedAt, failures: [] };
     if ('done' in reply) return { kind: 'done', done: { ...reply.done, where: set.keys.done } };
+    if ('supersededBy' in reply) return { kind: 'superseded', by: reply.supersededBy };
     if ('mismatch' in reply) {
       const { kind: usedAs, slots, holders, waiters } = reply.mismatch;
       return { kind: 'mismatch', usedAs, slots, holders, waiters };

@@ -39,12 +39,13 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const { leave } = strategy;
   if (leave) {
     // Give up our place at once (the one behind us may enter), and a hold a lost reply took.
-    // (ENTER took a waiter turned away as done out of line already.) The history records why.
+    // (ENTER took a waiter turned away as done, or superseded, out of line already.) The history records why.
     const record = result.kind === 'busy' ? 'busy' : result.kind === 'aborted' ? 'left' : '';
     // Past a --wait, leaving and undoing get an attempt's floor: the place lapses, an undone hold expires.
     const bounded = within();
     const undoing = replyLost.value ? releaseAll(bounded, { boundMs: bounded.timeoutMs }) : Promise.resolve([]);
-    const leaving = result.kind === 'done' ? Promise.resolve(undefined) : leave(bounded, record, result.waitedMs);
+    const outOfLine = result.kind === 'done' || result.kind === 'superseded';
+    const leaving = outOfLine ? Promise.resolve(undefined) : leave(bounded, record, result.waitedMs);
     const [notLeft, released] = await Promise.all([leaving, undoing]);
     const unreleased = releaseFailures(released);
     // A grant missing to leave the line (+hdel, +zrem) is an error like any other, never busy;
@@ -95,7 +96,7 @@ async function attempts(
       }
       if (attempt.kind === 'acquired') return { ...attempt, waitedMs };
       if (attempt.kind === 'mismatch') return { ...attempt, waitedMs };
-      if (attempt.kind === 'done') return { ...attempt, waitedMs };
+      if (attempt.kind === 'done' || attempt.kind === 'superseded') return { ...attempt, waitedMs };
       if (options.signal.aborted) return { kind: 'aborted', waitedMs };
       if (attempt.kind === 'unavailable') {
         // Unreachable since this attempt was sent, at the latest.

@@ -97,6 +97,15 @@ export function historyEvent({ id, fields }: StreamEntry): HistoryEvent {
       return { ...base, event, waitedMs: ms('waited_ms'), why: read('why', word('held', 'line', 'wait')) };
     case 'done':
       return { ...base, event, waitedMs: ms('waited_ms'), untilMs: ms('until_ms') };
+    case 'superseded':
+      return {
+        ...base,
+        event,
+        waitedMs: ms('waited_ms'),
+        byHost: take('by_host'),
+        byPid: count('by_pid', 1, PID_MAX),
+        byCmd: take('by_cmd'),
+      };
     case 'left':
       return { ...base, event, waitedMs: ms('waited_ms'), why: read('why', word('wait')) };
     default:

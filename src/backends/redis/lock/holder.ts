@@ -6,7 +6,7 @@
 
 import { cut, parseCount } from '../../../untrusted.js';
 import { isHolderKind, MODES, type HoldMode, type HolderKind } from '../../../backend/mode.js';
-import { MAX_SLOTS, type Holder, type HolderFields, type Waiter } from '../../../backend/holder.js';
+import { MAX_SLOTS, parsePriority, type Holder, type HolderFields, type Waiter } from '../../../backend/holder.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
@@ -116,5 +116,7 @@ export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
     cmd: cut(details.cmd ?? ''),
     sinceMs,
     waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs),
+    priority: parsePriority(details.priority),
+    supersede: details.supersede === '1',
   };
 }

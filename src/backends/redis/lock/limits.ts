@@ -6,6 +6,10 @@
  * PLACE_LEASE_MS): forged, it would hold the line up until then. Dropped when the line is pruned.
  */
 export const PLACE_LEASE_LIMIT_MS = 60_000;
+/** The scores of one priority's band in the line (2^32 tickets: far more than ever wait at once). */
+export const TICKET_SPAN = 2 ** 32;
+/** The most waiters a script walks in one call (a run of --shared waiters entering together, --supersede's drops). */
+export const LINE_SCAN_MAX = 10_000;
 
 /**
  * The most an inspect reply carries (lua/inspect.lua: its strings, and 16 bytes of framing each):

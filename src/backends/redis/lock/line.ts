@@ -56,7 +56,7 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
 export const enterScript = defineScript({
   name: 'enter',
   lua: ENTER,
-  commands: [...LINE_LIB_CALLS, 'INCR', 'ZADD', 'ZRANK'],
+  commands: [...LINE_LIB_CALLS, 'INCR', 'ZADD', 'ZRANK', 'ZREVRANGEBYSCORE'],
   keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
   args: (i: EnterInput, k) => [
     i.owner,
@@ -71,6 +71,8 @@ export const enterScript = defineScript({
     k.wakePrefix,
     Math.round(i.waitedMs),
     Math.round(i.keyOptions.oncePerMs ?? 0),
+    i.keyOptions.priority ?? 0,
+    i.keyOptions.supersede ? '1' : '0',
   ],
   parse: (reply, i) => parseEnterReply(reply, i.mode),
 });

@@ -5,9 +5,9 @@
 
 import { MalformedReplyError } from '../client/describe.js';
 import { cut, parseCount } from '../../../untrusted.js';
-import { holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
+import { detailsOf, holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
 import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from '../../../backend/mode.js';
-import { MAX_SLOTS, type DoneMark, type Holder, type Waiter } from '../../../backend/holder.js';
+import { MAX_SLOTS, type DoneMark, type Holder, type Superseder, type Waiter } from '../../../backend/holder.js';
 import type { LockState } from '../../../backend/backend.js';
 
 /** Largest fencing token: Redis' INCR counts in a signed 64-bit integer, 2^63 − 1 (19 digits). */
@@ -72,7 +72,9 @@ export type EnterReply =
       mismatch: { kind: HolderKind; slots: number; holders: number; waiters: number };
     }
   /** --once-per: a run succeeded within its window. */
-  | { acquired: false; done: DoneMark };
+  | { acquired: false; done: DoneMark }
+  /** --supersede: a newer --supersede waiter took our place in line. */
+  | { acquired: false; supersededBy: Superseder };
 
 /**
  * The mark's JSON is data anyone with write access can forge: every field is read leniently
@@ -93,11 +95,25 @@ function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
   return { ...who, startedMs: time(fields.started_ms), finishedMs: time(fields.finished_ms), untilMs };
 }
 
+/** Who superseded a waiter: its mark's JSON, read leniently like a done mark (forged, it is only shown). */
+function superseder(raw: string): Superseder {
+  const fields = detailsOf(raw.length > 64 * 1024 ? '{}' : raw);
+  return {
+    host: cut(fields.host ?? ''),
+    pid: cut(fields.pid ?? ''),
+    cmd: cut(fields.cmd ?? ''),
+    atMs: parseCount(fields.at_ms, 1, 8.64e15),
+  };
+}
+
 /**
  * ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON,
- * ms left, server ms}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
+ * ms left, server ms} | {4, superseder JSON}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
  */
 export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
+  if (Array.isArray(reply) && reply.length === 2 && reply[0] === 4 && isField(reply[1])) {
+    return { acquired: false, supersededBy: superseder(reply[1]) };
+  }
   if (
     Array.isArray(reply) &&
     reply.length === 4 &&

@@ -8,7 +8,9 @@ import {
   HOLD_BUCKETS_MS,
   INSPECT_MAX_BYTES,
   MAX_OBSERVED_MS,
+  LINE_SCAN_MAX,
   PLACE_LEASE_LIMIT_MS,
+  TICKET_SPAN,
   WAIT_BUCKETS_MS,
 } from './limits.js';
 import acquire from './lua/acquire.lua';
@@ -25,6 +27,7 @@ import release from './lua/release.lua';
 import retake from './lua/retake.lua';
 import totals from './lua/totals.lua';
 import { HISTORY_MAX } from '../../../backend/history.js';
+import { PRIORITY_MAX } from '../../../backend/holder.js';
 
 /** A file's Lua without its opening comment (what it takes and returns is written for readers, not for Redis). */
 function body(file: string): string {
@@ -42,6 +45,7 @@ function body(file: string): string {
  *   busy      waited_ms, why (held or line: turned away by -n; wait: its --wait ran out)
  *   done      waited_ms, until_ms (turned away by --once-per: a run succeeded in this window)
  *   left      waited_ms (a waiter interrupted while in line)
+ *   superseded  waited_ms, by_host, by_pid, by_cmd (a newer --supersede waiter took its place in line)
  * One instance only (a server, Sentinel, Cluster): with Redlock nothing is recorded.
  *
  * TOTALS: with each entry the same call adds to the key's counts for all time, the hash
@@ -50,6 +54,7 @@ function body(file: string): string {
 const LIMITS =
   `local HISTORY_MAX, PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES = ${HISTORY_MAX}, ${PLACE_LEASE_LIMIT_MS}, ` +
   `${INSPECT_MAX_BYTES}\n` +
+  `local PRIORITY_MAX, TICKET_SPAN, LINE_SCAN_MAX = ${PRIORITY_MAX}, ${TICKET_SPAN}, ${LINE_SCAN_MAX}\n` +
   `local WAIT_BUCKETS_MS, HOLD_BUCKETS_MS, MAX_OBSERVED_MS = {${WAIT_BUCKETS_MS.join(', ')}}, ` +
   `{${HOLD_BUCKETS_MS.join(', ')}}, ${MAX_OBSERVED_MS}\n`;
 const COMMON = body(common);

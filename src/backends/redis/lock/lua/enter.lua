@@ -23,6 +23,8 @@
 -- ARGV[10] wake channel prefix
 -- ARGV[11] ms this dlock has waited so far (history)
 -- ARGV[12] --once-per window ms ("0": none)
+-- ARGV[13] --priority (an integer, -PRIORITY_MAX … PRIORITY_MAX; higher enters first, arrival order among equals)
+-- ARGV[14] "1": --supersede (joining, it takes the place of every older --supersede waiter), else "0"
 --
 -- Returns
 --   {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a retried
@@ -34,10 +36,14 @@
 --     is in use in another mode or with another n (nothing changed);
 --   with ARGV[12] > 0, {3, done mark (JSON: host, pid, cmd, fence, started_ms, finished_ms), ms it
 --     stays done, server time ms} when a run succeeded within its window (this waiter leaves the
---     line, and whoever may now enter is woken).
+--     line, and whoever may now enter is woken);
+--   {4, who superseded it (JSON: host, pid, cmd, at_ms)} when a newer --supersede waiter took this one's
+--     place (it is out of line; the mark is read once).
 --
 -- The holder's hash gets `since_ms` and `taken_ms` (server time: a holder's wrong clock never shows in
 -- status); `taken_ms` is the start of a --once-per window.
+-- The line's order is its scores: a waiter's ticket within the band of its priority (line-lib's
+-- line_score), so ZRANGE gives the order of service and a join is O(log n).
 -- Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
 -- and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
 -- woken. Whatever the line's details say, this caller enters only in its own mode and only when
@@ -49,6 +55,7 @@ if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H, T = KEYS[7], KEYS[8], KEYS[9]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[6], tonumber(ARGV[7])
+local priority, supersede = priority_of(ARGV[13]), ARGV[14] == '1'
 local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[11]}
 if (tonumber(ARGV[12]) or 0) > 0 then
   refused = check_keys({7, 'string'})
@@ -66,6 +73,12 @@ if mine then
   settle_holders(L, HX, now)
   local h = decoded(mine)
   return {1, tostring(h.fence), tonumber(h.slot) or -1}
+end
+-- Superseded: a newer --supersede waiter took our place while we waited (its mark says who).
+local superseded_by = redis.call('HGET', QD, SUPERSEDED .. owner)
+if superseded_by then
+  redis.call('HDEL', QD, SUPERSEDED .. owner)
+  if not redis.call('ZSCORE', Q, owner) then return {4, superseded_by} end
 end
 
 local kind, count, held_n = state(L, HX)
@@ -169,19 +182,36 @@ if not queued and ARGV[8] ~= '1' then
   record(H, T, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
   return {0, 0, -1}
 end
+local function details(since)
+  local supersedes = nil
+  if supersede then supersedes = '1' end
+  return cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = since,
+    priority = tostring(priority), supersede = supersedes})
+end
 if not queued then
-  local last = redis.call('ZRANGE', Q, -1, -1, 'WITHSCORES')
-  local ticket = 1
-  if #last > 0 then ticket = math.floor(tonumber(last[2])) + 1 end
-  redis.call('ZADD', Q, ticket, owner)
-  redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4],
-    cmd = ARGV[5], since_ms = tostring(now)}))
+  -- --supersede: every older --supersede waiter leaves the line, told by whom; the holders are never touched.
+  if supersede then
+    local by = cjson.encode({host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], at_ms = tostring(now)})
+    for _, w in ipairs(redis.call('ZRANGE', Q, 0, LINE_SCAN_MAX - 1)) do
+      local info = waiter(QD, w)
+      if info.supersede == '1' then
+        drop_waiter(Q, QX, QD, w)
+        redis.call('HSET', QD, SUPERSEDED .. w, by)
+        record(H, T, 'superseded', 'host', tostring(info.host or ''), 'pid', tostring(info.pid or ''),
+          'cmd', tostring(info.cmd or ''), 'waited_ms', tostring(math.max(0, now - (tonumber(info.since_ms) or now))),
+          'by_host', ARGV[3], 'by_pid', ARGV[4], 'by_cmd', ARGV[5])
+        redis.pcall('PUBLISH', ARGV[10] .. w, 'superseded')
+      end
+    end
+  end
+  redis.call('ZADD', Q, line_score(Q, priority), owner)
+  redis.call('HSET', QD, owner, details(tostring(now)))
 else
   -- Our details in line say what we ask for, so the others' admission reads the truth.
   local info = waiter(QD, owner)
-  if mode_of(info) ~= mode or (counted(mode) and tonumber(info.slots) ~= n) then
-    redis.call('HSET', QD, owner, cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4],
-      cmd = ARGV[5], since_ms = tostring(tonumber(info.since_ms) or now)}))
+  if mode_of(info) ~= mode or (counted(mode) and tonumber(info.slots) ~= n) or info.priority ~= tostring(priority) or
+    (info.supersede == '1') ~= supersede then
+    redis.call('HSET', QD, owner, details(tostring(tonumber(info.since_ms) or now)))
   end
 end
 local lease = tonumber(ARGV[9])

@@ -4,7 +4,7 @@
 -- and adds to it with HINCRBY, best effort as the history is: a write the server refuses (an ACL
 -- without +hincrby, a foreign key there, a forged field that is not an integer) changes nothing
 -- else. Fields:
---   acquired                              turned_away:held|line|wait|done|other
+--   acquired                              turned_away:held|line|wait|done|superseded|other
 --   released:ok|error|cannot_run|signal|lost|unknown|none|other
 --   lost:expired|forced|taken|other       forced
 --   wait:count, wait:sum_ms, wait:le:<ms> (each bucket of WAIT_BUCKETS_MS the wait fits in)
@@ -49,8 +49,8 @@ local function tally(T, event, ...)
     end
   elseif event == 'busy' then
     redis.pcall('HINCRBY', T, 'turned_away:' .. one_of(f.why, {'held', 'line', 'wait'}), 1)
-  elseif event == 'done' then
-    redis.pcall('HINCRBY', T, 'turned_away:done', 1)
+  elseif event == 'done' or event == 'superseded' then
+    redis.pcall('HINCRBY', T, 'turned_away:' .. event, 1)
   elseif event == 'lost' then
     redis.pcall('HINCRBY', T, 'lost:' .. one_of(f.why, {'expired', 'forced', 'taken'}), 1)
   elseif event == 'forced' then

@@ -1,0 +1,35 @@
+// --supersede: the one line a waiter prints when a newer --supersede waiter took its place in line.
+
+import type { RunConfig } from '../config/index.js';
+import { notObtained, type NotObtainedError } from '../errors.js';
+import { pidNumber, type Superseder } from '../backend/index.js';
+import { printable } from '../untrusted.js';
+import { serverTime } from './once-per.js';
+
+/** The conflict error (-E, default 75; silent with -E 0 unless --verbose) of a waiter superseded in line. */
+export function supersededInLine(
+  config: Pick<RunConfig, 'key' | 'conflictExitCode' | 'verbosity'>,
+  by: Superseder,
+  waitedMs: number,
+): NotObtainedError {
+  const pid = pidNumber(by);
+  const who = by.host ? printable(by.host) + (pid === undefined ? '' : ` (pid ${pid})`) : 'a waiter that names no host';
+  const cmd = by.cmd ? `, running ${printable(by.cmd)}` : '';
+  const at = by.atMs === undefined ? '' : ` at ${serverTime(by.atMs)} (server time)`;
+  const message = `${config.key}: superseded in line by ${who}${cmd}, which joined${at}; not run`;
+  return notObtained(
+    config,
+    { event: 'superseded', message },
+    {
+      key: config.key,
+      waited_ms: waitedMs,
+      by: {
+        host: by.host,
+        pid: pid ?? null,
+        cmd: by.cmd,
+        at: by.atMs === undefined ? null : new Date(by.atMs).toISOString(),
+        at_ms: by.atMs ?? null,
+      },
+    },
+  );
+}
