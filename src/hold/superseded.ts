@@ -23,13 +23,11 @@ export function supersededInLine(
     {
       key: config.key,
       waited_ms: waitedMs,
-      by: {
-        host: by.host,
-        pid: pid ?? null,
-        cmd: by.cmd,
-        at: by.atMs === undefined ? null : new Date(by.atMs).toISOString(),
-        at_ms: by.atMs ?? null,
-      },
+      // Flat, as the history names who did it (by_host, by_pid): `by` is a word in other events.
+      by_host: by.host,
+      by_pid: pid ?? null,
+      by_cmd: by.cmd,
+      by_at_ms: by.atMs ?? null,
     },
   );
 }

@@ -42,6 +42,7 @@ const DLOCK_ACL = [
   '+zrangebyscore',
   '+zscore',
   '+zrank',
+  '+zrevrangebyscore',
   '+zcard',
   '+wait',
   '+select',
@@ -239,6 +240,7 @@ const NEEDED_BY: Record<string, keyof typeof SCENARIOS> = {
   '+zcard': 'run',
   '+zadd': 'waitPubSub',
   '+zrank': 'waitPubSub',
+  '+zrevrangebyscore': 'waitPubSub',
   // History: every script that does the work appends to the key's stream; `dlock history` reads it.
   '+xadd': 'history',
   '+xrevrange': 'history',

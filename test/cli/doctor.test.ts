@@ -205,6 +205,7 @@ describe('ACL grants', () => {
     '+zrangebyscore',
     '+zscore',
     '+zrank',
+    '+zrevrangebyscore',
     '+zcard',
     '+wait',
     '+select',

@@ -1,5 +1,6 @@
 // The line on a Cluster and on a Sentinel-managed master (docs/reference/waiting-in-line.md): waiters
-// served in arrival order there too. Kept short: 3 waiters each.
+// served in arrival order there too, by --priority first, and --supersede leaves only the newest such
+// waiter in line. Kept short: 3 waiters each.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +43,25 @@ async function threeInOrder(url: string, key: string, server: Redis): Promise<vo
   expect(await server.exists(`dlock:{${key}}`, `dlock:{${key}}:line`)).toBe(0);
 }
 
+/** Hold `key`; a --supersede waiter, a newer --supersede one at priority 0, one at priority 9: 9 runs first, then the newer. */
+async function priorityAndSupersede(url: string, key: string): Promise<void> {
+  const file = join(tempDir(), 'order');
+  const holder = hold(key, { redis: url });
+  await holder.child();
+  const waiter = (label: string, flags: string[]) => runIn(url, key, flags, ['sh', '-c', `echo ${label} >>${file}`]);
+  const older = waiter('older', ['--supersede']);
+  await inLine(older);
+  const newer = waiter('newer', ['--supersede']);
+  await inLine(newer);
+  expect((await older.result).code).toBe(75);
+  const urgent = waiter('urgent', ['--priority', '9']);
+  expect((await inLine(urgent)).place).toBe(1);
+  holder.stop();
+  const results = await Promise.all([holder.result, urgent.result, newer.result]);
+  expect(results.map((r) => r.code)).toEqual([0, 0, 0]);
+  expect(readFileSync(file, 'utf8')).toBe('urgent\nnewer\n');
+}
+
 describe('a 3-master Cluster', () => {
   let cluster: ClusterTopology;
   beforeAll(async () => {
@@ -52,6 +72,10 @@ describe('a 3-master Cluster', () => {
   test('3 waiters run in arrival order', async () => {
     const key = 'line-cluster';
     await threeInOrder(cluster.url(), key, cluster.client(await cluster.primaryOf(`dlock:{${key}}`)));
+  });
+
+  test('--priority first, and --supersede leaves only the newest such waiter', async () => {
+    await priorityAndSupersede(cluster.url(), 'queue-cluster');
   });
 });
 
@@ -64,5 +88,9 @@ describe('a Sentinel-managed master', () => {
 
   test('3 waiters run in arrival order', async () => {
     await threeInOrder(topology.url(), 'line-sentinel', topology.data.client(topology.data.primary));
+  });
+
+  test('--priority first, and --supersede leaves only the newest such waiter', async () => {
+    await priorityAndSupersede(topology.url(), 'queue-sentinel');
   });
 });

@@ -233,7 +233,16 @@ describe('INSPECT: {pttl, counter or nil, flat HGETALL, holders, line, length, t
       [1, '3', 'a', 5000],
     ]);
     expect(state.line).toEqual([
-      { mode: 'slots', host: 'h2', pid: '9', cmd: '', sinceMs: 1_699_999_990_000, waitedMs: 10_000 },
+      {
+        mode: 'slots',
+        host: 'h2',
+        pid: '9',
+        cmd: '',
+        sinceMs: 1_699_999_990_000,
+        waitedMs: 10_000,
+        priority: 0,
+        supersede: false,
+      },
     ]);
     expect(state.lineLength).toBe(1);
   });

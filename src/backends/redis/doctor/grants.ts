@@ -64,6 +64,7 @@ const GRANTS: Grant[] = [
   called((k) => ['zrangebyscore', k.lineExpiry, '-inf', '0']),
   called((k) => ['zscore', k.line, 'x']),
   called((k) => ['zrank', k.line, 'x']),
+  called((k) => ['zrevrangebyscore', k.line, '0', '0', 'LIMIT', '0', '1']),
   called((k) => ['zcard', k.line]),
   {
     argv: (k) => ['hgetall', k.lock],

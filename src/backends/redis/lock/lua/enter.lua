@@ -42,14 +42,31 @@
 --
 -- The holder's hash gets `since_ms` and `taken_ms` (server time: a holder's wrong clock never shows in
 -- status); `taken_ms` is the start of a --once-per window.
--- The line's order is its scores: a waiter's ticket within the band of its priority (line-lib's
--- line_score), so ZRANGE gives the order of service and a join is O(log n).
+-- The line's order is its scores: a waiter's ticket within the band of its priority (line_score), so
+-- ZRANGE gives the order of service and a join is O(log n).
 -- Waiters whose place lease ran out are dropped (and places that are no waiter's: prune_line),
 -- and holders (--slots/--shared) whose lease ran out freed; when that lets others in, they are
 -- woken. Whatever the line's details say, this caller enters only in its own mode and only when
 -- the holders actually there leave room for it, and never while release --force keeps the key
 -- closed (line-lib's closure): not even a --shared or --slots holder beside the closed ones.
 
+-- A waiter's score in Q: its ticket within its priority's band, highest priority first. Band b (0 for
+-- PRIORITY_MAX, 2 * PRIORITY_MAX for -PRIORITY_MAX) holds the scores b * TICKET_SPAN + 1 … (b + 1) * TICKET_SPAN - 1,
+-- tickets counting up by one from the band's last: arrival order among equals. The highest score,
+-- 2001 * 2^32, is far inside the 2^52 of a double's exact integers (prune_line's bound).
+local SUPERSEDED = 'superseded:'
+local function priority_of(raw)
+  local p = math.floor(tonumber(raw) or 0)
+  return math.max(-PRIORITY_MAX, math.min(PRIORITY_MAX, p))
+end
+local function line_score(Q, priority)
+  local band = (PRIORITY_MAX - priority) * TICKET_SPAN
+  local last = redis.call('ZREVRANGEBYSCORE', Q, '(' .. string.format('%d', band + TICKET_SPAN), '(' ..
+    string.format('%d', band), 'LIMIT', 0, 1, 'WITHSCORES')
+  local ticket = band + 1
+  if #last > 0 then ticket = math.min(math.floor(tonumber(last[2])) + 1, band + TICKET_SPAN - 1) end
+  return string.format('%d', ticket)
+end
 local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
 if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]

@@ -9,7 +9,7 @@
 --      --slots n or --shared, `mode` ("slots"/"shared"), `slots` (n), per holder `h:<owner>` (JSON
 --      of its fence, slot, host, pid, cmd, since_ms, ttl_ms) and per taken slot `s:<slot>` (its owner)
 --   HX holders' lease ends (sorted set: owner → ms on the server's clock); --slots/--shared only
---   Q  the line (sorted set: owner → score, in the order of service: line_score)
+--   Q  the line (sorted set: owner → score, in the order of service: enter.lua's line_score)
 --   QX each waiter's place lease end (sorted set: owner → ms); renewed while it waits
 --   QD each waiter's details (hash: owner → JSON of mode, slots, host, pid, cmd, since_ms, priority, supersede);
 --      and per waiter a newer --supersede waiter took the place of, `superseded:<owner>` → JSON of who did
@@ -34,23 +34,6 @@ local function mode_of(info)
   if info.mode == 'shared' or counted(info.mode) then return info.mode end
   return 'exclusive'
 end
--- A waiter's score in Q: its ticket within its priority's band, highest priority first. Band b (0 for
--- PRIORITY_MAX, 2 * PRIORITY_MAX for -PRIORITY_MAX) holds the scores b * TICKET_SPAN + 1 … (b + 1) * TICKET_SPAN - 1,
--- tickets counting up by one from the band's last: arrival order among equals. The highest score,
--- 2001 * 2^32, is far inside the 2^52 of a double's exact integers (prune_line's bound).
-local SUPERSEDED = 'superseded:'
-local function priority_of(raw)
-  local p = math.floor(tonumber(raw) or 0)
-  return math.max(-PRIORITY_MAX, math.min(PRIORITY_MAX, p))
-end
-local function line_score(Q, priority)
-  local band = (PRIORITY_MAX - priority) * TICKET_SPAN
-  local last = redis.call('ZREVRANGEBYSCORE', Q, '(' .. string.format('%d', band + TICKET_SPAN), '(' ..
-    string.format('%d', band), 'LIMIT', 0, 1, 'WITHSCORES')
-  local ticket = band + 1
-  if #last > 0 then ticket = math.min(math.floor(tonumber(last[2])) + 1, band + TICKET_SPAN - 1) end
-  return string.format('%d', ticket)
-end
 local function waiter(QD, w)
   return decoded(redis.call('HGET', QD, w))
 end
@@ -67,7 +50,7 @@ local function prune_line(Q, QX, QD, now)
   end
   drop(redis.call('ZRANGEBYSCORE', QX, '-inf', now))
   -- Not a waiter's: a place lease further ahead than any dlock asks for, a ticket outside
-  -- 1 ... 2^52 (line_score's are far inside, exact in a double), a head with no lease at all.
+  -- 1 ... 2^52 (enter.lua's line_score keeps far inside, exact in a double), a head with no lease at all.
   drop(redis.call('ZRANGEBYSCORE', QX, '(' .. string.format('%d', now + PLACE_LEASE_LIMIT_MS), '+inf'))
   drop(redis.call('ZRANGEBYSCORE', Q, '-inf', '(1'))
   drop(redis.call('ZRANGEBYSCORE', Q, '(4503599627370496', '+inf'))
