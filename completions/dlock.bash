@@ -13,20 +13,22 @@ _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
 _dlock_opts_run='-t --ttl -x --exclusive -s --shared --slots --sync-replicas --once-per -n --no-wait
-    -w --wait -E --conflict-exit-code --on-lost --signal --kill-after --max-hold --heartbeat
-    --no-cmd-metadata --ping --ping-busy --ping-timeout --on-event --ping-output -q --quiet -v
-    --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
-    --help'
+    -w --wait -E --conflict-exit-code --priority --supersede --on-lost --signal --kill-after
+    --max-hold --heartbeat --no-cmd-metadata --ping --ping-busy --ping-timeout --on-event
+    --ping-output -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key -h --help'
 _dlock_value_opts_run='-t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code
-    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event
-    --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+    --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout
+    --on-event --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key'
 _dlock_opts_acquire='-t --ttl -x --exclusive -s --shared --slots --sync-replicas -n --no-wait -w
-    --wait -E --conflict-exit-code --pid --no-keeper --on-lost --signal --max-hold --heartbeat
-    --ping --ping-busy --ping-timeout --on-event --json --format -q --quiet -v --verbose
-    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
-_dlock_value_opts_acquire='-t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid
-    --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format
-    --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+    --wait -E --conflict-exit-code --priority --supersede --pid --no-keeper --on-lost --signal
+    --max-hold --heartbeat --ping --ping-busy --ping-timeout --on-event --json --format -q --quiet
+    -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
+    --help'
+_dlock_value_opts_acquire='-t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code
+    --priority --pid --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event
+    --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
 _dlock_opts_renew='--token -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
     --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_renew='--token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert

@@ -15,12 +15,13 @@ function __dlock_value_options
     switch $argv[1]
         case run
             printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event \
-                --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+                --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout \
+                --on-event --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case acquire
-            printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --pid --on-lost \
-                --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format --log-format \
-                --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+            printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --priority \
+                --pid --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format \
+                --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -201,6 +202,10 @@ complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at onc
 complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
 complete -c dlock -n '__dlock_using run acquire' \
   -s E -l conflict-exit-code -x -d 'exit code when not acquired'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l priority -x -d 'in line, higher enters first, arrival order among equals'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l supersede -d 'in line, take the place of every older --supersede waiter of the key'
 complete -c dlock -n '__dlock_using run' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
 complete -c dlock -n '__dlock_using run' \

@@ -67,8 +67,8 @@ _dlock_command_line() {
 
 _dlock_cmd_run() {
   _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-    --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event --ping-output \
-    --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
+    --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event \
+    --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
     '(-t --ttl)'{-t+,--ttl=}'[lease length, renewed every ttl/3]:duration:' \
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
@@ -79,6 +79,8 @@ _dlock_cmd_run() {
     '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
     '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
+    '--priority=[in line, higher enters first, arrival order among equals]:n:' \
+    '--supersede[in line, take the place of every older --supersede waiter of the key]' \
     '--on-lost=[what to do to the command if the lock is lost]:action:(term kill ignore)' \
     '--signal=[the signal that stops the command for --on-lost term, --max-hold and --heartbeat]:signal:' \
     '--kill-after=[grace between the --signal and SIGKILL, at most ttl/3]:duration:' \
@@ -113,6 +115,8 @@ _dlock_cmd_acquire() {
     '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
     '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
     '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
+    '--priority=[in line, higher enters first, arrival order among equals]:n:' \
+    '--supersede[in line, take the place of every older --supersede waiter of the key]' \
     '--pid=[the process whose exit releases the lock]:pid:_pids' \
     '--no-keeper[leave nothing running]' \
     '--on-lost=[what to do to the watched process if the lock is lost]:action:(term kill ignore)' \
