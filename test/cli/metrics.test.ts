@@ -107,6 +107,7 @@ test('a scripted scenario: held, holders, slots, waiters and every counter match
     '{key="m-scenario",prefix="dlock:",reason="line"}': '0',
     '{key="m-scenario",prefix="dlock:",reason="wait"}': '0',
     '{key="m-scenario",prefix="dlock:",reason="done"}': '0',
+    '{key="m-scenario",prefix="dlock:",reason="superseded"}': '0',
     '{key="m-scenario",prefix="dlock:",reason="other"}': '0',
   });
   expect(series(after, key, 'dlock_lock_losses_total')).toEqual({

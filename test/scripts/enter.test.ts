@@ -42,7 +42,13 @@ test("behind a holder: a place in line, its lease and details kept, the holder's
   expect(first).toMatchObject({ acquired: false, place: 1 });
   expect(first.acquired === false && 'nextInMs' in first && first.nextInMs).toBeGreaterThan(29_000);
   expect(await enter(keys, input('c'))).toMatchObject({ acquired: false, place: 2, nextInMs: undefined });
-  expect(await server.redis().zrange(keys.line, 0, -1, 'WITHSCORES')).toEqual(['b', '1', 'c', '2']);
+  // Priority 0's band: 1000 × 2^32, then tickets 1, 2 in arrival order (line_score).
+  expect(await server.redis().zrange(keys.line, 0, -1, 'WITHSCORES')).toEqual([
+    'b',
+    '4294967296001',
+    'c',
+    '4294967296002',
+  ]);
   expect(await server.redis().zcard(keys.lineExpiry)).toBe(2);
   expect(JSON.parse((await server.redis().hget(keys.lineInfo, 'b'))!)).toMatchObject({
     mode: 'exclusive',
@@ -181,5 +187,51 @@ describe('a key closed by release --force admits no new holder of any kind until
     expect(await enter(keys, input('s', SLOTS))).toMatchObject({ acquired: false, place: 1 });
     await server.redis().del(keys.lock);
     expect(await enter(keys, input('s', SLOTS))).toMatchObject({ acquired: true, slot: 0 });
+  });
+});
+
+describe('--priority and --supersede', () => {
+  const asking = (owner: string, keyOptions: EnterInput['keyOptions']) => input(owner, EXCLUSIVE, { keyOptions });
+
+  test('each priority has its band of scores, highest first; a forged band end never spills into the next band', async () => {
+    const keys = server.fresh();
+    await enter(keys, input('holder'));
+    await enter(keys, asking('low', { priority: -1000 }));
+    await enter(keys, asking('high', { priority: 1000 }));
+    await enter(keys, asking('mid', { priority: 0 }));
+    const scored = await server.redis().zrange(keys.line, 0, -1, 'WITHSCORES');
+    expect(scored).toEqual(['high', '1', 'mid', '4294967296001', 'low', '8589934592001']);
+    // A forged score at the top of priority 0's band: the next one of that band stays inside it.
+    await server.redis().zadd(keys.line, 1001 * 4294967296 - 1, 'forged');
+    await enter(keys, asking('late', { priority: 0 }));
+    expect(await server.redis().zscore(keys.line, 'late')).toBe(String(1001 * 4294967296 - 1));
+    expect(await server.redis().zscore(keys.line, 'low')).toBe('8589934592001');
+  });
+
+  test('a --supersede join drops older --supersede waiters (marked, told, recorded), never others', async () => {
+    const keys = server.fresh();
+    await enter(keys, input('holder'));
+    await enter(keys, asking('plain', {}));
+    await enter(keys, asking('old', { supersede: true }));
+    const told = await publishedOn(server.redis(), `${keys.wakePrefix}old`, () =>
+      enter(keys, asking('new', { supersede: true })),
+    );
+    expect(told).toBe('superseded');
+    expect(await server.redis().zrange(keys.line, 0, -1)).toEqual(['plain', 'new']);
+    expect(JSON.parse((await server.redis().hget(keys.lineInfo, 'superseded:old'))!)).toMatchObject({
+      host: 'host-a',
+      pid: '4242',
+      cmd: 'make deploy',
+    });
+    const reply = await enter(keys, asking('old', { supersede: true }));
+    expect(reply).toMatchObject({ acquired: false, supersededBy: { host: 'host-a', pid: '4242', cmd: 'make deploy' } });
+    // The mark is read once: the same owner again queues anew.
+    expect(await server.redis().hexists(keys.lineInfo, 'superseded:old')).toBe(0);
+    const history = await server.history(keys);
+    expect(history.filter((e) => e.event === 'superseded')).toEqual([
+      expect.objectContaining({ host: 'host-a', by_host: 'host-a', by_pid: '4242', by_cmd: 'make deploy' }),
+    ]);
+    expect(await server.redis().hexists(keys.lock, 'owner')).toBe(1);
+    expect(await server.redis().hget(keys.lock, 'owner')).toBe('holder');
   });
 });

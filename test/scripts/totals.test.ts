@@ -52,7 +52,7 @@ test('waits are counted into their buckets; a turned-away attempt by why', async
     [100, 1],
     [1000, 1],
   ]);
-  expect(counted.turnedAway).toEqual({ held: 1, line: 0, wait: 0, done: 0, other: 0 });
+  expect(counted.turnedAway).toEqual({ held: 1, line: 0, wait: 0, done: 0, superseded: 0, other: 0 });
 });
 
 test('a totals key of another type, or forged fields, never fail the lock: they are not counted, and read as unknown', async () => {
