@@ -46,6 +46,7 @@ export const BINARY_PASS: Record<string, string> = {
   'topology/etcd.etcdctl':
     "the etcd gateway client over Bun's fetch beside etcdctl: refused and stalled members, a lost lease, SIGTERM",
   'topology/etcd.interop': "the etcd gateway client over Bun's fetch, its watch streamed, in one line with etcdctl",
+  'topology/etcd.supersede': "--supersede's marks through Bun's fetch, a waiter's watch of its whole line streamed",
   'topology/etcd.rows':
     "the lock rows on etcd: Bun's fetch (the binary's gateway client) for grant, txn, keepalive and the watch",
   'topology/etcd.failover':
@@ -155,6 +156,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/line.fifo': [14, 12],
   'cli/line.deploy-queue': [4, 3],
   'topology/etcd.rows': [14, 12],
+  'topology/etcd.supersede': [4, 4],
   'topology/redlock-loss': [13, 12],
   'cli/doctor': [13, 7],
   'cli/output': [12, 9],

@@ -123,9 +123,9 @@ export interface LockHandle {
 export interface KeyOptions {
   /** --once-per window (caps.oncePer; 0 or none: none): turned away ("done") when a run succeeded within it. */
   oncePerMs?: number;
-  /** --priority (caps.lineOrder): higher enters first, arrival order among equals; 0 when not given. */
+  /** --priority (caps.priority): higher enters first, arrival order among equals; 0 when not given. */
   priority?: number;
-  /** --supersede (caps.lineOrder): joining, take the place of every older --supersede waiter of the key. */
+  /** --supersede (caps.supersede): joining, take the place of every older --supersede waiter of the key. */
   supersede?: boolean;
 }
 

@@ -29,8 +29,10 @@ export interface Capabilities {
   readonly history: boolean;
   /** --once-per: the done mark a release writes. */
   readonly oncePer: boolean;
-  /** --priority and --supersede: a line that orders waiters by priority and lets a newer waiter take an older's place. */
-  readonly lineOrder: boolean;
+  /** --priority: a line that serves higher priorities first. */
+  readonly priority: boolean;
+  /** --supersede: a line where a newer waiter takes the places of older ones that asked for it. */
+  readonly supersede: boolean;
   /** --sync-replicas: wait until replicas have the hold. */
   readonly syncReplicas: boolean;
   /** dlock doctor checks it. */
@@ -49,7 +51,7 @@ export interface Capabilities {
   readonly placeLeaseMs: number | undefined;
   /**
    * Why the store refuses each feature it lacks (a kind not in `kinds`, `oncePer`, `history`, `syncReplicas`,
-   * `lineOrder`, `doctor` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
+   * `priority`, `supersede`, `doctor` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
    * "needs one Redis (…), not a Redlock quorum of 3: the done mark is written by the release, which may reach
    * only some instances". A feature it lacks without a reason here is refused in refusal()'s neutral words.
    */
@@ -57,7 +59,7 @@ export interface Capabilities {
 }
 
 /** The features a store may lack, each refused with 64 and a reason (Capabilities.refusals). */
-export type Refusable = 'kinds' | 'oncePer' | 'lineOrder' | 'history' | 'syncReplicas' | 'doctor';
+export type Refusable = 'kinds' | 'oncePer' | 'priority' | 'supersede' | 'history' | 'syncReplicas' | 'doctor';
 
 /** Why `can` refuses `feature`: the usage error's text after the option or command ("--once-per ", "history "). */
 export function refusal(can: Capabilities, feature: Refusable): string {
@@ -67,7 +69,8 @@ export function refusal(can: Capabilities, feature: Refusable): string {
 const NEUTRAL: Record<Refusable, (can: Capabilities) => string> = {
   kinds: (can) => `needs ${can.full}, not ${can.name}`,
   oncePer: (can) => `needs ${can.full}, not ${can.name}`,
-  lineOrder: (can) => `needs ${can.full}, not ${can.name}`,
+  priority: (can) => `needs ${can.full}, not ${can.name}`,
+  supersede: (can) => `needs a store with a line, not ${can.name}`,
   history: (can) => `needs ${can.full}, not ${can.name}: no history is kept`,
   syncReplicas: (can) => `needs a store that can wait for its replicas, not ${can.name}`,
   doctor: (can) => `has no checks for ${can.store} (${can.name})`,

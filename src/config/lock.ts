@@ -181,20 +181,20 @@ export function syncReplicas(value: string | undefined, can: Capabilities): numb
 
 /**
  * --priority n (−PRIORITY_MAX … PRIORITY_MAX) and --supersede: the order of the line, where the store keeps one that
- * can (one Redis). --supersede waits in line, so never with -n.
+ * can (--priority: one Redis; --supersede: one Redis or etcd). --supersede waits in line, so never with -n.
  */
 export function lineOrder(
   raw: Pick<RawOptions, 'priority' | 'supersede'>,
   waitMs: number | undefined,
   can: Capabilities,
 ): Pick<KeyOptions, 'priority' | 'supersede'> {
-  const given = raw.priority !== undefined ? '--priority' : raw.supersede ? '--supersede' : undefined;
-  if (given === undefined) return {};
+  if (raw.priority === undefined && !raw.supersede) return {};
   const priority = raw.priority === undefined ? 0 : signedInteger('--priority', raw.priority, PRIORITY_MAX);
   if (raw.supersede && waitMs === 0) {
     throw new UsageError('--supersede takes the place of older waiters in line: it cannot go with -n (--no-wait)');
   }
-  if (!can.lineOrder) throw new UsageError(`${given} ${refusal(can, 'lineOrder')}`);
+  if (raw.priority !== undefined && !can.priority) throw new UsageError(`--priority ${refusal(can, 'priority')}`);
+  if (raw.supersede && !can.supersede) throw new UsageError(`--supersede ${refusal(can, 'supersede')}`);
   return { ...(raw.priority === undefined ? {} : { priority }), ...(raw.supersede ? { supersede: true } : {}) };
 }
 

@@ -142,7 +142,8 @@ function etcdCapabilities(endpoints: number): Capabilities {
     kinds: ['exclusive'],
     history: false,
     oncePer: false,
-    lineOrder: false,
+    priority: false,
+    supersede: true,
     syncReplicas: false,
     doctor: true,
     // A waiter watches its predecessor's key: a release is heard at once, a watch that ends is re-made.
@@ -162,9 +163,9 @@ const ETCD_REFUSALS: Capabilities['refusals'] = {
     "is not built on etcd: etcd's mutex (the one etcdctl lock takes) has one holder per key; " +
     'use one Redis (a server, redis+sentinel:// or redis+cluster://) for --shared and --slots',
   oncePer: 'is not built on etcd: no done mark is kept there; use one Redis for --once-per',
-  lineOrder:
+  priority:
     "is not built on etcd: etcd's mutex serves waiters by their keys' create revisions, the order etcdctl lock " +
-    'keeps too; use one Redis (a server, redis+sentinel:// or redis+cluster://) for --priority and --supersede',
+    'keeps too; use one Redis (a server, redis+sentinel:// or redis+cluster://) for --priority',
   history: "is not kept on etcd: a lock there has no history, its holder's key goes with its release",
   syncReplicas: 'is not needed on etcd: every write is committed by a majority of the cluster before it answers',
 };

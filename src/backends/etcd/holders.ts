@@ -3,20 +3,41 @@
 // JSON; etcdctl writes none, and anyone with write access may write anything: every field is cut
 // and checked here, and a value that is not dlock's reads as unknown details, never as an error.
 
-import type { Holder, HolderMeta, Waiter } from '../../backend/holder.js';
+import type { Holder, HolderMeta, Superseder, Waiter } from '../../backend/holder.js';
 import { epochMs } from '../../clock.js';
 import { cut, parseCount } from '../../untrusted.js';
 import { isObject, type Kv } from './codec.js';
 
-/** The details dlock writes into its key (the value etcdctl leaves empty). */
-export function holderValue(meta: HolderMeta, ttlMs: number): string {
+/** The details dlock writes into its key (the value etcdctl leaves empty); `supersede` "1" with --supersede. */
+export function holderValue(meta: HolderMeta, ttlMs: number, supersede = false): string {
   return JSON.stringify({
     host: meta.host,
     pid: meta.pid,
     cmd: meta.cmd,
     since_ms: Math.round(epochMs()),
     ttl_ms: ttlMs,
+    ...(supersede ? { supersede: '1' } : {}),
   });
+}
+
+/** A --supersede waiter's key as a newer one marks it: its own details, and who took its place. */
+export function supersededValue(kv: Kv, by: HolderMeta): string {
+  const who = { host: by.host, pid: String(by.pid), cmd: by.cmd, at_ms: String(Math.round(epochMs())) };
+  return JSON.stringify({ ...details(kv), superseded_by: who });
+}
+
+/** Whether a key's details say it waits with --supersede, and is not yet superseded. */
+export function supersedes(kv: Kv): boolean {
+  const d = details(kv);
+  return d.supersede === '1' && d.superseded_by === undefined;
+}
+
+/** Who superseded the waiter of this key, when a newer --supersede waiter marked it (forged: only shown). */
+export function supersededBy(kv: Kv): Superseder | undefined {
+  const by = details(kv).superseded_by;
+  if (!isObject(by)) return undefined;
+  const atMs = ms(by.at_ms);
+  return { host: text(by.host), pid: text(by.pid), cmd: text(by.cmd), ...(atMs ? { atMs } : {}) };
 }
 
 /** The details of a hold that release --force closed: its own, and when it was closed. */
@@ -75,8 +96,8 @@ export function waiterOf(kv: Kv, nowMs: number = Date.now()): Waiter {
     pid: text(d.pid),
     cmd: text(d.cmd),
     ...(sinceMs !== undefined && sinceMs > 0 ? { sinceMs, waitedMs: Math.max(0, nowMs - sinceMs) } : {}),
-    // etcd's line orders by create revision alone (what etcdctl lock shares): no priority, no --supersede.
+    // etcd's line orders by create revision alone (what etcdctl lock shares): no priority.
     priority: 0,
-    supersede: false,
+    supersede: d.supersede === '1',
   };
 }

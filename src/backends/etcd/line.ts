@@ -102,7 +102,9 @@ export async function readKey(gateway: Gateway, key: string, timeoutMs: number):
 /**
  * Wait until `key` is deleted at or after `revision`: true when it was, false when the watch ended
  * for another reason (it ran for WATCH_RENEW_MS, the stream closed, `signal` aborted): the caller
- * reads the line again, so an ended watch is never taken for a release.
+ * reads the line again, so an ended watch is never taken for a release. With `lineOf` (a lock's
+ * prefix), any change to a key of that line counts (a --supersede waiter's watch: the caller reads
+ * the line and its own key again).
  */
 export async function deleted(
   gateway: Gateway,
@@ -110,17 +112,17 @@ export async function deleted(
   revision: string,
   signal: AbortSignal,
   connectTimeoutMs: number,
+  lineOf?: string,
 ): Promise<boolean> {
-  const request = { create_request: { key: b64(key), start_revision: revision } };
+  const range = lineOf === undefined ? {} : { range_end: prefixEnd(lineOf) };
+  const request = { create_request: { key: b64(lineOf ?? key), ...range, start_revision: revision } };
+  const counts = (event: Record<string, unknown>, kv: Record<string, unknown>) =>
+    lineOf !== undefined || (event.type === 'DELETE' && kv.key === b64(key));
   return gateway.watch(request, signal, connectTimeoutMs, (result) => {
     const events = Array.isArray(result.events) ? result.events : [];
     return events.some(
       (event) =>
-        isObject(event) &&
-        event.type === 'DELETE' &&
-        isObject(event.kv) &&
-        event.kv.key === b64(key) &&
-        int64(event.kv.mod_revision) !== undefined,
+        isObject(event) && isObject(event.kv) && int64(event.kv.mod_revision) !== undefined && counts(event, event.kv),
     );
   });
 }

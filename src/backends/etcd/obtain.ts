@@ -3,6 +3,8 @@
 // taken, one keepalive and one read check that the lease and the key are still there (etcd 3.4's
 // mutex does not: a waiter whose lease ran out still ran its command). A waiter that lost its
 // place (its lease ran out in an outage, or release --force removed it) joins again at the end.
+// With --supersede (supersede.ts) it marks the older --supersede waiters when it joins, and watches
+// the whole line for its own mark while it waits (at most one --supersede waiter is ever in line).
 
 import type { NotObtained, ObtainOptions, Obtained } from '../../backend/backend.js';
 import type { MemberFailure } from '../../backend/failure.js';
@@ -11,7 +13,8 @@ import { now, sleep } from '../../clock.js';
 import { instanceTimeoutMs } from '../../timing.js';
 import { WATCH_RENEW_MS } from './connection.js';
 import { GatewayError } from './gateway.js';
-import { holderValue } from './holders.js';
+import { holderValue, supersededBy } from './holders.js';
+import { supersedeOlder } from './supersede.js';
 import { grant, keepAlive } from './lease.js';
 import { ahead, deleted, join, readKey } from './line.js';
 import { leave, type EtcdHold } from './release.js';
@@ -35,6 +38,7 @@ export async function obtain(
   let watchEnds = 0;
   let lastWatched: string | undefined;
   let reportedDeleted: string | undefined;
+  const supersede = options.keyOptions.supersede === true;
 
   // A lease granted, or a grant or join that got no answer (it may have made the lease, and a place in line).
   let maybeMade = false;
@@ -58,7 +62,7 @@ export async function obtain(
         maybeMade = true;
         keeper?.stop();
         keeper = new LeaseKeeper(hold, sentAt);
-        value ??= holderValue(meta, hold.ttlMs);
+        value ??= holderValue(meta, hold.ttlMs, supersede);
         const joined = await join(hold.gateway, hold.lockPrefix, hold.holdKey, hold.lease, value, hold.timeoutMs);
         inLine = true;
         hold.myRev = joined.myRev;
@@ -67,6 +71,7 @@ export async function obtain(
           return acquired(hold, joined.revision, keeper.renewedAt, waited());
         }
         if (options.waitMs === 0) return giveUp({ kind: 'busy', waitedMs: waited(), unreleased: [] });
+        if (supersede) await supersedeOlder(hold.gateway, hold.lockPrefix, joined.myRev, meta, hold.timeoutMs);
       }
       if (keeper?.lost) {
         // The lease ran out while waiting (an outage, a frozen process): join again, at the end.
@@ -74,7 +79,13 @@ export async function obtain(
         keeper.stop();
         continue;
       }
-      const line = await ahead(hold.gateway, hold.lockPrefix, hold.myRev!, hold.timeoutMs);
+      // A --supersede waiter reads its own key each time it wakes: a newer one may have marked it.
+      const [line, mine] = await Promise.all([
+        ahead(hold.gateway, hold.lockPrefix, hold.myRev!, hold.timeoutMs),
+        supersede ? readKey(hold.gateway, hold.holdKey, hold.timeoutMs) : undefined,
+      ]);
+      const by = mine && supersededBy(mine);
+      if (by) return giveUp({ kind: 'superseded', by, waitedMs: waited(), unreleased: [] });
       // Over once the store answers all a step asks: first in line, that is the check below too.
       const over = () => {
         if (outage?.reported) options.onOutageOver?.();
@@ -89,6 +100,8 @@ export async function obtain(
           readKey(hold.gateway, hold.holdKey, hold.timeoutMs),
         ]);
         over();
+        const marked = own && supersededBy(own);
+        if (marked) return giveUp({ kind: 'superseded', by: marked, waitedMs: waited(), unreleased: [] });
         if (ttl !== undefined && own?.createRevision === hold.myRev) {
           keeper!.stop();
           return acquired(hold, line.revision, checkedAt, waited());
@@ -110,8 +123,10 @@ export async function obtain(
       if (watched !== lastWatched) watchEnds = 0;
       if (watched === reportedDeleted) await pause();
       lastWatched = watched;
-      const outcome = await watchUntil(hold, line.predecessor.key, line.revision, deadline, options.signal, keeper!);
-      reportedDeleted = outcome === 'deleted' ? watched : undefined;
+      const watch = { key: line.predecessor.key, wholeLine: supersede };
+      const outcome = await watchUntil(hold, watch, line.revision, deadline, options.signal, keeper!);
+      // A change anywhere in the line wakes a --supersede waiter: no sign of a forged deletion.
+      reportedDeleted = outcome === 'deleted' && !supersede ? watched : undefined;
       if (outcome === 'ended') await pause();
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
@@ -156,11 +171,12 @@ function acquired(hold: EtcdHold, revision: string, startedAt: number, waitedMs:
 /**
  * Watch the predecessor until it is deleted ('deleted'), the wait runs out, the signal aborts, or
  * the lease is lost ('stopped'); 'ended' when the stream closed without the deletion, or broke (a
- * failure a retry may cure).
+ * failure a retry may cure). `wholeLine` (a --supersede waiter): any change in the line ends the
+ * watch as 'deleted' (the line and the own key are read again).
  */
 async function watchUntil(
   hold: EtcdHold,
-  key: string,
+  { key, wholeLine }: { key: string; wholeLine: boolean },
   revision: string,
   deadline: number,
   signal: AbortSignal,
@@ -175,7 +191,8 @@ async function watchUntil(
   // Re-made at least every WATCH_RENEW_MS: a watch a proxy or the runtime dropped silently is not waited on for ever.
   const timer = setTimeout(stop, Math.max(0, Math.min(deadline - now(), WATCH_RENEW_MS)));
   try {
-    if (await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs)) return 'deleted';
+    const range = wholeLine ? hold.lockPrefix : undefined;
+    if (await deleted(hold.gateway, key, revision, controller.signal, hold.timeoutMs, range)) return 'deleted';
     return controller.signal.aborted ? 'stopped' : 'ended';
   } catch (error) {
     if (!(error instanceof GatewayError) || error.failure.permanent) throw error;
