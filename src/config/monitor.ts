@@ -7,7 +7,7 @@ import { positiveDuration, type Env, type RawOptions } from './options.js';
 export interface MonitorConfig {
   /** --ping: a healthchecks-style URL (<url>/start, <url>, <url>/<exit status>, <url>/log). */
   pingUrl: string | undefined;
-  /** --ping-busy: a run turned away (busy, done this window) sends <url>/log. */
+  /** --ping-busy: a run turned away (busy, done this window, superseded) sends <url>/log. */
   pingBusy: boolean;
   /** --ping-output (run): the final ping's body is the last this many bytes of the command's output. */
   pingOutputBytes?: number;

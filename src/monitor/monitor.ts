@@ -63,7 +63,7 @@ class Monitor implements EventSink {
     if (this.hooks) setImmediate(() => this.hooks!.run(record));
     if (record.event === 'lost') this.lost = true;
     if (record.event === 'released') this.releasedExit = record.exit;
-    if (record.event === 'busy' || record.event === 'done') this.turnedAway = record;
+    if (record.event === 'busy' || record.event === 'done' || record.event === 'superseded') this.turnedAway = record;
     if (record.event === 'acquired' && this.acquired === undefined && this.role !== 'foreground') {
       this.acquired = record;
       if (this.config.pingUrl !== undefined)

@@ -1,6 +1,7 @@
 // The deploy queue's order on one server (docs/guides/deploy-queue.md): --supersede leaves only the newest
 // --supersede waiter in line, the holder untouched; --priority serves higher first, arrival order among
-// equals. Real redis-server, real dlock processes; the order from the commands' own output file.
+// equals; a superseded run is a turn-away for pings and hooks. Real redis-server, real dlock processes;
+// the order from the commands' own output file.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { hold, signalsSeen, tempDir } from '../fixtures/observe.js';
 import { dlock, type Running } from '../helpers/cli.js';
 import { eventOf, inLine, lineOf, runIn } from '../helpers/line.js';
 import { useRedisServer } from '../helpers/server.js';
+import { PingServer } from '../helpers/ping-server.js';
 
 let redis: RedisServer;
 let client: Redis;
@@ -172,4 +174,34 @@ test('forged priorities and supersede marks are shown as 0 and escaped, never ob
   expect(message).toContain('superseded in line by \\x1b[31mevil\\u202e, running <script>, which joined; not run');
   holder.stop();
   expect((await holder.result).code).toBe(0);
+});
+
+test('a superseded run is a turn-away for --ping (nothing, or <url>/log with --ping-busy) and hooks get the event', async () => {
+  const server = await PingServer.start();
+  try {
+    const holder = hold('pinged', { redis: redis.url });
+    await holder.child();
+    const hookLog = join(tempDir(), 'hooks');
+    const quiet = runIn(redis.url, 'pinged', ['--supersede', '--ping', server.url('quiet')], ['true']);
+    await inLine(quiet);
+    const loud = runIn(
+      redis.url,
+      'pinged',
+      ['--supersede', '--ping', server.url('loud'), '--ping-busy', '--on-event', `echo $DLOCK_EVENT >>${hookLog}`],
+      ['true'],
+    );
+    await inLine(loud);
+    expect((await quiet.result).code).toBe(75);
+    expect(server.paths('quiet')).toEqual([]);
+    const last = runIn(redis.url, 'pinged', ['--supersede'], ['true']);
+    await inLine(last);
+    expect((await loud.result).code).toBe(75);
+    expect(server.paths('loud')).toEqual(['/log']);
+    expect(server.bodies('loud')[0]).toMatchObject({ key: 'pinged', event: 'superseded', exit_status: 75 });
+    expect(readFileSync(hookLog, 'utf8')).toMatch(/waiting\n(?:wait-status\n)?superseded\n$/);
+    holder.stop();
+    expect((await last.result).code).toBe(0);
+  } finally {
+    await server.close();
+  }
 });
