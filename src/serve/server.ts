@@ -40,13 +40,15 @@ export interface BoardSource {
 }
 
 export function boardServer(source: BoardSource, log: Logger): Server {
-  const board = new Refreshing(source.readBoard, source.refreshMs, outageLog(log, source.prefix));
+  // Read at most every half refresh: a page then shows what the store said at most 1.5 refreshes ago.
+  const readEveryMs = source.refreshMs / 2;
+  const board = new Refreshing(source.readBoard, readEveryMs, outageLog(log, source.prefix));
   const perKey = new Map<string, Refreshing<{ lock: BoardLock; storeMs: number }>>();
   const keyReading = (key: string) => {
     let reading = perKey.get(key);
     if (!reading) {
       if (perKey.size >= KEYS_KEPT) perKey.delete(perKey.keys().next().value!);
-      reading = new Refreshing(() => source.readLock(key), source.refreshMs);
+      reading = new Refreshing(() => source.readLock(key), readEveryMs);
       perKey.set(key, reading);
     }
     return reading.get();
