@@ -97,7 +97,7 @@ _dlock_option_value() {
 _dlock_operand() {
     case "$1 $2" in
         'run 0' | 'acquire 0' | 'renew 0' | 'heartbeat 0' | 'status 0' | 'release 0' | 'history 0' | \
-        'metrics '*)
+        'metrics '* | 'serve '*)
             _dlock_keys
             ;;
         'completion 0')

@@ -260,7 +260,8 @@ _dlock_cmd_serve() {
     '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
     '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
     '--tls-key=[PEM private key of --tls-cert]:file:_files' \
-    '(- *)'{-h,--help}'[show help]'
+    '(- *)'{-h,--help}'[show help]' \
+    '*::key:_dlock_keys'
 }
 
 _dlock_cmd_completion() {

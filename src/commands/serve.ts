@@ -11,17 +11,17 @@ import { boardServer } from '../serve/server.js';
 /** How often the page asks, and how long one read of the store serves every viewer. */
 export const REFRESH_MS = 2000;
 
-export async function serve({ config, host, port }: ServeConfig): Promise<number> {
+export async function serve({ config, keys, host, port }: ServeConfig): Promise<number> {
   const log = new Logger(config.verbosity, config.logFormat);
   const server = boardServer(
     {
       prefix: config.prefix,
       refreshMs: REFRESH_MS,
-      readBoard: () => readBoard(config),
+      readBoard: () => readBoard(config, keys),
       readLock: (key) => readOneLock(config, key),
       metrics: async () => {
         const { scraper } = await import('../metrics/scrape.js');
-        return scraper(config, [], { only: false, output: { kind: 'listen', host, port }, log })();
+        return scraper(config, keys, { only: false, output: { kind: 'listen', host, port }, log })();
       },
     },
     log,

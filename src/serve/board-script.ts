@@ -167,9 +167,10 @@ function board(win: any): void {
     }
     if (lock.done) {
       const d = lock.done;
+      const until = d.until_ms === null ? 'with no end' : `until ${time(d.until_ms)}`;
       const by = `by ${d.host} pid ${d.pid} (${d.cmd}), finished ${time(d.finished_ms)}`;
-      card.append(el('p', `done until ${time(d.until_ms)} ${by}`, 'done'));
-    }
+      card.append(el('p', `done this window (--once-per) ${until}: ${by}`, 'done'));
+    } else if (lock.done_error) card.append(el('p', `done mark: ${lock.done_error}`, 'error'));
     if ((lock.instances ?? []).length > 1) {
       const rows = lock.instances.map((m: any) => [
         Object.values(m)[0],

@@ -4,7 +4,15 @@
 // the backend); the page writes them with textContent only.
 
 import type { ConnectionConfig } from '../config/index.js';
-import { type Backend, failureText, openBackend, storeNow, unavailable, unreadable } from '../backend/index.js';
+import {
+  type Backend,
+  type DoneMark,
+  failureText,
+  openBackend,
+  storeNow,
+  unavailable,
+  unreadable,
+} from '../backend/index.js';
 import { keyObject, listObjects } from '../views/status-text.js';
 import { historyJson } from '../views/history-text.js';
 import { cut } from '../untrusted.js';
@@ -15,8 +23,13 @@ export const BOARD_MAX_LOCKS = 200;
 export const BOARD_EVENTS = 5;
 export const LOCK_PAGE_EVENTS = 20;
 
-/** One lock on the board: status KEY --json's object, and its newest events (history --json's) or why not. */
-export type BoardLock = ReturnType<typeof keyObject> & { history: object[] | null; history_error?: string };
+/** One lock on the board: status KEY --json's object, its newest events (history --json's), its done mark. */
+export type BoardLock = ReturnType<typeof keyObject> & {
+  history: object[] | null;
+  history_error?: string;
+  done?: ReturnType<typeof publicDone>;
+  done_error?: string;
+};
 
 export interface Board {
   /** `dlock status --json` of the same read. */
@@ -28,12 +41,16 @@ export interface Board {
   storeMs: number;
 }
 
-/** Read the whole board: the listing, then each held lock (at most BOARD_MAX_LOCKS) with its newest events. */
-export async function readBoard(config: ConnectionConfig): Promise<Board> {
+/**
+ * Read the whole board: the listing, then each of `named` (shown even when free, as dlock metrics' keys) and each
+ * held lock, at most BOARD_MAX_LOCKS in all, with its newest events and done mark.
+ */
+export async function readBoard(config: ConnectionConfig, named: string[]): Promise<Board> {
   const backend = await openBackend(config);
   try {
     const { held, unreadable } = await backend.list();
-    const keys = held.map((lock) => lock.key);
+    const failed = new Set(unreadable.map((lock) => lock.key));
+    const keys = [...new Set([...named, ...held.map((lock) => lock.key)])].filter((key) => !failed.has(key));
     const locks: BoardLock[] = [];
     for (const key of keys.slice(0, BOARD_MAX_LOCKS)) {
       const lock = await readLock(backend, key, BOARD_EVENTS).catch(() => undefined);
@@ -76,12 +93,28 @@ async function readLock(backend: Backend, key: string, events: number): Promise<
     throw unavailable(caps, failures);
   }
   const history = await handle.history(events);
+  const done = await handle.doneMark();
   const lock: BoardLock = {
     ...keyObject(key, read, caps),
     // A listed name can be anything (a forged hash): cut for showing, as status's listing does.
     key: cut(key),
     history: history && 'events' in history ? historyJson(history.events) : null,
     ...(history && 'failure' in history ? { history_error: failureText(history.failure) } : {}),
+    ...(done && 'done' in done && done.done ? { done: publicDone(done.done) } : {}),
+    ...(done && 'failure' in done ? { done_error: failureText(done.failure) } : {}),
   };
   return { lock, storeMs: storeNow(read.clock) };
+}
+
+/** A --once-per done mark as the board shows it: who succeeded, when, until when the key is done (null: no end). */
+function publicDone(mark: DoneMark) {
+  return {
+    host: mark.host,
+    pid: mark.pid,
+    cmd: mark.cmd,
+    fence: mark.fence,
+    started_ms: mark.startedMs ?? null,
+    finished_ms: mark.finishedMs ?? null,
+    until_ms: mark.untilMs ?? null,
+  };
 }

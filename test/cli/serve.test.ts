@@ -214,3 +214,21 @@ test('through an outage: the page stays, the API says since when with the last d
   expect((await board.result).code).toBe(0);
   held.process.kill('SIGTERM');
 });
+
+test('a key named on the command line shows when free: its --once-per done mark and its last events', async () => {
+  expect((await dlock(['run', '--redis', redis.url, '--once-per', '1h', 's-nightly', '--', 'true'])).code).toBe(0);
+  const board = await serve('s-nightly', 's-never');
+  const answer = (await (await fetch(`${board.url}/api/board`)).json()) as {
+    locks: { key: string; held: boolean; done?: Record<string, unknown>; history: { event: string }[] }[];
+  };
+  const [nightly, never] = answer.locks;
+  expect(nightly).toMatchObject({ key: 's-nightly', held: false, done: { cmd: 'true', fence: '1' } });
+  const done = nightly.done as { started_ms: number; finished_ms: number; until_ms: number };
+  expect(done.until_ms - done.started_ms).toBe(3_600_000);
+  expect(done.finished_ms).toBeGreaterThanOrEqual(done.started_ms);
+  expect(nightly.history.map((event) => event.event)).toEqual(['released', 'acquired']);
+  expect(never).toMatchObject({ key: 's-never', held: false, history: [] });
+  expect(never.done).toBeUndefined();
+  board.process.kill('SIGTERM');
+  expect((await board.result).code).toBe(0);
+});
