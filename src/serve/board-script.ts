@@ -75,16 +75,20 @@ function board(win: any): void {
     return node;
   }
 
+  /** A table of `rows`; a column no row fills (no reason, no priority anywhere) is left out. */
   function table(head: string[], rows: unknown[][], className: string): any {
+    const filled = head.map((_, i) => rows.some((row) => row[i] !== '' && row[i] !== undefined && row[i] !== null));
     const node = el('table', undefined, className);
     const tr = el('tr');
-    for (const name of head) tr.append(el('th', name));
+    head.forEach((name, i) => filled[i] && tr.append(el('th', name)));
     node.append(el('thead'));
     node.firstChild.append(tr);
     const body = el('tbody');
     for (const row of rows) {
       const line = el('tr');
-      row.forEach((cell, i) => line.append(el('td', cell, `c-${head[i].toLowerCase().replace(/[^a-z]+/g, '-')}`)));
+      row.forEach((cell, i) => {
+        if (filled[i]) line.append(el('td', cell, `c-${head[i].toLowerCase().replace(/[^a-z]+/g, '-')}`));
+      });
       body.append(line);
     }
     node.append(body);

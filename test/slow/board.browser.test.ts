@@ -52,10 +52,12 @@ function watch(page: Page) {
   return seen;
 }
 
-/** The rows of the table `table` (holders, line, history) in the card of `key`, each a list of its cells' text. */
-function rows(page: Page, key: string, table: string): Promise<string[][]> {
+/** The rows of the table `table` (holders, line, history) in the card of `key`: each cell's text by its column. */
+function rows(page: Page, key: string, table: string): Promise<Record<string, string>[]> {
   return page.$$eval(`section.lock[data-key="${key}"] table.${table} tbody tr`, (trs) =>
-    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    trs.map((tr) =>
+      Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.className.slice(2), td.textContent ?? ''])),
+    ),
   );
 }
 
@@ -96,22 +98,19 @@ test('a held lock, a line of three and a forged holder, each as text in its plac
   const holder = await rows(page, 'b-deploy', 'holders');
   const { pid } = await held.child();
   expect(holder).toHaveLength(1);
-  const [kind, host, shownPid, command] = holder[0];
-  expect([kind, shownPid]).toEqual(['exclusive', String(held.process.pid)]);
-  expect(host).toBe(events(held.stderr(), 'acquired')[0].host ?? host);
-  expect(command).toContain(held.dir);
+  expect(holder[0]).toMatchObject({ kind: 'exclusive', pid: String(held.process.pid), fence: '1' });
+  expect(holder[0].command).toContain(held.dir);
   expect(pid).toBeGreaterThan(0);
 
   // The line, in order: place 1, 2, 3, each its waiter's pid and command.
   const line = await rows(page, 'b-deploy', 'line');
-  expect(line.map((row) => row[0])).toEqual(['1', '2', '3']);
-  expect(line.map((row) => row[3])).toEqual(waiters.map((waiter) => String(waiter.process.pid)));
-  line.forEach((row, i) => expect(row[4]).toContain(waiters[i].dir));
+  expect(line.map((row) => row.place)).toEqual(['1', '2', '3']);
+  expect(line.map((row) => row.pid)).toEqual(waiters.map((waiter) => String(waiter.process.pid)));
+  line.forEach((row, i) => expect(row.command).toContain(waiters[i].dir));
 
   // The forged holder: its markup is the text of the cells, and made no element.
   const forged = await rows(page, 'b-forged', 'holders');
-  expect(forged[0][1]).toBe('<b>host</b>');
-  expect(forged[0][3]).toBe(XSS);
+  expect(forged[0]).toMatchObject({ host: '<b>host</b>', command: XSS, fence: '7' });
   expect(await page.$$eval('#locks img, #locks script, #locks b', (found) => found.length)).toBe(0);
   expect(await page.title()).toBe('dlock board');
   // The filter (client side): only the names that contain what is typed.
@@ -137,8 +136,8 @@ test('a held lock, a line of three and a forged holder, each as text in its plac
   // A page asks every refresh; the store is read every half refresh: 1.5 refreshes, and the read's own time.
   expect(goneAfter).toBeLessThan(REFRESH_MS * 1.5 + 1000);
   const after = await rows(page, 'b-deploy', 'holders');
-  expect(after[0][2]).toBe(String(waiters[0].process.pid));
-  expect((await rows(page, 'b-deploy', 'line')).map((row) => row[3])).toEqual(
+  expect(after[0]).toMatchObject({ pid: String(waiters[0].process.pid), fence: '2' });
+  expect((await rows(page, 'b-deploy', 'line')).map((row) => row.pid)).toEqual(
     waiters.slice(1).map((waiter) => String(waiter.process.pid)),
   );
 
