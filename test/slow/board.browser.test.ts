@@ -82,6 +82,9 @@ test('a held lock, a line of three and a forged holder, each as text in its plac
     ttl_ms: '60000',
   });
   await admin.pexpire('dlock:{b-forged}', 60_000);
+  // A huge forged field: cut where it is read (256 characters and how many more), then shown as text.
+  await admin.hset('dlock:{b-huge}', { owner: 'forged', fence: '8', host: 'h'.repeat(100_000), pid: '1', cmd: 'x' });
+  await admin.pexpire('dlock:{b-huge}', 60_000);
 
   const port = await freePort();
   const board = spawnDlock(['serve', '--redis', redis.url, '--listen', String(port)]);
@@ -112,6 +115,8 @@ test('a held lock, a line of three and a forged holder, each as text in its plac
   const forged = await rows(page, 'b-forged', 'holders');
   expect(forged[0]).toMatchObject({ host: '<b>host</b>', command: XSS, fence: '7' });
   expect(await page.$$eval('#locks img, #locks script, #locks b', (found) => found.length)).toBe(0);
+  const [huge] = await rows(page, 'b-huge', 'holders');
+  expect(huge.host).toBe(`${'h'.repeat(256)}…(${100_000 - 256} more)`);
   expect(await page.title()).toBe('dlock board');
   // The filter (client side): only the names that contain what is typed.
   await page.type('#filter', 'forged');
