@@ -129,7 +129,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'slow/deb': [24, 0],
   'slow/fresh-clone': [10, 0],
   'cli/serve': [6, 3],
-  'slow/board.browser': [4, 0],
+  'slow/board.browser': [8, 0],
   'cli/ping': [39, 30],
   'cli/docs': [49, 38],
   'topology/etcd.auth-tls': [14, 14],

@@ -16,6 +16,7 @@ import {
 import { keyObject, listObjects } from '../views/status-text.js';
 import { historyJson } from '../views/history-text.js';
 import { cut } from '../untrusted.js';
+import { DlockError } from '../errors.js';
 
 /** Locks shown with their line and history: each costs two reads, so a refresh costs at most twice this many. */
 export const BOARD_MAX_LOCKS = 200;
@@ -35,6 +36,8 @@ export interface Board {
   /** `dlock status --json` of the same read. */
   listing: ReturnType<typeof listObjects>;
   locks: BoardLock[];
+  /** Locks whose own read failed after the listing found them, and why. */
+  failed: { key: string; error: string }[];
   /** Held locks past BOARD_MAX_LOCKS, listed but not shown in detail. */
   omitted: number;
   /** The store's clock at the read (ms since the epoch): what the page ages every time from. */
@@ -49,18 +52,23 @@ export async function readBoard(config: ConnectionConfig, named: string[]): Prom
   const backend = await openBackend(config);
   try {
     const { held, unreadable } = await backend.list();
-    const failed = new Set(unreadable.map((lock) => lock.key));
-    const keys = [...new Set([...named, ...held.map((lock) => lock.key)])].filter((key) => !failed.has(key));
+    const unread = new Set(unreadable.map((lock) => lock.key));
+    const keys = [...new Set([...named, ...held.map((lock) => lock.key)])].filter((key) => !unread.has(key));
     const locks: BoardLock[] = [];
+    // Locks the listing read but their own read could not (a member failing since): shown as unreadable.
+    const failed: { key: string; error: string }[] = [];
     for (const key of keys.slice(0, BOARD_MAX_LOCKS)) {
-      const lock = await readLock(backend, key, BOARD_EVENTS).catch(() => undefined);
-      // Freed or unreadable since the listing: the listing says what it saw.
+      const lock = await readLock(backend, key, BOARD_EVENTS).catch((error: unknown) => {
+        if (!(error instanceof DlockError)) throw error;
+        failed.push({ key: cut(key), error: error.message });
+      });
       if (lock) locks.push(lock.lock);
     }
     const clock = held.find((lock) => lock.clock)?.clock;
     return {
       listing: listObjects(held, unreadable),
       locks,
+      failed,
       omitted: Math.max(0, keys.length - BOARD_MAX_LOCKS),
       storeMs: storeNow(clock),
     };

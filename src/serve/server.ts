@@ -138,7 +138,8 @@ function keyFromPath(encoded: string): string | JsonAnswer {
 
 /** The board's own fields: each lock in detail, the unreadable ones as status --json lists them, how many left out. */
 function boardFields(board: Board) {
-  return { locks: board.locks, unreadable: board.listing.filter((entry) => 'error' in entry), omitted: board.omitted };
+  const unreadable = [...board.listing.filter((entry) => 'error' in entry), ...board.failed];
+  return { locks: board.locks, unreadable, omitted: board.omitted };
 }
 
 /** One line when the store stops answering, one when it answers again. */
