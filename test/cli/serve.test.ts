@@ -3,16 +3,19 @@
 // nothing from the store (the script writes it as text; test/slow/board.browser.test.ts shows
 // that in a browser); only GET and HEAD; a bad --listen is 64, a port taken 69; through an outage
 // the page stays, the API answers 503 with the last good data marked stale and since when, and it
-// recovers when the store is back; SIGTERM and SIGINT exit 0.
+// recovers when the store is back; SIGTERM and SIGINT exit 0; keys named on its command line show
+// when free, with their done mark; an etcd:// URL works through the same backend.
 
 import { createServer } from 'node:net';
 import type { Redis } from 'ioredis';
 import { expect, test } from 'vitest';
 import { dlock } from '../helpers/cli.js';
 import { expectOneError } from '../helpers/hostile.js';
+import { useEtcdServer } from '../helpers/etcd.js';
 import { useRedisServer } from '../helpers/server.js';
 import { hold, spawnDlock } from '../fixtures/observe.js';
 import { freePort, type RedisServer } from '../../support/redis-server.mjs';
+import type { EtcdServer } from '../../support/etcd-server.mjs';
 import { waitUntil } from '../../support/wait-until.mjs';
 
 let redis: RedisServer;
@@ -21,6 +24,8 @@ useRedisServer((server) => {
   redis = server;
   admin = server.client();
 });
+let etcd: EtcdServer;
+useEtcdServer((server) => (etcd = server));
 
 const XSS = `<script>document.title='owned'</script><img src=x onerror=alert(1)>`;
 const CSP =
@@ -51,13 +56,12 @@ interface BoardJson {
 }
 const boardJson = (response: Response) => response.json() as Promise<BoardJson>;
 
-/** `dlock serve` on a free port; resolves once it says where it serves. */
+/** `dlock serve` on a free port (on the test's Redis unless --redis is given); resolves once it says where. */
 async function serve(...args: string[]) {
   const port = await freePort();
   const serving = spawnDlock([
     'serve',
-    '--redis',
-    redis.url,
+    ...(args.includes('--redis') ? [] : ['--redis', redis.url]),
     '--connect-timeout',
     '500ms',
     '--listen',
@@ -231,4 +235,23 @@ test('a key named on the command line shows when free: its --once-per done mark 
   expect(never.done).toBeUndefined();
   board.process.kill('SIGTERM');
   expect((await board.result).code).toBe(0);
+});
+
+test('on etcd, through the same backend: the held lock and its line; no history or done mark is kept there', async () => {
+  const held = hold('e-held', { redis: etcd.url });
+  await held.waitFor('"event":"acquired"');
+  const waiter = spawnDlock(['run', '--redis', etcd.url, '--log-format', 'json', 'e-held', '--', 'true']);
+  await waiter.waitFor('"event":"waiting"');
+  const board = await serve('--redis', etcd.url);
+  const status = await dlock(['status', '--redis', etcd.url, '--json']);
+  expect(steady(await (await fetch(`${board.url}/api/locks`)).json())).toEqual(steady(JSON.parse(status.stdout)));
+  const answer = (await (await fetch(`${board.url}/api/board`)).json()) as {
+    locks: { key: string; held: boolean; waiting: number; history: unknown; done?: unknown }[];
+  };
+  expect(answer.locks).toEqual([expect.objectContaining({ key: 'e-held', held: true, waiting: 1, history: null })]);
+  expect(answer.locks[0].done).toBeUndefined();
+  board.process.kill('SIGTERM');
+  expect((await board.result).code).toBe(0);
+  held.stop();
+  expect((await waiter.result).code).toBe(0);
 });
