@@ -2,6 +2,7 @@
 // Loaded only for this command; the metrics code (prom-client) only at the first /metrics.
 
 import type { ServeConfig } from '../config/index.js';
+import { isIPv4 } from 'node:net';
 import { EXIT } from '../errors.js';
 import { Logger } from '../log.js';
 import { listenOn, untilStopped } from '../serve/listen.js';
@@ -16,6 +17,7 @@ export async function serve({ config, keys, host, port }: ServeConfig): Promise<
   const server = boardServer(
     {
       prefix: config.prefix,
+      hosts: loopbackHosts(host, port),
       refreshMs: REFRESH_MS,
       readBoard: () => readBoard(config, keys),
       readLock: (key) => readOneLock(config, key),
@@ -30,4 +32,15 @@ export async function serve({ config, keys, host, port }: ServeConfig): Promise<
   const url = `${await listenOn(server, host, port, EXIT.unavailable)}/`;
   log.warn(`serving the board on ${url}`, { event: 'listening', url });
   return untilStopped(server);
+}
+
+/**
+ * On a loopback address, the names a browser on this host reaches it by: any other Host header is a page of
+ * another site whose name was pointed at 127.0.0.1 (DNS rebinding). On another address: undefined, any.
+ */
+function loopbackHosts(host: string, port: number): Set<string> | undefined {
+  const loopback = host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+  if (!loopback) return undefined;
+  const names = ['localhost', '127.0.0.1', '[::1]', host.includes(':') ? `[${host}]` : host];
+  return new Set(names.map((name) => `${name}:${port}`));
 }

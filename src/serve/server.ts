@@ -32,6 +32,11 @@ const PATH_MAX = 4096;
 
 export interface BoardSource {
   prefix: string;
+  /**
+   * The Host headers answered (lowercase host:port); undefined: any. On loopback, a page of another site that a
+   * DNS name pointed at 127.0.0.1 sends its own name: it is refused, so no web page can read the board (rebinding).
+   */
+  hosts?: Set<string>;
   refreshMs: number;
   readBoard: () => Promise<Board>;
   readLock: (key: string) => Promise<{ lock: BoardLock; storeMs: number }>;
@@ -100,7 +105,12 @@ export function boardServer(source: BoardSource, log: Logger): Server {
     send(response, 404, 'not found: the board is at /\n', TEXT);
   };
 
-  return createServer((request, response) => void answer(request, response, routes, log));
+  return createServer((request, response) => {
+    const host = request.headers.host?.toLowerCase();
+    if (source.hosts && !(host && source.hosts.has(host)))
+      return send(response, 421, `dlock serve answers to ${[...source.hosts].join(', ')} only\n`, TEXT);
+    void answer(request, response, routes, log);
+  });
 }
 
 const HTML = 'text/html; charset=utf-8';
