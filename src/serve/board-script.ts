@@ -217,7 +217,9 @@ function board(win: any): void {
 
   async function refresh(): Promise<void> {
     try {
-      const response = await win.fetch(api, { cache: 'no-store', headers: { accept: 'application/json' } });
+      // A board that does not answer within a few refreshes is said so, and asked again.
+      const signal = win.AbortSignal.timeout(refreshMs * 5);
+      const response = await win.fetch(api, { cache: 'no-store', headers: { accept: 'application/json' }, signal });
       const answer = await response.json();
       if (typeof answer.store_now_ms === 'number' && answer.read_store_ms !== undefined) {
         last = answer;

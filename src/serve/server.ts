@@ -97,8 +97,9 @@ export function boardServer(source: BoardSource, log: Logger): Server {
       return json(response, { status: 200, body: `${toJson(status)}\n` });
     }
     if (path === '/metrics') {
+      // A store that cannot be read is already an answer; a scrape that threw (a bug) never serves an old text.
       const { value, failing } = await metrics.get();
-      if (!value) throw failing?.error;
+      if (failing || !value) throw failing?.error;
       // As dlock metrics --listen: a failed collection is still an answer (dlock_metrics_collect_success 0).
       return send(response, 200, value.text, value.contentType);
     }
