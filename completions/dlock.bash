@@ -8,7 +8,8 @@
 # Redis in DLOCK_REDIS_URL (nothing when it does not answer within 200 ms). Uses bash-completion
 # when it is loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew heartbeat status release history doctor metrics completion help'
+_dlock_commands='run acquire renew heartbeat status release history doctor metrics serve completion
+    help'
 _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
@@ -55,6 +56,10 @@ _dlock_opts_metrics='--only --textfile --push --listen -q --quiet -v --verbose -
     --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_metrics='--textfile --push --listen --log-format --redis --prefix
     --connect-timeout --tls-ca --tls-cert --tls-key'
+_dlock_opts_serve='--listen -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_serve='--listen --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
 _dlock_opts_completion='-h --help'
 _dlock_value_opts_completion=''
 _dlock_opts_help='-h --help'
@@ -67,7 +72,8 @@ _dlock_option_value() {
             COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
             ;;
         'run --log-format' | 'acquire --log-format' | 'renew --log-format' | 'status --log-format' | \
-        'release --log-format' | 'history --log-format' | 'doctor --log-format' | 'metrics --log-format')
+        'release --log-format' | 'history --log-format' | 'doctor --log-format' | 'metrics --log-format' | \
+        'serve --log-format')
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
             ;;
         'run --tls-ca' | 'run --tls-cert' | 'run --tls-key' | 'acquire --tls-ca' | 'acquire --tls-cert' | \
@@ -75,7 +81,8 @@ _dlock_option_value() {
         'status --tls-cert' | 'status --tls-key' | 'release --tls-ca' | 'release --tls-cert' | \
         'release --tls-key' | 'history --tls-ca' | 'history --tls-cert' | 'history --tls-key' | \
         'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key' | 'metrics --textfile' | \
-        'metrics --tls-ca' | 'metrics --tls-cert' | 'metrics --tls-key')
+        'metrics --tls-ca' | 'metrics --tls-cert' | 'metrics --tls-key' | 'serve --tls-ca' | \
+        'serve --tls-cert' | 'serve --tls-key')
             _dlock_files
             ;;
         'acquire --pid')
@@ -92,7 +99,7 @@ _dlock_option_value() {
 _dlock_operand() {
     case "$1 $2" in
         'run 0' | 'acquire 0' | 'renew 0' | 'heartbeat 0' | 'status 0' | 'release 0' | 'history 0' | \
-        'metrics '*)
+        'metrics '* | 'serve '*)
             _dlock_keys
             ;;
         'completion 0')
@@ -174,7 +181,8 @@ _dlock() {
         fi
         return
     fi
-    [[ " $_dlock_commands " == *" $cmd "* ]] || return
+    # The list may be wrapped over lines: a newline separates words as a space does.
+    [[ " ${_dlock_commands//$'\n'/ } " == *" $cmd "* ]] || return
     local opts_name=_dlock_opts_${cmd//-/_} values_name=_dlock_value_opts_${cmd//-/_}
     local opts=${!opts_name} value_opts=${!values_name}
     value_opts=" ${value_opts//$'\n'/ } "

@@ -41,6 +41,9 @@ function __dlock_value_options
         case metrics
             printf '%s\n' --textfile --push --listen --log-format --redis --prefix --connect-timeout \
                 --tls-ca --tls-cert --tls-key
+        case serve
+            printf '%s\n' --listen --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
+                --tls-key
         case completion
             printf '%s\n'
         case help
@@ -184,6 +187,7 @@ complete -c dlock -n '__dlock_using' -a release -d 'release your lock, or with -
 complete -c dlock -n '__dlock_using' -a history -d 'show <key>'\''s recent events'
 complete -c dlock -n '__dlock_using' -a doctor -d 'check the Redis deployment against what dlock needs'
 complete -c dlock -n '__dlock_using' -a metrics -d 'Prometheus metrics of the locks under the prefix'
+complete -c dlock -n '__dlock_using' -a serve -d 'a read-only web board of the locks under the prefix'
 complete -c dlock -n '__dlock_using' -a completion -d 'print a shell completion script'
 complete -c dlock -n '__dlock_using' -a help -d 'show help for a command'
 
@@ -225,25 +229,25 @@ complete -c dlock -n '__dlock_using run acquire' \
   -l on-event -x -d 'run this /bin/sh command for each lock event, in order, beside the lock'
 complete -c dlock -n '__dlock_using run' \
   -l ping-output -x -d 'send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -s q -l quiet -d 'print errors only'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -s v -l verbose -d 'print one line per lock event'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l log-format -x -a 'text json' -d 'stderr format'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l redis -x -d 'store URL, whose scheme picks the store'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l prefix -x -d 'key namespace'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l connect-timeout -x -d 'per-instance connect/command timeout'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l tls-ca -r -F -d 'PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l tls-cert -r -F -d 'PEM client certificate for rediss:// and etcds://'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics' \
+complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
-complete -c dlock -n '__dlock_using run acquire renew heartbeat status release history doctor metrics completion help' \
+complete -c dlock -n '__dlock_using run acquire renew heartbeat status release history doctor metrics serve completion help' \
   -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using acquire' \
   -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
@@ -273,6 +277,7 @@ complete -c dlock -n '__dlock_using metrics' \
 complete -c dlock -n '__dlock_using metrics' -l push -x -d 'PUT the metrics to a Pushgateway'
 complete -c dlock -n '__dlock_using metrics' \
   -l listen -x -d 'serve them at /metrics until SIGTERM or SIGINT'
+complete -c dlock -n '__dlock_using serve' -l listen -x -d 'where to listen'
 
 # Operands: lock names, shells, commands
 complete -c dlock -n '__dlock_operand run 1' -a '(__dlock_keys)'
@@ -283,5 +288,6 @@ complete -c dlock -n '__dlock_operand status 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand release 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand history 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand metrics 1 +' -a '(__dlock_keys)'
+complete -c dlock -n '__dlock_operand serve 1 +' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand completion 1' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew heartbeat status release history doctor metrics completion help'
+complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew heartbeat status release history doctor metrics serve completion help'

@@ -252,6 +252,22 @@ _dlock_cmd_metrics() {
     '*::key:_dlock_keys'
 }
 
+_dlock_cmd_serve() {
+  _arguments -s : \
+    '--listen=[where to listen]:addr\:port:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
+    '--prefix=[key namespace]:prefix:' \
+    '--connect-timeout=[per-instance connect/command timeout]:duration:' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
+    '--tls-key=[PEM private key of --tls-cert]:file:_files' \
+    '(- *)'{-h,--help}'[show help]' \
+    '*::key:_dlock_keys'
+}
+
 _dlock_cmd_completion() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
@@ -261,7 +277,7 @@ _dlock_cmd_completion() {
 _dlock_cmd_help() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
-    '1::command:(run acquire renew heartbeat status release history doctor metrics completion help)'
+    '1::command:(run acquire renew heartbeat status release history doctor metrics serve completion help)'
 }
 
 _dlock() {
@@ -284,6 +300,7 @@ _dlock() {
     'history:show <key>'\''s recent events'
     'doctor:check the Redis deployment against what dlock needs'
     'metrics:Prometheus metrics of the locks under the prefix'
+    'serve:a read-only web board of the locks under the prefix'
     'completion:print a shell completion script'
     'help:show help for a command'
   )

@@ -35,6 +35,7 @@ export const BINARY_PASS: Record<string, string> = {
   'cli/on-event': 'hooks spawned with /bin/sh and JSON on stdin; a hanging hook',
   'cli/ping': "http(s) pings with Bun's fetch (proxies, redirects, CAs: binary-only cases)",
   'cli/metrics': '--listen (an http server), --push (an http client), --textfile (fs rename)',
+  'cli/serve': "the board's http server under Bun: its headers, 405, a port taken, an outage, SIGTERM and SIGINT",
   'cli/server-clock': "libfaketime shifting Bun's clock",
   'cli/wait-outage': "Redis restarted during a wait: reconnecting and --connect-timeout on Bun's net",
   'cli/docs.cron-ci': "a binary-only case: the binary on cron's PATH where node is not",
@@ -113,6 +114,8 @@ export const NPM_ONLY: Record<string, string> = {
   'slow/pack': 'tests the npm tarball even under DLOCK_BIN (an exact repeat)',
   'slow/binaries': "builds and runs every target's binary itself; it ignores DLOCK_BIN (an exact repeat)",
   'slow/deb': 'builds its .deb from a binary it compiles; it ignores DLOCK_BIN (an exact repeat)',
+  'slow/board.browser':
+    "tests the page in chromium, which is the same text from either runtime (the server's side: cli/serve)",
   'slow/fresh-clone': "runs the README's first command in a fresh clone, which starts bin/dlock by design",
 };
 
@@ -127,6 +130,8 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'slow/binaries': [35, 0],
   'slow/deb': [24, 0],
   'slow/fresh-clone': [10, 0],
+  'cli/serve': [6, 3],
+  'slow/board.browser': [8, 0],
   'cli/ping': [39, 30],
   'cli/docs': [49, 38],
   'topology/etcd.auth-tls': [14, 14],

@@ -102,6 +102,8 @@ export interface LockHandle {
   history(count: number): Promise<HistoryRead | undefined>;
   /** The key's counts for all time; undefined when the backend keeps none. */
   totals(): Promise<TotalsRead | undefined>;
+  /** The --once-per done mark set now (`done` undefined: none); undefined where none is kept (caps.oncePer). */
+  doneMark(): Promise<DoneRead | undefined>;
   /** release --force: take the lock from whoever holds it (with `slot`, that holder only). */
   forceRelease(now: boolean, slot?: number): Promise<ForceRelease>;
   /** The hold of this handle's owner when it gives what `mode` asks (a nested dlock); undefined when not held. */
@@ -293,6 +295,7 @@ export interface LockListing {
 
 export type HistoryRead = { events: HistoryEvent[] } | { failure: MemberFailure };
 export type TotalsRead = { totals: Totals } | { failure: MemberFailure };
+export type DoneRead = { done: DoneMark | undefined } | { failure: MemberFailure };
 
 /**
  * A holder release --force removed, how long its key stays closed, and the store's clock at the removal

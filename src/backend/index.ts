@@ -6,6 +6,7 @@
 // Operations: a backend per connection, a handle per key (backend.ts).
 export type {
   Backend,
+  DoneRead,
   ForceRelease,
   HistoryRead,
   KeyOptions,

@@ -237,6 +237,17 @@ export const HELP_AFTER: Record<string, string> = {
       ],
       ['a scrape endpoint on 127.0.0.1:9464/metrics', 'dlock metrics --listen 9464'],
     ]),
+  serve:
+    exitStatus([
+      ['0', 'stopped by SIGTERM or SIGINT'],
+      ['64', COMMON_EXITS[0][1]],
+      ['69', '--listen could not listen (the port taken, the address not here)'],
+      ['70', COMMON_EXITS[2][1]],
+    ]) +
+    examples([
+      ['the board on http://127.0.0.1:9470/', 'dlock serve'],
+      ['on another port, for a proxy that asks who you are', 'dlock serve --listen 127.0.0.1:8080'],
+    ]),
   completion:
     exitStatus([
       ['0', 'the script is on stdout'],

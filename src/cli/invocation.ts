@@ -10,6 +10,7 @@ import type {
   ReleaseConfig,
   RenewConfig,
   RunConfig,
+  ServeConfig,
   StatusConfig,
 } from '../config/index.js';
 
@@ -29,6 +30,7 @@ export type Invocation =
   | ({ command: 'history' } & HistoryConfig & Runs)
   | ({ command: 'doctor' } & DoctorConfig & Runs)
   | ({ command: 'metrics' } & MetricsConfig & Runs)
+  | ({ command: 'serve' } & ServeConfig & Runs)
   | ({ command: 'completion'; shell: Shell } & Runs)
   | ({ command: 'complete-keys' } & Runs)
   | ({ command: 'heartbeat' } & Runs);

@@ -19,6 +19,7 @@ import { declareMetrics } from './metrics.js';
 import { declareRelease } from './release.js';
 import { declareRenew } from './renew.js';
 import { declareRun } from './run.js';
+import { declareServe } from './serve.js';
 import { declareStatus } from './status.js';
 import { VERSION } from '../version.js';
 import { KEEPER_COMMAND } from '../keeper/protocol.js';
@@ -70,6 +71,7 @@ const DECLARATIONS: [string, (program: Command, cli: CommandLine) => void][] = [
   ['history', declareHistory],
   ['doctor', declareDoctor],
   ['metrics', declareMetrics],
+  ['serve', declareServe],
   ['completion', declareCompletion],
   ['__complete-keys', declareCompleteKeys],
 ];

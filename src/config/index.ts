@@ -6,5 +6,6 @@ export * from './lock.js';
 export * from './monitor.js';
 export * from './commands.js';
 export * from './metrics.js';
+export * from './serve.js';
 export * from './owner.js';
 export * from './enclosing.js';

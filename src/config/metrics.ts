@@ -64,9 +64,10 @@ function pushUrl(value: string): string {
 
 /**
  * `port` alone listens on 127.0.0.1 only; another interface is named in full (`0.0.0.0:9464`,
- * `[::]:9464`, `host:9464`), so that the lock metrics never face a network by default.
+ * `[::]:9464`, `host:9464`), so that the lock metrics (and the board, dlock serve) never face a
+ * network by default.
  */
-function listenAddress(value: string): { host: string; port: number } {
+export function listenAddress(value: string): { host: string; port: number } {
   const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
   const port = Number(match?.[2]);
   if (!match || !(port >= 1 && port <= 65535))

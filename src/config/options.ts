@@ -84,7 +84,7 @@ export interface RawOptions extends Partial<Record<HolderKind, string | boolean>
   pingBusy?: boolean;
   pingTimeout?: string;
   onEvent?: string;
-  /** metrics: --textfile, --push, --listen, --only. */
+  /** metrics: --textfile, --push, --listen, --only; serve: --listen. */
   textfile?: string;
   only?: boolean;
   push?: string;

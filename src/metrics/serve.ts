@@ -2,8 +2,9 @@
 // stores is what Redis said at that scrape); SIGTERM or SIGINT closes it and dlock exits 0.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { DlockError, EXIT } from '../errors.js';
+import { EXIT } from '../errors.js';
 import type { Logger } from '../log.js';
+import { listenOn, untilStopped } from '../serve/listen.js';
 
 /** One scrape's answer: the exposition text and its content type, or a failure (503). */
 export type Scrape = () => Promise<{ text: string; contentType: string }>;
@@ -11,26 +12,10 @@ export type Scrape = () => Promise<{ text: string; contentType: string }>;
 /** Serve `scrape` at http://host:port/metrics until SIGTERM or SIGINT; resolves to the exit status (0). */
 export async function serveMetrics(host: string, port: number, scrape: Scrape, log: Logger): Promise<number> {
   const server = createServer((request, response) => void answer(request, response, scrape, log));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => (server.off('error', reject), resolve()));
-  }).catch((error: unknown) => {
-    const why = error instanceof Error && 'code' in error ? String(error.code) : String(error);
-    // As --textfile's 73: where the metrics go cannot be made (a port taken, not ours to bind).
-    throw new DlockError(`--listen ${host}:${port}: cannot listen there (${why})`, EXIT.cantCreate);
-  });
-  const shown = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shown}:${port}/metrics`;
+  // As --textfile's 73: where the metrics go cannot be made (a port taken, not ours to bind).
+  const url = `${await listenOn(server, host, port, EXIT.cantCreate)}/metrics`;
   log.info(`serving metrics at ${url}`, { event: 'listening', url });
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGTERM', stop).off('SIGINT', stop);
-      server.close(() => resolve());
-      server.closeAllConnections();
-    };
-    process.on('SIGTERM', stop).on('SIGINT', stop);
-  });
-  return 0;
+  return untilStopped(server);
 }
 
 async function answer(request: IncomingMessage, response: ServerResponse, scrape: Scrape, log: Logger) {

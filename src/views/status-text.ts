@@ -142,7 +142,12 @@ export function describeInstances({ members, verdict }: LockRead, caps: Capabili
 }
 
 /** One lock as status --json shows it: the majority's holder, every holder and the line (one Redis), each member. */
-export function keyJson(key: string, { members, verdict, agreed, state }: LockRead, caps: Capabilities): string {
+export function keyJson(key: string, read: LockRead, caps: Capabilities): string {
+  return `${toJson(keyObject(key, read, caps))}\n`;
+}
+
+/** keyJson's object, before it is serialised (the board serves it inside its own answer). */
+export function keyObject(key: string, { members, verdict, agreed, state }: LockRead, caps: Capabilities) {
   // The mode's kind, and its number when it has one (--slots n: "slots": n).
   const { kind, ...modeNumber } = state?.mode ?? { kind: 'exclusive' };
   const holders = state ? state.holders : agreed?.holder ? [agreed.holder] : [];
@@ -151,7 +156,7 @@ export function keyJson(key: string, { members, verdict, agreed, state }: LockRe
   const closed = holders.some(isClosed);
   const someone = holders.some((holder) => !isClosed(holder));
   const held = verdict === 'unknown' ? null : verdict === 'held' && someone;
-  return `${toJson({
+  return {
     key,
     held,
     ...(closed ? { closed: true } : {}),
@@ -163,11 +168,16 @@ export function keyJson(key: string, { members, verdict, agreed, state }: LockRe
     waiting: state?.lineLength ?? 0,
     quorum: caps.quorum,
     instances: members.map((member) => publicView(member, caps)),
-  })}\n`;
+  };
 }
 
 /** The held locks and the unreadable ones as one JSON array, sorted by key (names cut for showing). */
 export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): string {
+  return `${toJson(listObjects(held, unreadable))}\n`;
+}
+
+/** listJson's array, before it is serialised. */
+export function listObjects(held: ListedLock[], unreadable: UnreadableLock[]) {
   const entries = [
     ...held.map(({ key, holder, ttlMs, all, waiting }) => ({
       key: cut(key),
@@ -177,7 +187,7 @@ export function listJson(held: ListedLock[], unreadable: UnreadableLock[]): stri
     })),
     ...unreadable.map(({ key, error }) => ({ key: cut(key), error })),
   ];
-  return `${toJson(entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))}\n`;
+  return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /**

@@ -123,6 +123,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
       'release',
       'renew',
       'run',
+      'serve',
       'status',
     ],
   },
@@ -183,6 +184,7 @@ const CASES: (Expected & { line: string } & { [shell in Shell]?: Expected })[] =
       'release',
       'renew',
       'run',
+      'serve',
       'status',
     ],
   },
@@ -232,6 +234,7 @@ describe.each(SHELLS)('%s', (shell) => {
       'history',
       'doctor',
       'metrics',
+      'serve',
       'completion',
     ];
     const offered = complete(
@@ -286,6 +289,7 @@ test('zsh works autoloaded from $fpath as _dlock', () => {
     'release',
     'renew',
     'run',
+    'serve',
     'status',
   ]);
   expect(sorted(onLost!)).toEqual(['ignore', 'kill', 'term']);

@@ -15,6 +15,7 @@ const COMMANDS = [
   'history',
   'doctor',
   'metrics',
+  'serve',
   'completion',
   '__complete-keys',
   'help',

@@ -243,7 +243,7 @@ describe('status, release, renew, completion', () => {
   test.each<[string[], RegExp]>([
     [
       ['help', 'bogus'],
-      /^unknown command "bogus" \(commands: run, acquire, renew, heartbeat, status, release, history, doctor, metrics, completion, help\)$/,
+      /^unknown command "bogus" \(commands: run, acquire, renew, heartbeat, status, release, history, doctor, metrics, serve, completion, help\)$/,
     ],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],

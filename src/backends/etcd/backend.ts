@@ -6,6 +6,7 @@
 import type {
   Backend,
   ForceRelease,
+  DoneRead,
   HistoryRead,
   LockHandle,
   LockListing,
@@ -134,6 +135,11 @@ class EtcdLock implements LockHandle {
   }
 
   async history(): Promise<HistoryRead | undefined> {
+    return undefined;
+  }
+
+  /** etcd keeps no done mark (caps.oncePer false). */
+  async doneMark(): Promise<DoneRead | undefined> {
     return undefined;
   }
 

@@ -5,6 +5,7 @@
 
 import type {
   Backend,
+  DoneRead,
   ForceRelease,
   HistoryRead,
   LockHandle,
@@ -33,7 +34,7 @@ import { releaseByToken, renewByToken } from './by-token.js';
 import type { RedisConnection } from './connection.js';
 import { extendAll } from './extend.js';
 import { forceReleaseAll } from './force-release.js';
-import { historyOfKey, totalsOfKey } from './history.js';
+import { doneMarkOfKey, historyOfKey, totalsOfKey } from './history.js';
 import { readLock } from './inspect.js';
 import { listLocks } from './list.js';
 import { lockKeys } from './lock/keys.js';
@@ -130,6 +131,10 @@ class RedisLock implements LockHandle {
 
   totals(): Promise<TotalsRead | undefined> {
     return totalsOfKey(this.set, this.set.keys);
+  }
+
+  doneMark(): Promise<DoneRead | undefined> {
+    return doneMarkOfKey(this.set, this.set.keys);
   }
 
   forceRelease(now: boolean, slot?: number): Promise<ForceRelease> {

@@ -80,7 +80,7 @@ export type EnterReply =
  * The mark's JSON is data anyone with write access can forge: every field is read leniently
  * (cut, numbers only when they are times), never a reason to fail the instance.
  */
-function doneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
+export function parseDoneMark(raw: string, leftMs: number, nowMs: number): DoneMark {
   let fields: Record<string, unknown> = {};
   try {
     const parsed: unknown = JSON.parse(raw.length > 64 * 1024 ? '{}' : raw);
@@ -122,7 +122,7 @@ export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
     isPttl(reply[2], -2) &&
     isPttl(reply[3], 0)
   ) {
-    return { acquired: false, done: doneMark(reply[1], Math.max(0, reply[2]), reply[3]) };
+    return { acquired: false, done: parseDoneMark(reply[1], Math.max(0, reply[2]), reply[3]) };
   }
   if (Array.isArray(reply) && reply.length === 3 && reply[0] === 1 && isPttl(reply[2], -1) && reply[2] < MAX_SLOTS) {
     if (!isFence(reply[1])) throw badFence('enter', 'a fencing token', reply[1]);
