@@ -66,15 +66,16 @@ function rows(page: Page, key: string, table: string): Promise<Record<string, st
 test('a held lock, a line of three and forged holders, each as text in its place; a hold ends within a refresh; an outage', async () => {
   const held = hold('b-deploy', { redis: redis.url, flags: ['-t', '1m'] });
   await held.waitFor('"event":"acquired"');
-  // TODO(lead): once --priority is merged, give these three 0, 5 and 9 and check the Priority column and order;
-  // once `dlock hold` is, add `dlock hold b-freeze --reason 'release 4.2 freeze' --for 1h` and check the holder
-  // row's Reason, User and Until cells (the board shows `reason`, `user`, `hold`, `until_ms` when status has them).
-  const waiters: Held[] = [];
-  for (let i = 0; i < 3; i++) {
-    const waiter = hold('b-deploy', { redis: redis.url, flags: ['-t', '1m'] });
+  // TODO(lead): once `dlock hold` is merged, add `dlock hold b-freeze --reason 'release 4.2 freeze' --for 1h` and
+  // check the holder row's Reason, User and Until cells.
+  // A line of three joining with priorities 0, 5 and 9: served 9, 5, 0.
+  const joined: Held[] = [];
+  for (const priority of ['0', '5', '9']) {
+    const waiter = hold('b-deploy', { redis: redis.url, flags: ['-t', '1m', '--priority', priority] });
     await inLine(waiter);
-    waiters.push(waiter);
+    joined.push(waiter);
   }
+  const waiters = [...joined].reverse();
   const since = Number(((await admin.call('TIME')) as string[])[0]) * 1000;
   await admin.hset('dlock:{b-forged}', {
     owner: 'forged',
@@ -109,9 +110,10 @@ test('a held lock, a line of three and forged holders, each as text in its place
   expect(holder[0].command).toContain(held.dir);
   expect(pid).toBeGreaterThan(0);
 
-  // The line, in order: place 1, 2, 3, each its waiter's pid and command.
+  // The line, in order of service: place 1, 2, 3, each its waiter's priority, pid and command.
   const line = await rows(page, 'b-deploy', 'line');
   expect(line.map((row) => row.place)).toEqual(['1', '2', '3']);
+  expect(line.map((row) => row.priority)).toEqual(['9', '5', '0']);
   expect(line.map((row) => row.pid)).toEqual(waiters.map((waiter) => String(waiter.process.pid)));
   line.forEach((row, i) => expect(row.command).toContain(waiters[i].dir));
 
