@@ -84,7 +84,10 @@ export function monitoringOptions(command: Command): Command {
       'healthchecks-style monitor: <url>/start once held, <url> on exit 0, <url>/<exit status> otherwise, ' +
         "each with the run's id in ?rid= (env DLOCK_PING_URL)",
     )
-    .option('--ping-busy', 'a run turned away (busy, done this window, superseded) pings <url>/log; by default it sends nothing')
+    .option(
+      '--ping-busy',
+      'a run turned away (busy, done this window, superseded) pings <url>/log; by default it sends nothing',
+    )
     .option(
       '--ping-timeout <duration>',
       `how long a ping (retries included), or at exit an --on-event hook, may hold dlock up (env ` +

@@ -191,7 +191,9 @@ export function lineOrder(
   if (raw.priority === undefined && !raw.supersede) return {};
   const priority = raw.priority === undefined ? 0 : signedInteger('--priority', raw.priority, PRIORITY_MAX);
   if (raw.supersede && waitMs === 0) {
-    throw new UsageError('--supersede takes the place of older waiters in line: it cannot go with -n (--no-wait)');
+    throw new UsageError(
+      '--supersede takes the place of older waiters in line: it cannot go with -n (--no-wait) or --wait 0',
+    );
   }
   if (raw.priority !== undefined && !can.priority) throw new UsageError(`--priority ${refusal(can, 'priority')}`);
   if (raw.supersede && !can.supersede) throw new UsageError(`--supersede ${refusal(can, 'supersede')}`);

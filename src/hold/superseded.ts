@@ -15,7 +15,7 @@ export function supersededInLine(
   const pid = pidNumber(by);
   const who = by.host ? printable(by.host) + (pid === undefined ? '' : ` (pid ${pid})`) : 'a waiter that names no host';
   const cmd = by.cmd ? `, running ${printable(by.cmd)}` : '';
-  const at = by.atMs === undefined ? '' : ` at ${serverTime(by.atMs)} (server time)`;
+  const at = by.atMs === undefined ? '' : ` at ${serverTime(by.atMs)}`;
   const message = `${config.key}: superseded in line by ${who}${cmd}, which joined${at}; not run`;
   return notObtained(
     config,

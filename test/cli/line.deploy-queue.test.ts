@@ -12,6 +12,7 @@ import { hold, signalsSeen, tempDir } from '../fixtures/observe.js';
 import { dlock, type Running } from '../helpers/cli.js';
 import { eventOf, inLine, lineOf, runIn } from '../helpers/line.js';
 import { useRedisServer } from '../helpers/server.js';
+import { waitUntil } from '../../support/wait-until.mjs';
 import { PingServer } from '../helpers/ping-server.js';
 
 let redis: RedisServer;
@@ -38,9 +39,10 @@ test('five --supersede waiters joining one by one: only the newest runs, the fou
   for (let i = 0; i < 5; i++) {
     const waiter = appender('deploy', file, `v${i}`, ['--supersede']);
     expect((await inLine(waiter)).place).toBe(1);
-    waiters.push(waiter);
-    // The one before it has left the line already (its mark read or not yet): one waiter in line.
+    // The one before it has left the line (dropped by this join): one waiter in line; it exits 75.
     expect(await lineOf(client, 'deploy')).toHaveLength(1);
+    if (i > 0) expect((await waiters[i - 1].result).code).toBe(75);
+    waiters.push(waiter);
   }
   const superseded = await Promise.all(waiters.slice(0, 4).map((w) => w.result));
   holder.stop();
@@ -153,7 +155,7 @@ test('etcd refuses --priority with 64 and says why, before it connects', async (
   );
 });
 
-test('forged priorities and supersede marks are shown as 0 and escaped, never obeyed past the bounds', async () => {
+test('forged priorities are shown as 0; a forged superseder is shown escaped', async () => {
   const holder = hold('forged', { redis: redis.url });
   await holder.child();
   const waiter = runIn(redis.url, 'forged', ['--supersede'], ['true']);
@@ -163,10 +165,9 @@ test('forged priorities and supersede marks are shown as 0 and escaped, never ob
   await client.hset('dlock:{forged}:line:info', owner, JSON.stringify({ ...details, priority: '99999<b>' }));
   const status = await dlock(['status', '--redis', redis.url, '--json', 'forged']);
   expect((JSON.parse(status.stdout) as { line: { priority: number }[] }).line[0].priority).toBe(0);
-  // A mark that says the waiter was superseded, by a forged someone: it leaves, the text escaped.
-  await client.zrem('dlock:{forged}:line', owner);
+  // A register that says a newer ticket was taken, by a forged someone: the waiter leaves, the text escaped.
   const forged = JSON.stringify({ host: '\x1b[31mevil\u202e', pid: 'x', cmd: '<script>', at_ms: '1e999' });
-  await client.hset('dlock:{forged}:line:info', `superseded:${owner}`, forged);
+  await client.hset('dlock:{forged}:supersede', 'seq', '99', 'by', forged);
   await client.publish(`dlock:{forged}:wake:${owner}`, 'superseded');
   const result = await waiter.result;
   expect(result.code).toBe(75);
@@ -204,4 +205,27 @@ test('a superseded run is a turn-away for --ping (nothing, or <url>/log with --p
   } finally {
     await server.close();
   }
+});
+
+test('a superseded waiter that was stopped (its place lapsed) never runs when it comes back, nor supersedes the newer', async () => {
+  const file = join(tempDir(), 'order');
+  const holder = hold('stalled', { redis: redis.url });
+  await holder.child();
+  const older = appender('stalled', file, 'older', ['--supersede']);
+  await inLine(older);
+  older.process.kill('SIGSTOP');
+  try {
+    // Its place lapses while it is stopped; then a newer one joins and runs when the holder ends.
+    await waitUntil('the stopped waiter out of line', async () => (await lineOf(client, 'stalled')).length === 0);
+    const newer = appender('stalled', file, 'newer', ['--supersede']);
+    await inLine(newer);
+    holder.stop();
+    expect((await newer.result).code).toBe(0);
+  } finally {
+    older.process.kill('SIGCONT');
+  }
+  const result = await older.result;
+  expect(result.code, result.stderr).toBe(75);
+  expect(eventOf(result, 'superseded').message).toMatch(/superseded in line by .*running sh -c echo newer/);
+  expect(order(file)).toEqual(['newer']);
 });

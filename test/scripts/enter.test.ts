@@ -75,6 +75,7 @@ test('--no-wait: busy while held (never queued), and busy while others are in li
     acquired: false,
     place: 0,
     nextInMs: undefined,
+    ticket: '0',
   });
   expect(await server.redis().exists(keys.line)).toBe(0);
   await enter(keys, input('c'));
@@ -157,6 +158,7 @@ describe('a key closed by release --force admits no new holder of any kind until
       acquired: false,
       place: 0,
       nextInMs: undefined,
+      ticket: '0',
     });
     const waiting = await enter(keys, input('w', mode));
     expect(waiting).toMatchObject({ acquired: false, place: 1 });
@@ -191,7 +193,8 @@ describe('a key closed by release --force admits no new holder of any kind until
 });
 
 describe('--priority and --supersede', () => {
-  const asking = (owner: string, keyOptions: EnterInput['keyOptions']) => input(owner, EXCLUSIVE, { keyOptions });
+  const asking = (owner: string, keyOptions: EnterInput['keyOptions'], ticket?: string) =>
+    input(owner, EXCLUSIVE, { keyOptions, ticket });
 
   test('each priority has its band of scores, highest first; a forged band end never spills into the next band', async () => {
     const keys = server.fresh();
@@ -208,30 +211,52 @@ describe('--priority and --supersede', () => {
     expect(await server.redis().zscore(keys.line, 'low')).toBe('8589934592001');
   });
 
-  test('a --supersede join drops older --supersede waiters (marked, told, recorded), never others', async () => {
+  test('a --supersede join takes the next ticket and drops older --supersede waiters (told), never others', async () => {
     const keys = server.fresh();
     await enter(keys, input('holder'));
     await enter(keys, asking('plain', {}));
-    await enter(keys, asking('old', { supersede: true }));
+    const old = await enter(keys, asking('old', { supersede: true }));
+    expect(old).toMatchObject({ acquired: false, place: 2, ticket: '1' });
     const told = await publishedOn(server.redis(), `${keys.wakePrefix}old`, () =>
       enter(keys, asking('new', { supersede: true })),
     );
     expect(told).toBe('superseded');
     expect(await server.redis().zrange(keys.line, 0, -1)).toEqual(['plain', 'new']);
-    expect(JSON.parse((await server.redis().hget(keys.lineInfo, 'superseded:old'))!)).toMatchObject({
-      host: 'host-a',
-      pid: '4242',
-      cmd: 'make deploy',
-    });
-    const reply = await enter(keys, asking('old', { supersede: true }));
+    expect(await server.redis().hget(keys.supersede, 'seq')).toBe('2');
+    // The old waiter asks again with its ticket: superseded, told by whom, and it records it itself.
+    const reply = await enter(keys, asking('old', { supersede: true }, '1'));
     expect(reply).toMatchObject({ acquired: false, supersededBy: { host: 'host-a', pid: '4242', cmd: 'make deploy' } });
-    // The mark is read once: the same owner again queues anew.
-    expect(await server.redis().hexists(keys.lineInfo, 'superseded:old')).toBe(0);
     const history = await server.history(keys);
     expect(history.filter((e) => e.event === 'superseded')).toEqual([
       expect.objectContaining({ host: 'host-a', by_host: 'host-a', by_pid: '4242', by_cmd: 'make deploy' }),
     ]);
-    expect(await server.redis().hexists(keys.lock, 'owner')).toBe(1);
     expect(await server.redis().hget(keys.lock, 'owner')).toBe('holder');
+  });
+
+  test('a waiter whose place lapsed (stopped) is superseded when it comes back; the last ticket rejoins', async () => {
+    const keys = server.fresh();
+    await enter(keys, input('holder'));
+    expect(await enter(keys, asking('frozen', { supersede: true }))).toMatchObject({ ticket: '1' });
+    // Its place lapses while it is stopped (as prune_line drops it), then a newer one joins.
+    await server.redis().zrem(keys.line, 'frozen');
+    await server.redis().zrem(keys.lineExpiry, 'frozen');
+    expect(await enter(keys, asking('newer', { supersede: true }))).toMatchObject({ place: 1, ticket: '2' });
+    expect(await enter(keys, asking('frozen', { supersede: true }, '1'))).toMatchObject({
+      acquired: false,
+      supersededBy: {},
+    });
+    expect(await server.redis().zrange(keys.line, 0, -1)).toEqual(['newer']);
+    // The newest one's own place lapses: it joins again at the end, with its ticket, superseding nobody.
+    await server.redis().zrem(keys.line, 'newer');
+    await enter(keys, asking('plain', {}));
+    expect(await enter(keys, asking('newer', { supersede: true }, '2'))).toMatchObject({ place: 2, ticket: '2' });
+    expect(await server.redis().zrange(keys.line, 0, -1)).toEqual(['plain', 'newer']);
+  });
+
+  test('forged tickets (S seq not a whole number, details) are 0: never a crash', async () => {
+    const keys = server.fresh();
+    await enter(keys, input('holder'));
+    await server.redis().hset(keys.supersede, 'seq', '1e308', 'by', '{"host":"\u001b[31m"}');
+    expect(await enter(keys, asking('a', { supersede: true }))).toMatchObject({ place: 1, ticket: '1' });
   });
 });

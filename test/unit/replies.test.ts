@@ -113,8 +113,9 @@ describe('ENTER: {1, fence, slot} | {0, place, ms} | {2, mode, n, holders, waite
   const threeSlots: HoldMode = { kind: 'slots', slots: 3 };
   test.each([
     [[1, '7', -1], { acquired: true, fence: '7', slot: undefined }],
-    [[0, 3, -1], { acquired: false, place: 3, nextInMs: undefined }],
-    [[0, 0, 1500], { acquired: false, place: 0, nextInMs: 1500 }],
+    [[0, 3, -1, '0'], { acquired: false, place: 3, nextInMs: undefined, ticket: '0' }],
+    [[0, 3, -1, '12'], { acquired: false, place: 3, nextInMs: undefined, ticket: '12' }],
+    [[0, 0, 1500, '0'], { acquired: false, place: 0, nextInMs: 1500, ticket: '0' }],
     [[2, 'slots', 3, 2, 1], { acquired: false, mismatch: { kind: 'slots', slots: 3, holders: 2, waiters: 1 } }],
   ])('%j', (reply, expected) => {
     expect(parseEnterReply(reply, alone)).toEqual(expected);

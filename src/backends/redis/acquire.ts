@@ -22,9 +22,9 @@ export type Attempt =
   | { kind: 'acquired'; fence: string; slot?: number; startedAt: number; failures: MemberFailure[] }
   /**
    * Held by someone else, or a split vote: try again in about `retryInMs`. `place`: in line, 1 = next
-   * (0: not in line, final).
+   * (0: not in line, final); `ticket`: --supersede's, given by the line (one instance).
    */
-  | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo }
+  | { kind: 'busy'; retryInMs: number; place?: number; undo: Undo; ticket?: string }
   /** The key is in use in another mode (exclusive/shared vs --slots) or with another n. */
   | { kind: 'mismatch'; usedAs: HolderKind; slots: number; holders: number; waiters: number }
   /** --once-per: a run succeeded within its window (one instance only). */

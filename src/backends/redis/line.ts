@@ -40,7 +40,7 @@ export async function tryEnter(
     }
     // The head polls when a holder's lease would run out; everyone renews their place.
     const retryInMs = Math.min(PLACE_RENEW_MS, reply.nextInMs ?? Infinity);
-    return { kind: 'busy', retryInMs, place: reply.place, undo: NOTHING };
+    return { kind: 'busy', retryInMs, place: reply.place, undo: NOTHING, ticket: reply.ticket };
   } catch (error) {
     const failure = instanceFailure(instance.target.label, error);
     if (!failure.errorReply) replyLost.value = true;

@@ -19,14 +19,20 @@ export async function obtain(set: LockSet, meta: HolderMeta, options: ObtainOpti
   const strategy = strategyOf(set);
   const replyLost = { value: false };
   const startedAt = now();
-  const recorded = () => ({ waitedMs: now() - startedAt, keyOptions: options.keyOptions });
+  // --supersede: the ticket the line gave this wait, sent with each attempt (a newer one supersedes it).
+  const line = { ticket: '0' };
+  const recorded = () => ({ waitedMs: now() - startedAt, keyOptions: options.keyOptions, ticket: line.ticket });
   // Once waiting, each attempt gets only what the wait has left (attemptTimeoutMs): a Redis that
   // came back but does not answer yet would otherwise hold the last one up to --connect-timeout
   // past the wait's end. The first attempt (all that -n makes) keeps the whole timeout.
   const deadline = options.waitMs === undefined ? Infinity : startedAt + options.waitMs;
   const within = (): LockSet => ({ ...set, timeoutMs: attemptTimeoutMs(set.timeoutMs, deadline - now()) });
-  const tryOnce = (waiting: boolean) =>
-    strategy.tryOnce(waiting ? within() : set, meta, { join: options.waitMs !== 0, replyLost, recorded });
+  const tryOnce = async (waiting: boolean) => {
+    const context = { join: options.waitMs !== 0, replyLost, recorded };
+    const attempt = await strategy.tryOnce(waiting ? within() : set, meta, context);
+    if (attempt.kind === 'busy' && attempt.ticket !== undefined && attempt.ticket !== '0') line.ticket = attempt.ticket;
+    return attempt;
+  };
   const result = await attempts(set, options, tryOnce, (next) => {
     // A retry still sent by the last undo could delete the hold this new attempt takes.
     undo?.stop();

@@ -11,11 +11,11 @@ export interface LockKeys {
   released: string;
   /** Sorted set: each holder of --slots/--shared → when its lease ends (server ms). */
   holders: string;
-  /** Sorted set: the line, each waiter's owner token → its ticket (arrival order). */
+  /** Sorted set: the line, each waiter's owner token → its score (priority band and arrival order: enter.lua). */
   line: string;
   /** Sorted set: each waiter → when its place in line lapses unless renewed (server ms). */
   lineExpiry: string;
-  /** Hash: each waiter → its details (JSON: mode, slots, host, pid, cmd, since_ms). */
+  /** Hash: each waiter → its details (JSON: mode, slots, host, pid, cmd, since_ms, priority, supersede ticket). */
   lineInfo: string;
   /** A waiter listens on this prefix + its owner token: woken when it may enter. */
   wakePrefix: string;
@@ -28,6 +28,8 @@ export interface LockKeys {
   history: string;
   /** Hash: the key's counts for all time (lua/totals.lua): never expires, never deleted by dlock. */
   totals: string;
+  /** Hash: --supersede's last ticket (`seq`) and who took it (`by`): never expires, never deleted by dlock. */
+  supersede: string;
 }
 
 export function lockKeys(prefix: string, key: string): LockKeys {
@@ -44,6 +46,7 @@ export function lockKeys(prefix: string, key: string): LockKeys {
     done: `${lock}:done`,
     history: `${lock}:history`,
     totals: `${lock}:totals`,
+    supersede: `${lock}:supersede`,
   };
 }
 

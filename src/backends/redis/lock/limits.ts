@@ -8,8 +8,10 @@
 export const PLACE_LEASE_LIMIT_MS = 60_000;
 /** The scores of one priority's band in the line (2^32 tickets: far more than ever wait at once). */
 export const TICKET_SPAN = 2 ** 32;
-/** The most waiters a script walks in one call (a run of --shared waiters entering together, --supersede's drops). */
+/** The most waiters a script walks in one call (a run of --shared waiters entering together). */
 export const LINE_SCAN_MAX = 10_000;
+/** The most waiters a --supersede join looks at for older --supersede ones (one is ever in line; more are forged). */
+export const SUPERSEDE_SCAN_MAX = 1000;
 
 /**
  * The most an inspect reply carries (lua/inspect.lua: its strings, and 16 bytes of framing each):

@@ -24,10 +24,12 @@ export interface EnterInput {
   waitedMs: number;
   /** What the key's options ask (--once-per: turned away when a run succeeded within its window). */
   keyOptions: KeyOptions;
+  /** --supersede: the ticket an earlier attempt of this wait was given ("0" or undefined: none yet). */
+  ticket?: string;
 }
 
 /** What each attempt asks beyond the set and the holder: how long it has waited, the key's options. */
-export type Asked = Pick<EnterInput, 'waitedMs' | 'keyOptions'>;
+export type Asked = Pick<EnterInput, 'waitedMs' | 'keyOptions' | 'ticket'>;
 
 /** What `dlock run` tells a loss renewal about the holder, so the history names it. */
 export interface LossRecord {
@@ -57,7 +59,18 @@ export const enterScript = defineScript({
   name: 'enter',
   lua: ENTER,
   commands: [...LINE_LIB_CALLS, 'INCR', 'ZADD', 'ZRANK', 'ZREVRANGEBYSCORE'],
-  keys: (k: LockKeys) => [k.lock, k.fence, k.holders, k.line, k.lineExpiry, k.lineInfo, k.done, k.history, k.totals],
+  keys: (k: LockKeys) => [
+    k.lock,
+    k.fence,
+    k.holders,
+    k.line,
+    k.lineExpiry,
+    k.lineInfo,
+    k.done,
+    k.history,
+    k.totals,
+    k.supersede,
+  ],
   args: (i: EnterInput, k) => [
     i.owner,
     i.ttlMs,
@@ -72,7 +85,7 @@ export const enterScript = defineScript({
     Math.round(i.waitedMs),
     Math.round(i.keyOptions.oncePerMs ?? 0),
     i.keyOptions.priority ?? 0,
-    i.keyOptions.supersede ? '1' : '0',
+    i.keyOptions.supersede ? (i.ticket ?? '0') : '',
   ],
   parse: (reply, i) => parseEnterReply(reply, i.mode),
 });

@@ -65,7 +65,7 @@ export type EnterReply =
    * `place`: 1 = first in line, 0 = not in line (--no-wait, or kept out: final); `nextInMs`: when a holder's
    * lease ends that would let us in.
    */
-  | { acquired: false; place: number; nextInMs: number | undefined }
+  | { acquired: false; place: number; nextInMs: number | undefined; ticket: string }
   /** The key is in use in another mode or with another n. */
   | {
       acquired: false;
@@ -107,7 +107,7 @@ function superseder(raw: string): Superseder {
 }
 
 /**
- * ENTER: {1, fence, slot} | {0, place, ms} | {2, kind, n, holders, waiters} | {3, done mark JSON,
+ * ENTER: {1, fence, slot} | {0, place, ms, --supersede ticket} | {2, kind, n, holders, waiters} | {3, done mark JSON,
  * ms left, server ms} | {4, superseder JSON}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
  */
 export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
@@ -128,8 +128,16 @@ export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
     if (!isFence(reply[1])) throw badFence('enter', 'a fencing token', reply[1]);
     return { acquired: true, fence: reply[1], slot: grantedSlot(reply[2], mode) };
   }
-  if (Array.isArray(reply) && reply.length === 3 && reply[0] === 0 && isPttl(reply[1], 0) && isPttl(reply[2], -2)) {
-    return { acquired: false, place: reply[1], nextInMs: reply[2] >= 0 ? reply[2] : undefined };
+  if (
+    Array.isArray(reply) &&
+    reply.length === 4 &&
+    reply[0] === 0 &&
+    isPttl(reply[1], 0) &&
+    isPttl(reply[2], -2) &&
+    typeof reply[3] === 'string' &&
+    /^\d{1,16}$/.test(reply[3])
+  ) {
+    return { acquired: false, place: reply[1], nextInMs: reply[2] >= 0 ? reply[2] : undefined, ticket: reply[3] };
   }
   if (
     Array.isArray(reply) &&
@@ -145,7 +153,7 @@ export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
   throw malformed(
     'enter',
     reply,
-    '{1, fence, slot}, {0, place, ms}, {2, mode, n, holders, waiters} or {3, done, ms, time}',
+    '{1, fence, slot}, {0, place, ms, ticket}, {2, mode, n, holders, waiters} or {3, done, ms, time}',
   );
 }
 

@@ -10,6 +10,7 @@ import {
   MAX_OBSERVED_MS,
   LINE_SCAN_MAX,
   PLACE_LEASE_LIMIT_MS,
+  SUPERSEDE_SCAN_MAX,
   TICKET_SPAN,
   WAIT_BUCKETS_MS,
 } from './limits.js';
@@ -45,7 +46,8 @@ function body(file: string): string {
  *   busy      waited_ms, why (held or line: turned away by -n; wait: its --wait ran out)
  *   done      waited_ms, until_ms (turned away by --once-per: a run succeeded in this window)
  *   left      waited_ms (a waiter interrupted while in line)
- *   superseded  waited_ms, by_host, by_pid, by_cmd (a newer --supersede waiter took its place in line)
+ *   superseded  waited_ms, by_host, by_pid, by_cmd (a newer --supersede waiter took its place; recorded by the
+ *             superseded waiter when it learns it, with who took the last ticket)
  * One instance only (a server, Sentinel, Cluster): with Redlock nothing is recorded.
  *
  * TOTALS: with each entry the same call adds to the key's counts for all time, the hash
@@ -55,6 +57,7 @@ const LIMITS =
   `local HISTORY_MAX, PLACE_LEASE_LIMIT_MS, INSPECT_MAX_BYTES = ${HISTORY_MAX}, ${PLACE_LEASE_LIMIT_MS}, ` +
   `${INSPECT_MAX_BYTES}\n` +
   `local PRIORITY_MAX, TICKET_SPAN, LINE_SCAN_MAX = ${PRIORITY_MAX}, ${TICKET_SPAN}, ${LINE_SCAN_MAX}\n` +
+  `local SUPERSEDE_SCAN_MAX = ${SUPERSEDE_SCAN_MAX}\n` +
   `local WAIT_BUCKETS_MS, HOLD_BUCKETS_MS, MAX_OBSERVED_MS = {${WAIT_BUCKETS_MS.join(', ')}}, ` +
   `{${HOLD_BUCKETS_MS.join(', ')}}, ${MAX_OBSERVED_MS}\n`;
 const COMMON = body(common);

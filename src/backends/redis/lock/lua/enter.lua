@@ -10,6 +10,8 @@
 -- KEYS[7]  done mark (--once-per)
 -- KEYS[8]  history stream
 -- KEYS[9]  totals (totals.lua)
+-- KEYS[10] S, --supersede's register (hash: `seq`, the last ticket given; `by`, JSON of who took it: host,
+--          pid, cmd, at_ms); never expires, as the fence counter
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl ms
 -- ARGV[3]  host
@@ -24,21 +26,23 @@
 -- ARGV[11] ms this dlock has waited so far (history)
 -- ARGV[12] --once-per window ms ("0": none)
 -- ARGV[13] --priority (an integer, -PRIORITY_MAX … PRIORITY_MAX; higher enters first, arrival order among equals)
--- ARGV[14] "1": --supersede (joining, it takes the place of every older --supersede waiter), else "0"
+-- ARGV[14] --supersede: this waiter's ticket ("0" before it has one), else "": joining, it takes a ticket
+--          from S and the places of every older --supersede waiter; a waiter whose ticket is not the
+--          last S gave is superseded, in line or out of it (its place lapsed while it was stopped)
 --
 -- Returns
 --   {1, fence, slot} when taken (slot -1 unless --slots; also when it was already ours: a retried
 --     request that landed late);
 --   {0, place in line (1 = first; 0: not in line, with --no-wait or when a per-key option keeps it
 --     out: busy, and waiting would not change it), ms until a holder's lease runs out that would
---     let this waiter in (-1: none does)};
+--     let this waiter in (-1: none does), its --supersede ticket ("0": none)};
 --   {2, how the key is in use ("exclusive", "shared" or "slots"), its n, holders, waiters} when it
 --     is in use in another mode or with another n (nothing changed);
 --   with ARGV[12] > 0, {3, done mark (JSON: host, pid, cmd, fence, started_ms, finished_ms), ms it
 --     stays done, server time ms} when a run succeeded within its window (this waiter leaves the
 --     line, and whoever may now enter is woken);
---   {4, who superseded it (JSON: host, pid, cmd, at_ms)} when a newer --supersede waiter took this one's
---     place (it is out of line; the mark is read once).
+--   {4, who took the last ticket (S's `by` JSON)} when a newer --supersede waiter took this one's place (it
+--     is out of line now, and records `superseded`).
 --
 -- The holder's hash gets `since_ms` and `taken_ms` (server time: a holder's wrong clock never shows in
 -- status); `taken_ms` is the start of a --once-per window.
@@ -54,10 +58,15 @@
 -- PRIORITY_MAX, 2 * PRIORITY_MAX for -PRIORITY_MAX) holds the scores b * TICKET_SPAN + 1 … (b + 1) * TICKET_SPAN - 1,
 -- tickets counting up by one from the band's last: arrival order among equals. The highest score,
 -- 2001 * 2^32, is far inside the 2^52 of a double's exact integers (prune_line's bound).
-local SUPERSEDED = 'superseded:'
 local function priority_of(raw)
   local p = math.floor(tonumber(raw) or 0)
   return math.max(-PRIORITY_MAX, math.min(PRIORITY_MAX, p))
+end
+-- A --supersede ticket as stored (S's `seq`, a waiter's details): a whole number below 2^52, else 0 (forged).
+local function ticket_of(raw)
+  local t = tonumber(raw)
+  if not t or t ~= math.floor(t) or t < 0 or t >= 4503599627370496 then return 0 end
+  return t
 end
 local function line_score(Q, priority)
   local band = (PRIORITY_MAX - priority) * TICKET_SPAN
@@ -67,12 +76,13 @@ local function line_score(Q, priority)
   if #last > 0 then ticket = math.min(math.floor(tonumber(last[2])) + 1, band + TICKET_SPAN - 1) end
   return string.format('%d', ticket)
 end
-local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
+local refused = check_keys({1, 'hash', 2, 'counter', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash', 10, 'hash'})
 if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H, T = KEYS[7], KEYS[8], KEYS[9]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[6], tonumber(ARGV[7])
-local priority, supersede = priority_of(ARGV[13]), ARGV[14] == '1'
+local priority, supersede = priority_of(ARGV[13]), ARGV[14] ~= ''
+local S = KEYS[10]
 local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[11]}
 if (tonumber(ARGV[12]) or 0) > 0 then
   refused = check_keys({7, 'string'})
@@ -91,11 +101,23 @@ if mine then
   local h = decoded(mine)
   return {1, tostring(h.fence), tonumber(h.slot) or -1}
 end
--- Superseded: a newer --supersede waiter took our place while we waited (its mark says who).
-local superseded_by = redis.call('HGET', QD, SUPERSEDED .. owner)
-if superseded_by then
-  redis.call('HDEL', QD, SUPERSEDED .. owner)
-  if not redis.call('ZSCORE', Q, owner) then return {4, superseded_by} end
+-- --supersede: our ticket (what we were given, or what our details in line say when the reply was lost);
+-- one that is not S's last was superseded, whether we are still in line or our place lapsed meanwhile.
+local ticket = 0
+if supersede then
+  ticket = ticket_of(ARGV[14])
+  if ticket == 0 and redis.call('ZSCORE', Q, owner) then ticket = ticket_of(waiter(QD, owner).supersede) end
+  if ticket > 0 and ticket_of(redis.call('HGET', S, 'seq')) > ticket then
+    if redis.call('ZSCORE', Q, owner) then
+      drop_waiter(Q, QX, QD, owner)
+      wake(ARGV[10], entrants(L, HX, Q, QD))
+    end
+    local raw = redis.call('HGET', S, 'by') or ''
+    local by = decoded(raw)
+    record(H, T, 'superseded', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8],
+      'by_host', tostring(by.host or ''), 'by_pid', tostring(by.pid or ''), 'by_cmd', tostring(by.cmd or ''))
+    return {4, raw}
+  end
 end
 
 local kind, count, held_n = state(L, HX)
@@ -197,27 +219,26 @@ if not queued and ARGV[8] ~= '1' then
   local why = 'held'
   if redis.call('ZCARD', Q) > 0 and kind == 'none' then why = 'line' end
   record(H, T, 'busy', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'why', why)
-  return {0, 0, -1}
+  return {0, 0, -1, '0'}
 end
 local function details(since)
   local supersedes = nil
-  if supersede then supersedes = '1' end
+  if supersede then supersedes = string.format('%d', ticket) end
   return cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = since,
     priority = tostring(priority), supersede = supersedes})
 end
 if not queued then
-  -- --supersede: every older --supersede waiter leaves the line, told by whom; the holders are never touched.
-  if supersede then
-    local by = cjson.encode({host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], at_ms = tostring(now)})
-    for _, w in ipairs(redis.call('ZRANGE', Q, 0, LINE_SCAN_MAX - 1)) do
-      local info = waiter(QD, w)
-      if info.supersede == '1' then
+  -- --supersede, joining the first time: the next ticket, and every older --supersede waiter leaves the line
+  -- now (each is told on its channel, and says so itself); the holders are never touched.
+  if supersede and ticket == 0 then
+    ticket = ticket_of(redis.call('HGET', S, 'seq')) + 1
+    redis.call('HSET', S, 'seq', string.format('%d', ticket), 'by',
+      cjson.encode({host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], at_ms = tostring(now)}))
+    for _, w in ipairs(redis.call('ZRANGE', Q, 0, SUPERSEDE_SCAN_MAX - 1)) do
+      if ticket_of(waiter(QD, w).supersede) > 0 then
         drop_waiter(Q, QX, QD, w)
-        redis.call('HSET', QD, SUPERSEDED .. w, by)
-        record(H, T, 'superseded', 'host', tostring(info.host or ''), 'pid', tostring(info.pid or ''),
-          'cmd', tostring(info.cmd or ''), 'waited_ms', tostring(math.max(0, now - (tonumber(info.since_ms) or now))),
-          'by_host', ARGV[3], 'by_pid', ARGV[4], 'by_cmd', ARGV[5])
         redis.pcall('PUBLISH', ARGV[10] .. w, 'superseded')
+        pruned = pruned + 1
       end
     end
   end
@@ -227,7 +248,7 @@ else
   -- Our details in line say what we ask for, so the others' admission reads the truth.
   local info = waiter(QD, owner)
   if mode_of(info) ~= mode or (counted(mode) and tonumber(info.slots) ~= n) or info.priority ~= tostring(priority) or
-    (info.supersede == '1') ~= supersede then
+    ticket_of(info.supersede) ~= ticket then
     redis.call('HSET', QD, owner, details(tostring(tonumber(info.since_ms) or now)))
   end
 end
@@ -249,4 +270,4 @@ local place = redis.call('ZRANK', Q, owner)
 local next_in = -1
 if place < math.max(n, 1) then next_in = holders_end_in() end
 if closed_ms > 0 then next_in = math.max(next_in, closed_ms) end
-return {0, place + 1, next_in}
+return {0, place + 1, next_in, string.format('%d', ticket)}
