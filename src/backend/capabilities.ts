@@ -29,6 +29,11 @@ export interface Capabilities {
   readonly history: boolean;
   /** --once-per: the done mark a release writes. */
   readonly oncePer: boolean;
+  /**
+   * `dlock hold`/`unhold` and --reason: a holder's reason, user and a hold without a process, stored with the
+   * holder and its place in line, recorded in the history.
+   */
+  readonly holds: boolean;
   /** --sync-replicas: wait until replicas have the hold. */
   readonly syncReplicas: boolean;
   /** dlock doctor checks it. */
@@ -47,7 +52,7 @@ export interface Capabilities {
   readonly placeLeaseMs: number | undefined;
   /**
    * Why the store refuses each feature it lacks (a kind not in `kinds`, `oncePer`, `history`, `syncReplicas`,
-   * `doctor` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
+   * `doctor`, `holds` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
    * "needs one Redis (…), not a Redlock quorum of 3: the done mark is written by the release, which may reach
    * only some instances". A feature it lacks without a reason here is refused in refusal()'s neutral words.
    */
@@ -55,7 +60,7 @@ export interface Capabilities {
 }
 
 /** The features a store may lack, each refused with 64 and a reason (Capabilities.refusals). */
-export type Refusable = 'kinds' | 'oncePer' | 'history' | 'syncReplicas' | 'doctor';
+export type Refusable = 'kinds' | 'oncePer' | 'history' | 'syncReplicas' | 'doctor' | 'holds';
 
 /** Why `can` refuses `feature`: the usage error's text after the option or command ("--once-per ", "history "). */
 export function refusal(can: Capabilities, feature: Refusable): string {
@@ -68,4 +73,5 @@ const NEUTRAL: Record<Refusable, (can: Capabilities) => string> = {
   history: (can) => `needs ${can.full}, not ${can.name}: no history is kept`,
   syncReplicas: (can) => `needs a store that can wait for its replicas, not ${can.name}`,
   doctor: (can) => `has no checks for ${can.store} (${can.name})`,
+  holds: (can) => `needs ${can.full}, not ${can.name}`,
 };

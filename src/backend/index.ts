@@ -39,6 +39,7 @@ export { KINDS, MODES, slotsOf, type HolderKind, type HoldMode } from './mode.js
 export {
   isClosed,
   MAX_SLOTS,
+  REASON_MAX,
   pidNumber,
   type DoneMark,
   type Holder,

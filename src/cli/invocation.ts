@@ -5,12 +5,14 @@ import type {
   DoctorConfig,
   Env,
   HistoryConfig,
+  HoldCommandConfig,
   MetricsConfig,
   RawOptions,
   ReleaseConfig,
   RenewConfig,
   RunConfig,
   StatusConfig,
+  UnholdConfig,
 } from '../config/index.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
@@ -25,6 +27,8 @@ export type Invocation =
   | ({ command: 'keeper'; config: AcquireConfig } & Runs)
   | ({ command: 'renew' } & RenewConfig & Runs)
   | ({ command: 'release' } & ReleaseConfig & Runs)
+  | ({ command: 'hold'; config: HoldCommandConfig } & Runs)
+  | ({ command: 'unhold' } & UnholdConfig & Runs)
   | ({ command: 'status' } & StatusConfig & Runs)
   | ({ command: 'history' } & HistoryConfig & Runs)
   | ({ command: 'doctor' } & DoctorConfig & Runs)

@@ -5,6 +5,7 @@ import { badOption, UsageError } from '../errors.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';
+import { reasonOf } from './reason.js';
 import {
   ACQUIRE_FORMATS,
   integer,
@@ -41,6 +42,7 @@ export function runConfig(
     command: words,
     monitor,
     holderCmd: raw.cmdMetadata === false ? '' : holderCmd(words, connection.secrets),
+    ...reasonField(reasonOf(raw, env, connection.caps)),
   };
 }
 
@@ -103,7 +105,13 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     monitor,
     // status shows it as the holder's command (the keeper names the pid it watches).
     holderCmd: keeper ? 'dlock acquire' : NO_KEEPER_CMD,
+    ...reasonField(reasonOf(raw, env, connection.caps)),
   };
+}
+
+/** `{ reason }`, or nothing without one. */
+function reasonField(reason: string | undefined): { reason?: string } {
+  return reason === undefined ? {} : { reason };
 }
 
 /** acquire's stdout: --json, or --format (its older spelling, kept for scripts that use it). */

@@ -20,6 +20,7 @@ import {
 import { cut, printable, toJson } from '../untrusted.js';
 import { pidCell, pidShown, processText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
+import { untilPart } from './hold-text.js';
 
 /**
  * The holder as status shows it; every field from the hash is escaped (it may be forged). `nowMs`:
@@ -30,18 +31,37 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
     holder.sinceMs === undefined
       ? 'unknown'
       : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
+  const title = isClosed(holder)
+    ? 'closed by release --force until this lease runs out'
+    : holder.hold
+      ? 'held by a hold (dlock hold): no process holds it'
+      : 'held';
   const lines = [
-    `${printable(key)}: ${isClosed(holder) ? 'closed by release --force until this lease runs out' : 'held'}`,
+    `${printable(key)}: ${title}`,
     `  host     ${printable(holder.host)}`,
     `  pid      ${pidShown(holder)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
-    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
-      `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
+    holder.hold && holder.untilMs === undefined
+      ? `  ttl left none: until dlock unhold`
+      : `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
+        `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
     `  fence    ${printable(holder.fence)}`,
+    ...purposeLines(holder, nowMs),
     ...boundLines(holder, nowMs),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** A hold's end, the --reason and who took it, when stored (escaped: they may be forged). */
+function purposeLines(holder: Holder, nowMs: number): string[] {
+  const lines: string[] = [];
+  if (holder.hold && holder.untilMs !== undefined)
+    lines.push(`  until    ${new Date(holder.untilMs).toISOString()} (${untilPart(holder.untilMs, nowMs)})`);
+  if (holder.reason !== undefined) lines.push(`  reason   '${printable(holder.reason)}'`);
+  if (holder.user !== undefined && (holder.hold || holder.reason !== undefined))
+    lines.push(`  user     ${printable(holder.user)}`);
+  return lines;
 }
 
 /**
@@ -86,14 +106,17 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
 
 /** The line, in order: place, mode, host, pid, how long each has waited. */
 export function describeLine(state: LockState): string {
-  const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND']].concat(
+  // A REASON column when a waiter gave one (a hold always does).
+  const why = state.line.some((waiter) => waiter.reason !== undefined);
+  const cells = [['PLACE', 'MODE', 'HOST', 'PID', 'WAITED', 'COMMAND', ...(why ? ['REASON'] : [])]].concat(
     state.line.map((waiter, i) => [
       String(i + 1),
       MODES[waiter.mode].waiterName,
       printable(waiter.host),
-      printable(waiter.pid),
+      waiter.hold ? 'none (hold)' : printable(waiter.pid),
       waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),
       printable(waiter.cmd),
+      ...(why ? [waiter.reason === undefined ? '' : `'${printable(waiter.reason)}'`] : []),
     ]),
   );
   const more = state.lineLength > state.line.length ? `  … and ${state.lineLength - state.line.length} more\n` : '';

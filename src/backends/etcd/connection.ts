@@ -142,6 +142,7 @@ function etcdCapabilities(endpoints: number): Capabilities {
     kinds: ['exclusive'],
     history: false,
     oncePer: false,
+    holds: false,
     syncReplicas: false,
     doctor: true,
     // A waiter watches its predecessor's key: a release is heard at once, a watch that ends is re-made.
@@ -162,6 +163,9 @@ const ETCD_REFUSALS: Capabilities['refusals'] = {
     'use one Redis (a server, redis+sentinel:// or redis+cluster://) for --shared and --slots',
   oncePer: 'is not built on etcd: no done mark is kept there; use one Redis for --once-per',
   history: "is not kept on etcd: a lock there has no history, its holder's key goes with its release",
+  holds:
+    'is not built on etcd yet: a hold and its reason are recorded in the history, which etcd does not keep; ' +
+    'use one Redis (a server, redis+sentinel:// or redis+cluster://) for holds and --reason',
   syncReplicas: 'is not needed on etcd: every write is committed by a majority of the cluster before it answers',
 };
 

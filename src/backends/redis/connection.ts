@@ -42,10 +42,10 @@ function redisCapabilities(instances: number): Capabilities {
   const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
-    const all = { line: true, kinds: KINDS, history: true, oncePer: true };
+    const all = { line: true, kinds: KINDS, history: true, oncePer: true, holds: true };
     return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
-  const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false };
+  const none = { line: false, kinds: ['exclusive'] as const, history: false, oncePer: false, holds: false };
   const name = `a Redlock quorum of ${instances}`;
   const refusals = redlockRefusals(name);
   return { name, ...common, quorum: quorumSize(instances), ...none, ...polling, placeLeaseMs: undefined, refusals };
@@ -62,6 +62,9 @@ function redlockRefusals(name: string): Capabilities['refusals'] {
     kinds: `needs ${FULL}, not ${name}: a majority of each instance's holders cannot bound how many hold at once`,
     oncePer: `needs ${FULL}, not ${name}: the done mark is written by the release, which may reach only some instances`,
     history: `needs ${FULL}: with ${name}: no history is kept`,
+    holds:
+      `needs ${FULL}, not ${name}: a hold and its reason are recorded in the key's history and read back by ` +
+      'status from one store; a quorum keeps no history, and its instances may disagree on the holder',
   };
 }
 
