@@ -28,7 +28,7 @@ export function reasonOf(raw: RawOptions, env: Env, can: Capabilities): string |
 /** One line of 1 to REASON_MAX characters (code points), without control or format characters. */
 export function checkedReason(option: string, text: string): string {
   const length = [...text].length;
-  if (text.trim() === '') throw new UsageError(`${option}: must not be empty`);
+  if (text.trim() === '') throw new UsageError(`${option}: must not be empty (got ${toJson(text)})`);
   if (length > REASON_MAX) throw new UsageError(`${option}: at most ${REASON_MAX} characters (got ${length})`);
   if (UNPRINTABLE.test(text)) {
     const shown = toJson(text.length > 80 ? `${text.slice(0, 80)}…` : text);
