@@ -3,12 +3,14 @@
 // needs --force and is recorded as a steal; every bad input is 64 with one line; forged reasons are escaped.
 
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { expect, test } from 'vitest';
 import { DLOCK, cleanEnv, dlock, start } from '../helpers/cli.js';
 import { RedisServer } from '../../support/redis-server.mjs';
 import { onlyEvent } from '../fixtures/observe.js';
 import { useRedisServer } from '../helpers/server.js';
+import { validate } from '../helpers/json-schema.js';
 
 let redis: RedisServer;
 useRedisServer((server) => (redis = server));
@@ -194,4 +196,47 @@ test('hold, unhold and --reason on a Redlock quorum: 64, saying why', async () =
   expect(hold).toMatchObject({ code: 64 });
   expect(hold.stderr).toMatch(/^dlock: hold needs one Redis .*a quorum keeps no history/);
   expect((await dlock(['run', ...two, '--reason', 'x', 'k', '--', 'true'])).code).toBe(64);
+});
+
+test("acquire --no-keeper --ttl 48h --reason (the issue's freeze): never called a dead pid, its reason shown", async () => {
+  const acquired = await dlock([
+    'acquire',
+    '--redis',
+    redis.url,
+    '--no-keeper',
+    '--ttl',
+    '48h',
+    '--reason',
+    'freeze by hand',
+    'h-nokeeper',
+  ]);
+  expect(acquired.code).toBe(0);
+  const text = await dlock(['status', '--redis', redis.url, 'h-nokeeper']);
+  expect(text.stdout).not.toContain('not running');
+  expect(text.stdout).toContain("  reason   'freeze by hand'\n");
+  const busy = await dlock(['run', '--redis', redis.url, '-n', 'h-nokeeper', '--', 'true']);
+  expect(busy.code).toBe(75);
+  expect(busy.stderr).toMatch(/held by \S+ for 'freeze by hand', for \S+, fence \d+; held across steps/);
+  expect(busy.stderr).not.toContain('not running');
+  const json = JSON.parse((await dlock(['status', '--json', '--redis', redis.url, 'h-nokeeper'])).stdout);
+  expect(json.holder).toMatchObject({ no_keeper: true, reason: 'freeze by hand', user: me });
+  expect(json.holder).not.toHaveProperty('pid_alive');
+});
+
+test('status --json and history --json of holds, waiting holds and --reason are valid against the schema', async () => {
+  const schema = JSON.parse(readFileSync(new URL('../../docs/reference/json-schema.json', import.meta.url), 'utf8'));
+  const env = cleanEnv();
+  await dlock(['hold', '--redis', redis.url, '--reason', 'first', 'h-schema']);
+  const queued = start(['hold', '--redis', redis.url, '--wait', '1m', '--for', '1h', '--reason', 'next', 'h-schema'], {
+    env,
+  });
+  await queued.waitFor(/waiting for h-schema/);
+  const status = JSON.parse((await dlock(['status', '--json', '--redis', redis.url, 'h-schema'])).stdout);
+  expect(status.line[0]).toMatchObject({ reason: 'next', hold: true, user: me });
+  expect(validate(schema, schema.$defs.status, status)).toEqual([]);
+  expect((await dlock(['unhold', '--redis', redis.url, 'h-schema'])).code).toBe(0);
+  expect((await queued.result).code).toBe(0);
+  const listed = JSON.parse((await dlock(['status', '--json', '--redis', redis.url])).stdout);
+  expect(validate(schema, schema.$defs.status, listed)).toEqual([]);
+  expect(validate(schema, schema.$defs.history, await history('h-schema'))).toEqual([]);
 });
