@@ -109,6 +109,10 @@ test("another user's unhold is refused without --force; --force is recorded as a
   expect(last).toMatchObject({ event: 'forced', by_user: 'nobody', user: me, cmd: 'dlock hold' });
   const text = await dlock(['history', '--redis', redis.url, 'h-steal']);
   expect(text.stdout).toMatch(/forced .*by nobody@\S+ \(unhold --force\)/);
+  // dlock metrics counts the hold among the acquisitions and the steal among the forced releases.
+  const metrics = (await dlock(['metrics', '--redis', redis.url, 'h-steal'])).stdout;
+  expect(metrics).toContain('dlock_lock_acquisitions_total{key="h-steal",prefix="dlock:"} 1\n');
+  expect(metrics).toContain('dlock_lock_forced_total{key="h-steal",prefix="dlock:"} 1\n');
   const free = await dlock(['unhold', '--redis', redis.url, 'h-steal']);
   expect(free).toMatchObject({ code: 1, stdout: 'h-steal: not held; nothing to unhold\n' });
 });
