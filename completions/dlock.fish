@@ -207,9 +207,9 @@ complete -c dlock -n '__dlock_using run acquire' \
   -l sync-replicas -x -d 'after acquiring, WAIT until n replicas have the lock'
 complete -c dlock -n '__dlock_using run' \
   -l once-per -x -d 'after an exit 0, the key is done until that run'\''s start + duration'
-complete -c dlock -n '__dlock_using run acquire hold' -s n -l no-wait -d 'fail at once if the lock is held'
-complete -c dlock -n '__dlock_using run acquire hold' -s w -l wait -x -d 'give up after this long'
-complete -c dlock -n '__dlock_using run acquire hold' \
+complete -c dlock -n '__dlock_using run acquire' -s n -l no-wait -d 'fail at once if the lock is held'
+complete -c dlock -n '__dlock_using run acquire' -s w -l wait -x -d 'give up after this long'
+complete -c dlock -n '__dlock_using run acquire' \
   -s E -l conflict-exit-code -x -d 'exit code when not acquired'
 complete -c dlock -n '__dlock_using run' \
   -l on-lost -x -a 'term kill ignore' -d 'what to do to the command if the lock is lost'
@@ -273,6 +273,9 @@ complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'
 complete -c dlock -n '__dlock_using hold' -l reason -x -d 'why it is held'
 complete -c dlock -n '__dlock_using hold' -l for -x -d 'hold it this long'
 complete -c dlock -n '__dlock_using hold' -l until -x -d 'hold it until then'
+complete -c dlock -n '__dlock_using hold' -s n -l no-wait -d 'fail at once if the key is held'
+complete -c dlock -n '__dlock_using hold' -s w -l wait -x -d 'wait in line this long for the turn'
+complete -c dlock -n '__dlock_using hold' -s E -l conflict-exit-code -x -d 'exit code when not held'
 complete -c dlock -n '__dlock_using unhold' -s f -l force -d 'end another user'\''s hold'
 complete -c dlock -n '__dlock_using history' -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'

@@ -203,9 +203,9 @@ _dlock_cmd_hold() {
     '--reason=[why it is held]:text:' \
     '--for=[hold it this long]:duration:' \
     '--until=[hold it until then]:time:' \
-    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
-    '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
-    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not acquired]:n:' \
+    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the key is held]' \
+    '(-w --wait)'{-w+,--wait=}'[wait in line this long for the turn]:duration:' \
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not held]:n:' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \

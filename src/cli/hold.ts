@@ -1,10 +1,10 @@
 // dlock hold and dlock unhold: declared; their rules are in config (holdConfig, unholdConfig).
 
 import type { Command } from 'commander';
-import { holdConfig, unholdConfig, type RawOptions } from '../config/index.js';
+import { DEFAULTS, holdConfig, unholdConfig, type RawOptions } from '../config/index.js';
 import { HELP_AFTER } from './help.js';
 import type { CommandLine } from './invocation.js';
-import { connectionOptions, keyAfterOptions, outputOptions, waitChoice, waitingOptions } from './options.js';
+import { connectionOptions, GROUP, keyAfterOptions, outputOptions, waitChoice } from './options.js';
 
 /** `dlock hold [options] <key>`. */
 export function declareHold(program: Command, cli: CommandLine): void {
@@ -21,7 +21,11 @@ export function declareHold(program: Command, cli: CommandLine): void {
     .option('--reason <text>', 'why it is held (required; one line, at most 512 characters)')
     .option('--for <duration>', 'hold it this long (e.g. 2h)')
     .option('--until <time>', 'hold it until then: HH:MM (the next one, local time) or an ISO 8601 date-time');
-  waitingOptions(hold);
+  hold
+    .optionsGroup(GROUP.waiting)
+    .option('-n, --no-wait', 'fail at once if the key is held (the default)')
+    .option('-w, --wait <duration>', 'wait in line this long for the turn (DLOCK_WAIT is not read; default: none)')
+    .option('-E, --conflict-exit-code <n>', `exit code when not held (default ${DEFAULTS.conflictExitCode})`);
   connectionOptions(outputOptions(hold)).addHelpText('after', HELP_AFTER.hold!);
   keyAfterOptions(hold);
   const holdWait = waitChoice(hold);
