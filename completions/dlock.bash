@@ -8,28 +8,29 @@
 # Redis in DLOCK_REDIS_URL (nothing when it does not answer within 200 ms). Uses bash-completion
 # when it is loaded (to complete the command's own arguments), works without it.
 
-_dlock_commands='run acquire renew heartbeat status release history doctor metrics serve completion
-    help'
+_dlock_commands='run acquire renew heartbeat status release hold unhold history doctor metrics serve
+    completion help'
 _dlock_global_opts='-V --version -q --quiet -v --verbose -h --help'
 _dlock_runs_command='run'
 # Each command's options, and those of them that take the next word as their value.
-_dlock_opts_run='-t --ttl -x --exclusive -s --shared --slots --sync-replicas --once-per -n --no-wait
-    -w --wait -E --conflict-exit-code --priority --supersede --on-lost --signal --kill-after
-    --max-hold --heartbeat --no-cmd-metadata --ping --ping-busy --ping-timeout --on-event
-    --ping-output -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca
-    --tls-cert --tls-key -h --help'
-_dlock_value_opts_run='-t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code
-    --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout
-    --on-event --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
-    --tls-key'
-_dlock_opts_acquire='-t --ttl -x --exclusive -s --shared --slots --sync-replicas -n --no-wait -w
-    --wait -E --conflict-exit-code --priority --supersede --pid --no-keeper --on-lost --signal
-    --max-hold --heartbeat --ping --ping-busy --ping-timeout --on-event --json --format -q --quiet
-    -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
-    --help'
-_dlock_value_opts_acquire='-t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code
-    --priority --pid --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event
-    --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+_dlock_opts_run='-t --ttl -x --exclusive -s --shared --slots --reason --sync-replicas --once-per -n
+    --no-wait -w --wait -E --conflict-exit-code --priority --supersede --on-lost --signal
+    --kill-after --max-hold --heartbeat --no-cmd-metadata --ping --ping-busy --ping-timeout
+    --on-event --ping-output -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
+    --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_run='-t --ttl --slots --reason --sync-replicas --once-per -w --wait -E
+    --conflict-exit-code --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping
+    --ping-timeout --on-event --ping-output --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
+_dlock_opts_acquire='-t --ttl -x --exclusive -s --shared --slots --reason --sync-replicas -n
+    --no-wait -w --wait -E --conflict-exit-code --priority --supersede --pid --no-keeper --on-lost
+    --signal --max-hold --heartbeat --ping --ping-busy --ping-timeout --on-event --json --format -q
+    --quiet -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key -h --help'
+_dlock_value_opts_acquire='-t --ttl --slots --reason --sync-replicas -w --wait -E
+    --conflict-exit-code --priority --pid --on-lost --signal --max-hold --heartbeat --ping
+    --ping-timeout --on-event --format --log-format --redis --prefix --connect-timeout --tls-ca
+    --tls-cert --tls-key'
 _dlock_opts_renew='--token -q --quiet -v --verbose --log-format --redis --prefix --connect-timeout
     --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_renew='--token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
@@ -44,6 +45,15 @@ _dlock_opts_release='--token --exit-status -f --force --now --slot -q --quiet -v
     --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_release='--token --exit-status --slot --log-format --redis --prefix
     --connect-timeout --tls-ca --tls-cert --tls-key'
+_dlock_opts_hold='--reason --for --until -n --no-wait -w --wait -E --conflict-exit-code -q --quiet
+    -v --verbose --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key -h
+    --help'
+_dlock_value_opts_hold='--reason --for --until -w --wait -E --conflict-exit-code --log-format
+    --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key'
+_dlock_opts_unhold='-f --force -q --quiet -v --verbose --log-format --redis --prefix
+    --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
+_dlock_value_opts_unhold='--log-format --redis --prefix --connect-timeout --tls-ca --tls-cert
+    --tls-key'
 _dlock_opts_history='--count --json -q --quiet -v --verbose --log-format --redis --prefix
     --connect-timeout --tls-ca --tls-cert --tls-key -h --help'
 _dlock_value_opts_history='--count --log-format --redis --prefix --connect-timeout --tls-ca
@@ -72,17 +82,18 @@ _dlock_option_value() {
             COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
             ;;
         'run --log-format' | 'acquire --log-format' | 'renew --log-format' | 'status --log-format' | \
-        'release --log-format' | 'history --log-format' | 'doctor --log-format' | 'metrics --log-format' | \
-        'serve --log-format')
+        'release --log-format' | 'hold --log-format' | 'unhold --log-format' | 'history --log-format' | \
+        'doctor --log-format' | 'metrics --log-format' | 'serve --log-format')
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
             ;;
         'run --tls-ca' | 'run --tls-cert' | 'run --tls-key' | 'acquire --tls-ca' | 'acquire --tls-cert' | \
         'acquire --tls-key' | 'renew --tls-ca' | 'renew --tls-cert' | 'renew --tls-key' | 'status --tls-ca' | \
         'status --tls-cert' | 'status --tls-key' | 'release --tls-ca' | 'release --tls-cert' | \
-        'release --tls-key' | 'history --tls-ca' | 'history --tls-cert' | 'history --tls-key' | \
-        'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key' | 'metrics --textfile' | \
-        'metrics --tls-ca' | 'metrics --tls-cert' | 'metrics --tls-key' | 'serve --tls-ca' | \
-        'serve --tls-cert' | 'serve --tls-key')
+        'release --tls-key' | 'hold --tls-ca' | 'hold --tls-cert' | 'hold --tls-key' | 'unhold --tls-ca' | \
+        'unhold --tls-cert' | 'unhold --tls-key' | 'history --tls-ca' | 'history --tls-cert' | \
+        'history --tls-key' | 'doctor --tls-ca' | 'doctor --tls-cert' | 'doctor --tls-key' | \
+        'metrics --textfile' | 'metrics --tls-ca' | 'metrics --tls-cert' | 'metrics --tls-key' | \
+        'serve --tls-ca' | 'serve --tls-cert' | 'serve --tls-key')
             _dlock_files
             ;;
         'acquire --pid')
@@ -98,8 +109,8 @@ _dlock_option_value() {
 # Offer operand number $2 (from 0) of command $1.
 _dlock_operand() {
     case "$1 $2" in
-        'run 0' | 'acquire 0' | 'renew 0' | 'heartbeat 0' | 'status 0' | 'release 0' | 'history 0' | \
-        'metrics '* | 'serve '*)
+        'run 0' | 'acquire 0' | 'renew 0' | 'heartbeat 0' | 'status 0' | 'release 0' | 'hold 0' | 'unhold 0' | \
+        'history 0' | 'metrics '* | 'serve '*)
             _dlock_keys
             ;;
         'completion 0')
@@ -181,8 +192,8 @@ _dlock() {
         fi
         return
     fi
-    # The list may be wrapped over lines: a newline separates words as a space does.
-    [[ " ${_dlock_commands//$'\n'/ } " == *" $cmd "* ]] || return
+    # The list may be wrapped over lines: a command is a word between any blanks.
+    [[ " ${_dlock_commands//[[:space:]]/ } " == *" $cmd "* ]] || return
     local opts_name=_dlock_opts_${cmd//-/_} values_name=_dlock_value_opts_${cmd//-/_}
     local opts=${!opts_name} value_opts=${!values_name}
     value_opts=" ${value_opts//$'\n'/ } "

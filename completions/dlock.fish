@@ -14,14 +14,14 @@ set -g __dlock_runs_command run
 function __dlock_value_options
     switch $argv[1]
         case run
-            printf '%s\n' -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
-                --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout \
-                --on-event --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
-                --tls-key
+            printf '%s\n' -t --ttl --slots --reason --sync-replicas --once-per -w --wait -E \
+                --conflict-exit-code --priority --on-lost --signal --kill-after --max-hold --heartbeat \
+                --ping --ping-timeout --on-event --ping-output --log-format --redis --prefix \
+                --connect-timeout --tls-ca --tls-cert --tls-key
         case acquire
-            printf '%s\n' -t --ttl --slots --sync-replicas -w --wait -E --conflict-exit-code --priority \
-                --pid --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event --format \
-                --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+            printf '%s\n' -t --ttl --slots --reason --sync-replicas -w --wait -E --conflict-exit-code \
+                --priority --pid --on-lost --signal --max-hold --heartbeat --ping --ping-timeout --on-event \
+                --format --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case renew
             printf '%s\n' --token --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -32,6 +32,11 @@ function __dlock_value_options
         case release
             printf '%s\n' --token --exit-status --slot --log-format --redis --prefix --connect-timeout \
                 --tls-ca --tls-cert --tls-key
+        case hold
+            printf '%s\n' --reason --for --until -w --wait -E --conflict-exit-code --log-format --redis \
+                --prefix --connect-timeout --tls-ca --tls-cert --tls-key
+        case unhold
+            printf '%s\n' --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key
         case history
             printf '%s\n' --count --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert \
                 --tls-key
@@ -184,6 +189,8 @@ complete -c dlock -n '__dlock_using' -a renew -d 'extend <key>'\''s lease by its
 complete -c dlock -n '__dlock_using' -a heartbeat -d 'tell the dlock this job runs under that it makes progress (--heartbeat)'
 complete -c dlock -n '__dlock_using' -a status -d 'show who holds <key>, or list held locks'
 complete -c dlock -n '__dlock_using' -a release -d 'release your lock, or with --force anyone'\''s'
+complete -c dlock -n '__dlock_using' -a hold -d 'hold <key> with no process, with a reason (a deploy freeze)'
+complete -c dlock -n '__dlock_using' -a unhold -d 'end a hold (dlock hold): yours, or with --force anyone’s'
 complete -c dlock -n '__dlock_using' -a history -d 'show <key>'\''s recent events'
 complete -c dlock -n '__dlock_using' -a doctor -d 'check the Redis deployment against what dlock needs'
 complete -c dlock -n '__dlock_using' -a metrics -d 'Prometheus metrics of the locks under the prefix'
@@ -198,6 +205,8 @@ complete -c dlock -n '__dlock_using run acquire' \
   -s s -l shared -d 'hold together with other --shared holders, never with an exclusive one'
 complete -c dlock -n '__dlock_using run acquire' \
   -l slots -x -d 'up to n holders at once, each with its own slot and fencing token'
+complete -c dlock -n '__dlock_using run acquire' \
+  -l reason -x -d 'why it is held, shown by status, the busy line and the history'
 complete -c dlock -n '__dlock_using run acquire' \
   -l sync-replicas -x -d 'after acquiring, WAIT until n replicas have the lock'
 complete -c dlock -n '__dlock_using run' \
@@ -229,25 +238,25 @@ complete -c dlock -n '__dlock_using run acquire' \
   -l on-event -x -d 'run this /bin/sh command for each lock event, in order, beside the lock'
 complete -c dlock -n '__dlock_using run' \
   -l ping-output -x -d 'send the last <size> bytes of the command'\''s stdout and stderr as the final ping'\''s body'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -s q -l quiet -d 'print errors only'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -s v -l verbose -d 'print one line per lock event'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l log-format -x -a 'text json' -d 'stderr format'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l redis -x -d 'store URL, whose scheme picks the store'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l prefix -x -d 'key namespace'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l connect-timeout -x -d 'per-instance connect/command timeout'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l tls-ca -r -F -d 'PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l tls-cert -r -F -d 'PEM client certificate for rediss:// and etcds://'
-complete -c dlock -n '__dlock_using run acquire renew status release history doctor metrics serve' \
+complete -c dlock -n '__dlock_using run acquire renew status release hold unhold history doctor metrics serve' \
   -l tls-key -r -F -d 'PEM private key of --tls-cert'
-complete -c dlock -n '__dlock_using run acquire renew heartbeat status release history doctor metrics serve completion help' \
+complete -c dlock -n '__dlock_using run acquire renew heartbeat status release hold unhold history doctor metrics serve completion help' \
   -s h -l help -d 'show help'
 complete -c dlock -n '__dlock_using acquire' \
   -l pid -x -a '(__fish_complete_pids)' -d 'the process whose exit releases the lock'
@@ -269,6 +278,13 @@ complete -c dlock -n '__dlock_using release' -l exit-status -x -d 'the section'\
 complete -c dlock -n '__dlock_using release' -s f -l force -d 'really take the lock from whoever holds it'
 complete -c dlock -n '__dlock_using release' -l now -d 'with --force'
 complete -c dlock -n '__dlock_using release' -l slot -x -d 'with --force'
+complete -c dlock -n '__dlock_using hold' -l reason -x -d 'why it is held'
+complete -c dlock -n '__dlock_using hold' -l for -x -d 'hold it this long'
+complete -c dlock -n '__dlock_using hold' -l until -x -d 'hold it until then'
+complete -c dlock -n '__dlock_using hold' -s n -l no-wait -d 'fail at once if the key is held'
+complete -c dlock -n '__dlock_using hold' -s w -l wait -x -d 'wait in line this long for the turn'
+complete -c dlock -n '__dlock_using hold' -s E -l conflict-exit-code -x -d 'exit code when not held'
+complete -c dlock -n '__dlock_using unhold' -s f -l force -d 'end another user'\''s hold'
 complete -c dlock -n '__dlock_using history' -l count -x -d 'how many entries, newest first'
 complete -c dlock -n '__dlock_using doctor' -s t -l ttl -x -d 'the lease length your jobs use'
 complete -c dlock -n '__dlock_using metrics' -l only -d 'report the named keys only, not every held lock'
@@ -286,8 +302,10 @@ complete -c dlock -n '__dlock_operand renew 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand heartbeat 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand status 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand release 1' -a '(__dlock_keys)'
+complete -c dlock -n '__dlock_operand hold 1' -a '(__dlock_keys)'
+complete -c dlock -n '__dlock_operand unhold 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand history 1' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand metrics 1 +' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand serve 1 +' -a '(__dlock_keys)'
 complete -c dlock -n '__dlock_operand completion 1' -a 'bash zsh fish'
-complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew heartbeat status release history doctor metrics serve completion help'
+complete -c dlock -n '__dlock_operand help 1' -a 'run acquire renew heartbeat status release hold unhold history doctor metrics serve completion help'

@@ -66,7 +66,7 @@ _dlock_command_line() {
 }
 
 _dlock_cmd_run() {
-  _dlock_command_line -t --ttl --slots --sync-replicas --once-per -w --wait -E --conflict-exit-code \
+  _dlock_command_line -t --ttl --slots --reason --sync-replicas --once-per -w --wait -E --conflict-exit-code \
     --priority --on-lost --signal --kill-after --max-hold --heartbeat --ping --ping-timeout --on-event \
     --ping-output --log-format --redis --prefix --connect-timeout --tls-ca --tls-cert --tls-key && return
   _arguments -s : \
@@ -74,6 +74,7 @@ _dlock_cmd_run() {
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
     '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
     '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
+    '--reason=[why it is held, shown by status, the busy line and the history]:text:' \
     '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
     '--once-per=[after an exit 0, the key is done until that run'\''s start + duration]:duration:' \
     '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
@@ -111,6 +112,7 @@ _dlock_cmd_acquire() {
     '(-x --exclusive)'{-x,--exclusive}'[one holder at a time]' \
     '(-s --shared)'{-s,--shared}'[hold together with other --shared holders, never with an exclusive one]' \
     '--slots=[up to n holders at once, each with its own slot and fencing token]:n:' \
+    '--reason=[why it is held, shown by status, the busy line and the history]:text:' \
     '--sync-replicas=[after acquiring, WAIT until n replicas have the lock]:n:' \
     '(-n --no-wait)'{-n,--no-wait}'[fail at once if the lock is held]' \
     '(-w --wait)'{-w+,--wait=}'[give up after this long]:duration:' \
@@ -187,6 +189,43 @@ _dlock_cmd_release() {
     '(-f --force)'{-f,--force}'[really take the lock from whoever holds it]' \
     '--now[with --force]' \
     '--slot=[with --force]:n:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
+    '--prefix=[key namespace]:prefix:' \
+    '--connect-timeout=[per-instance connect/command timeout]:duration:' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
+    '--tls-key=[PEM private key of --tls-cert]:file:_files' \
+    '(- *)'{-h,--help}'[show help]' \
+    '1:key:_dlock_keys'
+}
+
+_dlock_cmd_hold() {
+  _arguments -s : \
+    '--reason=[why it is held]:text:' \
+    '--for=[hold it this long]:duration:' \
+    '--until=[hold it until then]:time:' \
+    '(-n --no-wait)'{-n,--no-wait}'[fail at once if the key is held]' \
+    '(-w --wait)'{-w+,--wait=}'[wait in line this long for the turn]:duration:' \
+    '(-E --conflict-exit-code)'{-E+,--conflict-exit-code=}'[exit code when not held]:n:' \
+    '(-q --quiet)'{-q,--quiet}'[print errors only]' \
+    '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
+    '--log-format=[stderr format]:format:(text json)' \
+    '*--redis=[store URL, whose scheme picks the store]:url:' \
+    '--prefix=[key namespace]:prefix:' \
+    '--connect-timeout=[per-instance connect/command timeout]:duration:' \
+    '--tls-ca=[PEM CA certificate to trust for rediss:// and etcds:// instead of the system ones]:file:_files' \
+    '--tls-cert=[PEM client certificate for rediss:// and etcds://]:file:_files' \
+    '--tls-key=[PEM private key of --tls-cert]:file:_files' \
+    '(- *)'{-h,--help}'[show help]' \
+    '1:key:_dlock_keys'
+}
+
+_dlock_cmd_unhold() {
+  _arguments -s : \
+    '(-f --force)'{-f,--force}'[end another user'\''s hold]' \
     '(-q --quiet)'{-q,--quiet}'[print errors only]' \
     '(-v --verbose)'{-v,--verbose}'[print one line per lock event]' \
     '--log-format=[stderr format]:format:(text json)' \
@@ -277,7 +316,7 @@ _dlock_cmd_completion() {
 _dlock_cmd_help() {
   _arguments -s : \
     '(- *)'{-h,--help}'[show help]' \
-    '1::command:(run acquire renew heartbeat status release history doctor metrics serve completion help)'
+    '1::command:(run acquire renew heartbeat status release hold unhold history doctor metrics serve completion help)'
 }
 
 _dlock() {
@@ -297,6 +336,8 @@ _dlock() {
     'heartbeat:tell the dlock this job runs under that it makes progress (--heartbeat)'
     'status:show who holds <key>, or list held locks'
     'release:release your lock, or with --force anyone'\''s'
+    'hold:hold <key> with no process, with a reason (a deploy freeze)'
+    'unhold:end a hold (dlock hold)\: yours, or with --force anyone’s'
     'history:show <key>'\''s recent events'
     'doctor:check the Redis deployment against what dlock needs'
     'metrics:Prometheus metrics of the locks under the prefix'

@@ -30,6 +30,7 @@ export const BINARY_PASS: Record<string, string> = {
   'cli/acquire.bounds': 'the keeper signalling a shell that is not its child',
   'cli/shell-idioms': "acquire's statuses in real shells: SIGINT/SIGTERM while waiting, a SIGKILLed keeper",
   'cli/dead-pid': "a SIGKILLed dlock; pid and host name as Bun's os reports them",
+  'cli/hold': "the OS user name from Bun's os.userInfo (unhold compares it), run as another uid under setpriv",
   'cli/complete-keys': 'silent on a Redis down or stalled: connect timeouts and no output under Bun',
   'cli/output': "closed and broken stdout/stderr, pipes, the spinner on a pseudo-terminal (Bun's tty)",
   'cli/on-event': 'hooks spawned with /bin/sh and JSON on stdin; a hanging hook',
@@ -93,6 +94,7 @@ export const NPM_ONLY: Record<string, string> = {
   'topology/acl.sentinel': "the permission check is the bundle's; Sentinel's sockets are sentinel's",
   'topology/cluster': "slot routing and MOVED/ASK are ioredis logic on the same sockets; a lost socket is sentinel's",
   'topology/line.topology': "the line's order is Lua",
+  'topology/hold.topology': "a hold's fields and its line are Lua; unhold is the release script",
   'topology/redlock-blips': "quorum bookkeeping; an outage during a wait is wait-outage's",
   'topology/redlock-duplicates': 'refused before connecting (64)',
   'topology/redlock-env': "URL list parsing; masked connection errors are run.passwords'",
@@ -126,6 +128,7 @@ export const NPM_ONLY: Record<string, string> = {
  */
 export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/wait-status': [65, 64],
+  'cli/hold': [5, 5],
   'slow/chaos': [46, 45],
   'slow/binaries': [35, 0],
   'slow/deb': [24, 0],
@@ -181,6 +184,7 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'topology/redlock-retake': [5, 5],
   'topology/redlock-fence': [5, 4],
   'topology/line.topology': [7, 5],
+  'topology/hold.topology': [7, 0],
   'hostile/server-messages': [5, 3],
   'hostile/foreign-keys': [5, 1],
   'cli/run.status': [5, 4],

@@ -206,7 +206,14 @@ export type Renewal =
 
 export interface ReleaseOptions {
   /** Record the release in the history (caps.history): how the run ended, and --once-per's done mark after a 0. */
-  record?: { exitStatus: string; reason?: string; commandExit?: string; oncePerMs: number };
+  record?: {
+    exitStatus: string;
+    reason?: string;
+    commandExit?: string;
+    oncePerMs: number;
+    /** `dlock unhold`: who ends the hold; `forced`: another user's (--force), recorded as a steal (`forced`). */
+    by?: { user: string; host: string; forced: boolean };
+  };
   /** How long the release may take on one member (default --connect-timeout). */
   boundMs?: number;
   /** false: one attempt per member, a failed one is not retried. */

@@ -33,6 +33,11 @@ export interface Capabilities {
   readonly priority: boolean;
   /** --supersede: a line where a newer waiter takes the places of older ones that asked for it. */
   readonly supersede: boolean;
+  /**
+   * `dlock hold`/`unhold` and --reason: a holder's reason, user and a hold without a process, stored with the
+   * holder and its place in line, recorded in the history.
+   */
+  readonly holds: boolean;
   /** --sync-replicas: wait until replicas have the hold. */
   readonly syncReplicas: boolean;
   /** dlock doctor checks it. */
@@ -51,7 +56,7 @@ export interface Capabilities {
   readonly placeLeaseMs: number | undefined;
   /**
    * Why the store refuses each feature it lacks (a kind not in `kinds`, `oncePer`, `history`, `syncReplicas`,
-   * `priority`, `supersede`, `doctor` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
+   * `priority`, `supersede`, `doctor`, `holds` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
    * "needs one Redis (…), not a Redlock quorum of 3: the done mark is written by the release, which may reach
    * only some instances". A feature it lacks without a reason here is refused in refusal()'s neutral words.
    */
@@ -59,7 +64,8 @@ export interface Capabilities {
 }
 
 /** The features a store may lack, each refused with 64 and a reason (Capabilities.refusals). */
-export type Refusable = 'kinds' | 'oncePer' | 'priority' | 'supersede' | 'history' | 'syncReplicas' | 'doctor';
+export type Refusable =
+  'kinds' | 'oncePer' | 'priority' | 'supersede' | 'history' | 'syncReplicas' | 'doctor' | 'holds';
 
 /** Why `can` refuses `feature`: the usage error's text after the option or command ("--once-per ", "history "). */
 export function refusal(can: Capabilities, feature: Refusable): string {
@@ -74,4 +80,5 @@ const NEUTRAL: Record<Refusable, (can: Capabilities) => string> = {
   history: (can) => `needs ${can.full}, not ${can.name}: no history is kept`,
   syncReplicas: (can) => `needs a store that can wait for its replicas, not ${can.name}`,
   doctor: (can) => `has no checks for ${can.store} (${can.name})`,
+  holds: (can) => `needs ${can.full}, not ${can.name}`,
 };

@@ -36,6 +36,8 @@ interface EventBase {
   host?: string;
   pid?: Field<number>;
   cmd?: string;
+  /** Who (the OS user name), when recorded: the holder's (acquired, released, forced), the waiter's. */
+  user?: string;
   /** Fields the store holds that this event does not have (a forged history; another dlock's): name → text, cut. */
   extra: Record<string, string>;
 }
@@ -49,6 +51,11 @@ export interface AcquiredEvent extends EventBase {
   waitedMs?: Field<number>;
   fence?: Field<string>;
   slot?: Slot;
+  /** --reason, when given. */
+  reason?: string;
+  /** Taken by `dlock hold`; `untilMs` its end (server ms), null when it lasts until `dlock unhold`. */
+  hold?: Field<boolean>;
+  untilMs?: Field<number | null>;
 }
 
 /**
@@ -64,6 +71,9 @@ export interface ReleasedEvent extends EventBase {
   heldMs?: Field<number>;
   reason?: Field<StopReason>;
   commandExit?: Field<number>;
+  /** `dlock unhold`: who ended the hold. */
+  byUser?: string;
+  byHost?: string;
 }
 
 /** Why dlock ended a job: --max-hold, or a --heartbeat missed. */
@@ -83,6 +93,8 @@ export interface ForcedEvent extends EventBase {
   slot?: Slot;
   byHost?: string;
   byPid?: Field<number>;
+  /** `dlock unhold --force`: the user who took the hold away (a steal). */
+  byUser?: string;
   now?: Field<boolean>;
 }
 

@@ -17,12 +17,24 @@ export function parsePriority(text: string | undefined): number {
   return Math.abs(value) <= PRIORITY_MAX ? value : 0;
 }
 
+/** The longest --reason, in characters: longer is a usage error; a stored one is cut to it when read back. */
+export const REASON_MAX = 512;
+
 /** Who a dlock says it is when it takes a lock: stored with the hold, shown by status. */
 export interface HolderMeta {
   host: string;
   /** "" for a hold no process keeps (`dlock acquire --no-keeper`: its process exits at once). */
   pid: number | '';
   cmd: string;
+  /** --reason: why it is held (run, acquire, hold); stored with the holder and with its place while it waits. */
+  reason?: string;
+  /** Who took it: the OS user name ("" when it cannot be told). */
+  user?: string;
+  /**
+   * `dlock hold`: a holder with no process; `forever`: it has no end, it lasts until `dlock unhold`; `untilMs`
+   * (--until, ms since the epoch): its lease ends then on the store's clock, whenever it is taken.
+   */
+  hold?: { forever: boolean; untilMs?: number };
 }
 
 /** What every holder has, whatever its kind. */
@@ -49,6 +61,14 @@ export interface HolderFields {
   maxHoldMs?: number;
   /** When the job last ran `dlock heartbeat` (ms since the epoch), as its renewals store it. */
   beatMs?: number;
+  /** --reason, as stored (cut); undefined when none. */
+  reason?: string;
+  /** Who took it (the OS user name), as stored (cut); undefined when not stored (an older dlock's holder). */
+  user?: string;
+  /** Taken by `dlock hold`: no process holds it, it ends at `untilMs` or by `dlock unhold`. */
+  hold?: boolean;
+  /** A hold's end (server ms); undefined for a hold that lasts until `dlock unhold`. */
+  untilMs?: number;
 }
 
 /**
@@ -68,6 +88,12 @@ export interface Waiter {
   sinceMs?: number;
   /** How long it has waited, on the server's clock (undefined when not known). */
   waitedMs?: number;
+  /** --reason, as its details say (cut); undefined when none. */
+  reason?: string;
+  /** Who waits (the OS user name), when its details say. */
+  user?: string;
+  /** A `dlock hold` waiting to begin. */
+  hold?: boolean;
   /** Its --priority (0 when the details hold none, or not an integer in range). */
   priority: number;
   /** It asked for --supersede. */

@@ -41,6 +41,7 @@ export {
   isClosed,
   MAX_SLOTS,
   parsePriority,
+  REASON_MAX,
   pidNumber,
   PRIORITY_MAX,
   type DoneMark,

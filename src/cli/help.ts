@@ -203,6 +203,31 @@ export const HELP_AFTER: Record<string, string> = {
       ['take a stuck lock from whoever holds it, once you know it is dead', 'dlock release --force nightly-sync'],
       ['open it to new holders at once (the old command may still run)', 'dlock release --force --now nightly-sync'],
     ]),
+  hold:
+    exitStatus([
+      ['0', 'held: one line on stdout says until when'],
+      ...COMMON_EXITS,
+      ['75', 'busy: held by another (-n, the default, or --wait ran out); -E changes the code'],
+      ['128+N', 'interrupted by signal N while waiting'],
+    ]) +
+    examples([
+      ['a freeze until 18:00 (local time)', "dlock hold --reason 'release 4.2 freeze' --until 18:00 deploy-prod"],
+      [
+        'queue a freeze behind the running deploy, for two hours',
+        "dlock hold --wait 30m --for 2h --reason 'db migration' deploy-prod",
+      ],
+    ]),
+  unhold:
+    exitStatus([
+      ['0', 'the hold ended'],
+      ['1', 'not held (or the hold ended meanwhile): nothing to unhold'],
+      ['64', "also: held by a process, not a hold (see release --force); another user's hold without --force"],
+      ...COMMON_EXITS.slice(1),
+    ]) +
+    examples([
+      ['end your freeze', 'dlock unhold deploy-prod'],
+      ["end someone else's (recorded as taken, with your name)", 'dlock unhold --force deploy-prod'],
+    ]),
   history:
     exitStatus([['0', 'events shown'], ['1', 'the key has no history'], ...COMMON_EXITS]) +
     examples([

@@ -5,6 +5,7 @@ import type {
   DoctorConfig,
   Env,
   HistoryConfig,
+  HoldCommandConfig,
   MetricsConfig,
   RawOptions,
   ReleaseConfig,
@@ -12,6 +13,7 @@ import type {
   RunConfig,
   ServeConfig,
   StatusConfig,
+  UnholdConfig,
 } from '../config/index.js';
 
 export type Shell = 'bash' | 'zsh' | 'fish';
@@ -26,6 +28,8 @@ export type Invocation =
   | ({ command: 'keeper'; config: AcquireConfig } & Runs)
   | ({ command: 'renew' } & RenewConfig & Runs)
   | ({ command: 'release' } & ReleaseConfig & Runs)
+  | ({ command: 'hold'; config: HoldCommandConfig } & Runs)
+  | ({ command: 'unhold' } & UnholdConfig & Runs)
   | ({ command: 'status' } & StatusConfig & Runs)
   | ({ command: 'history' } & HistoryConfig & Runs)
   | ({ command: 'doctor' } & DoctorConfig & Runs)

@@ -34,6 +34,11 @@ export function lockOptions(command: Command): Command {
     .addOption(new Option('-e').hideHelp())
     .on('option:e', () => command.setOptionValue('exclusive', true))
     .option(
+      '--reason <text>',
+      'why it is held, shown by status, the busy line and the history (one line, at most 512 characters; env ' +
+        'DLOCK_REASON)',
+    )
+    .option(
       '--sync-replicas <n>',
       'after acquiring, WAIT (up to --connect-timeout) until n replicas have the lock; else release and exit 69 ' +
         '(default 0)',

@@ -13,6 +13,7 @@ import { declareDoctor } from './doctor.js';
 import { environmentHelp, fitHelp, formatItem, helpWidth, RUN_EXAMPLES } from './help.js';
 import { declareHeartbeat } from './heartbeat.js';
 import { declareHistory } from './history.js';
+import { declareHold, declareUnhold } from './hold.js';
 import type { CommandLine, Invocation } from './invocation.js';
 import { declareKeeper } from './keeper.js';
 import { declareMetrics } from './metrics.js';
@@ -68,6 +69,8 @@ const DECLARATIONS: [string, (program: Command, cli: CommandLine) => void][] = [
   ['heartbeat', declareHeartbeat],
   ['status', declareStatus],
   ['release', declareRelease],
+  ['hold', declareHold],
+  ['unhold', declareUnhold],
   ['history', declareHistory],
   ['doctor', declareDoctor],
   ['metrics', declareMetrics],

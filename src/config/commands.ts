@@ -5,6 +5,7 @@ import { badOption, UsageError } from '../errors.js';
 import { connectionConfig, type ConnectionConfig } from './connection.js';
 import { leaseTtl, lockOptions, type RunConfig } from './lock.js';
 import { monitorConfig } from './monitor.js';
+import { reasonOf } from './reason.js';
 import {
   ACQUIRE_FORMATS,
   integer,
@@ -30,6 +31,7 @@ export function runConfig(
 ): RunConfig {
   const connection = connectionConfig(raw, env);
   const lock = lockOptions(raw, env, connection.caps);
+  const reason = reasonField(reasonOf(raw, env, connection.caps));
   const monitor = monitorConfig(raw, env);
   const validKey = validateKey(key);
   const words = typeof command === 'function' ? command() : command;
@@ -41,6 +43,7 @@ export function runConfig(
     command: words,
     monitor,
     holderCmd: raw.cmdMetadata === false ? '' : holderCmd(words, connection.secrets),
+    ...reason,
   };
 }
 
@@ -86,6 +89,7 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
   // DLOCK_PING_URL set for every job does not refuse a --no-keeper acquire: it has no end to ping.
   const monitor = keeper ? monitorConfig(raw, env) : monitorConfig(raw, { ...env, DLOCK_PING_URL: undefined });
   const format = acquireFormat(raw);
+  const reason = reasonField(reasonOf(raw, env, connection.caps));
   // eval of a busy acquire that exits 0 would let the script's next steps run without the lock.
   if (lock.conflictExitCode === 0 && format === 'sh') {
     const why = 'not 0 for eval: the steps after it would run without the lock; to skip quietly when busy, test for 75';
@@ -103,7 +107,13 @@ export function acquireConfig(key: string | undefined, raw: RawOptions, env: Env
     monitor,
     // status shows it as the holder's command (the keeper names the pid it watches).
     holderCmd: keeper ? 'dlock acquire' : NO_KEEPER_CMD,
+    ...reason,
   };
+}
+
+/** `{ reason }`, or nothing without one. */
+function reasonField(reason: string | undefined): { reason?: string } {
+  return reason === undefined ? {} : { reason };
 }
 
 /** acquire's stdout: --json, or --format (its older spelling, kept for scripts that use it). */

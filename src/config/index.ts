@@ -5,6 +5,8 @@ export * from './connection.js';
 export * from './lock.js';
 export * from './monitor.js';
 export * from './commands.js';
+export * from './hold.js';
+export * from './reason.js';
 export * from './metrics.js';
 export * from './serve.js';
 export * from './owner.js';

@@ -61,6 +61,8 @@ export interface RunConfig extends ConnectionConfig {
   heartbeatMs: number | undefined;
   /** --ping / --on-event; undefined: neither (the monitor code is not even loaded). */
   monitor: MonitorConfig | undefined;
+  /** --reason (or DLOCK_REASON): why it is held, stored with the holder and its place in line. */
+  reason?: string;
 }
 
 /** --ttl, else DLOCK_TTL, else the default: at least MIN_TTL_MS. */

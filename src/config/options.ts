@@ -89,6 +89,10 @@ export interface RawOptions extends Partial<Record<HolderKind, string | boolean>
   only?: boolean;
   push?: string;
   listen?: string;
+  /** run, acquire, hold: --reason; hold: --for, --until. */
+  reason?: string;
+  for?: string;
+  until?: string;
 }
 
 export function duration(option: string, value: string): number {

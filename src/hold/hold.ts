@@ -23,6 +23,7 @@ import {
 } from '../backend/index.js';
 import type { Logger } from '../log.js';
 import { now } from '../clock.js';
+import { osUser } from '../user.js';
 import { Lease, type LossReason } from './lease.js';
 import { expiresText, reportRelease } from './release-report.js';
 import { doneThisWindow } from './once-per.js';
@@ -53,8 +54,12 @@ export type HoldConfig = Pick<
   | 'verbosity'
   | 'logFormat'
   | 'keyOptions'
+  | 'reason'
 > &
-  Partial<Pick<AcquireConfig, 'keeper'>>;
+  Partial<Pick<AcquireConfig, 'keeper'>> & {
+    /** `dlock hold`: a holder with no process (no end: until unhold; or its --until). */
+    hold?: { forever: boolean; untilMs?: number };
+  };
 
 export class Hold {
   private lease: Lease | undefined;
@@ -90,8 +95,11 @@ export class Hold {
     // --no-keeper: this process exits once the lock is held, and nothing else holds it: no pid.
     const meta: HolderMeta = {
       host: hostname(),
-      pid: config.keeper === false ? '' : process.pid,
+      pid: config.keeper === false || config.hold ? '' : process.pid,
       cmd: config.holderCmd,
+      ...(config.reason === undefined ? {} : { reason: config.reason }),
+      user: osUser(),
+      ...(config.hold ? { hold: config.hold } : {}),
     };
     warnTwoInstances(log, config.key, lock.caps);
     const display = new WaitDisplay(config, lock, log);

@@ -12,7 +12,7 @@ import { isClosed, type LockHandle, type MemberFailure, storeNow, slotsOf, unrea
 import { type HolderSnapshot, refusedOf, snapshotOf } from '../views/snapshot.js';
 import { describeSnapshot } from '../views/holder-text.js';
 import { publicHolder } from '../views/instance-views.js';
-import { isNoKeeper, pidAlive } from '../views/dead-pid.js';
+import { hasNoProcess, pidAlive } from '../views/dead-pid.js';
 import { recentHoldTimes, type TurnEstimate, turnEstimateMs } from './turn-estimate.js';
 
 type DisplayConfig = Pick<RunConfig, 'key' | 'waitMs' | 'conflictExitCode' | 'verbosity' | 'logFormat' | 'keyOptions'>;
@@ -116,7 +116,7 @@ export class WaitDisplay {
       ? 'command'
       : isClosed(holder) || pidAlive(holder) === false
         ? 'lease'
-        : isNoKeeper(holder)
+        : hasNoProcess(holder)
           ? 'release-or-lease'
           : 'command';
     const current = { ends, heldMs, leaseLeftMs: this.agedPttl(now) } as const;

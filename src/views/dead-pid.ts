@@ -25,13 +25,18 @@ export function isNoKeeper(holder: Pick<Holder, 'cmd'>): boolean {
   return holder.cmd === NO_KEEPER_CMD;
 }
 
+/** Whether no process holds it by design: a --no-keeper hold, or a `dlock hold` (its `hold` field). */
+export function hasNoProcess(holder: Pick<Holder, 'cmd' | 'hold'>): boolean {
+  return isNoKeeper(holder) || holder.hold === true;
+}
+
 /**
  * false when the holder says it is on this host and its pid is gone (a zombie counts as gone); undefined when that
  * cannot be told here, or means nothing (a --no-keeper hold has no process).
  */
 export function pidAlive(holder: Holder, thisHost: string = ownHost()): boolean | undefined {
   const pid = pidNumber(holder);
-  if (pid === undefined || holder.host !== thisHost || isNoKeeper(holder)) return undefined;
+  if (pid === undefined || holder.host !== thisHost || hasNoProcess(holder)) return undefined;
   return isRunning(pid);
 }
 
@@ -70,17 +75,19 @@ export function processText(holder: Holder, pttlMs: number | undefined): string 
 
 /** A table's PID cell: the pid escaped ("none" for a --no-keeper hold without one), tagged when dead or --no-keeper. */
 export function pidCell(holder: Holder): string {
+  if (holder.hold) return 'none (hold)';
   if (isNoKeeper(holder)) return `${pidShown(holder)} (--no-keeper)`;
   return `${pidShown(holder)}${deadPidText(holder, undefined) ? ' (not running)' : ''}`;
 }
 
 /** The pid escaped; "none" for a --no-keeper hold that stores none. */
 export function pidShown(holder: Holder): string {
-  return printable(holder.pid) || (isNoKeeper(holder) ? 'none' : '');
+  return printable(holder.pid) || (hasNoProcess(holder) ? 'none' : '');
 }
 
 /** `{ pid_alive }` for a holder on this host, `{ no_keeper: true }` for a --no-keeper hold: for JSON. */
 export function processFields(holder: Holder): { pid_alive?: boolean; no_keeper?: true } {
+  if (holder.hold) return {};
   if (isNoKeeper(holder)) return { no_keeper: true };
   const alive = pidAlive(holder);
   return alive === undefined ? {} : { pid_alive: alive };

@@ -52,17 +52,28 @@ export function details(event: HistoryEvent): string {
   const slotText = (slot: Field<number | null>) => (slot === undefined || slot === null ? '' : `slot ${textOf(slot)}`);
   const parts: string[] = [];
   switch (event.event) {
-    case 'acquired':
+    case 'acquired': {
       parts.push(fenceText(event.fence), slotText(event.slot), `waited ${ms(event.waitedMs)}`);
+      if (event.hold === true) {
+        const until = known(event.untilMs);
+        parts.push(`hold until ${until === null ? 'dlock unhold' : timeText(until)}`);
+      }
+      if (event.reason !== undefined) parts.push(`reason '${event.reason}'`);
+      if (event.user !== undefined) parts.push(`user ${event.user}`);
       break;
+    }
     case 'released':
       parts.push(exitText(event), `held ${ms(event.heldMs)}`, fenceText(event.fence), slotText(event.slot));
+      if (event.byUser !== undefined) parts.push(`unhold by ${event.byUser}@${event.byHost ?? '?'}`);
       break;
     case 'lost':
       parts.push(`${textOf(event.why) ?? '?'} (renewal refused)`, fenceText(event.fence));
       break;
     case 'forced': {
-      const by = `by ${event.byHost ?? '?'} pid ${textOf(event.byPid) ?? '?'}${event.now === true ? ' (--now)' : ''}`;
+      const by =
+        event.byUser !== undefined
+          ? `by ${event.byUser}@${event.byHost ?? '?'} (unhold --force)`
+          : `by ${event.byHost ?? '?'} pid ${textOf(event.byPid) ?? '?'}${event.now === true ? ' (--now)' : ''}`;
       parts.push(by, fenceText(event.fence), slotText(event.slot));
       break;
     }
@@ -152,6 +163,8 @@ type JsonValue = string | number | boolean | null;
 
 /** Numbers as numbers (docs/reference/json-schema.json): null when unreadable; `slot` null for a lock without slots. */
 const number = (field: AnyField): JsonValue => (typeof field === 'number' ? field : null);
+/** true, or the text stored where dlock writes "1". */
+const flag = (field: AnyField): JsonValue => (field === true ? true : text(field));
 /** Text as stored: the 64-bit fence stays a string, `now` is "true" or "false". */
 const text = (field: AnyField): JsonValue => (isUnreadable(field) ? field.unreadable : String(field));
 
@@ -163,6 +176,7 @@ const JSON_FIELDS: [FieldName, string, (field: AnyField) => JsonValue][] = [
   ['host', 'host', text],
   ['pid', 'pid', number],
   ['cmd', 'cmd', text],
+  ['user', 'user', text],
   ['waitedMs', 'waited_ms', number],
   ['fence', 'fence', text],
   ['slot', 'slot', number],
@@ -173,6 +187,8 @@ const JSON_FIELDS: [FieldName, string, (field: AnyField) => JsonValue][] = [
   ['byHost', 'by_host', text],
   ['byPid', 'by_pid', number],
   ['byCmd', 'by_cmd', text],
+  ['byUser', 'by_user', text],
+  ['hold', 'hold', flag],
   ['now', 'now', text],
   ['why', 'why', text],
   ['untilMs', 'until_ms', number],

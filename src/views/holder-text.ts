@@ -7,17 +7,22 @@ import { type Holder, isClosed, MODES, storeNow, slotsOf } from '../backend/inde
 import type { HolderSnapshot } from './snapshot.js';
 import { printable } from '../untrusted.js';
 import { isNoKeeper, processText } from './dead-pid.js';
+import { holdText, reasonPart } from './hold-text.js';
 
 /**
  * Who holds a lock, for how long, its fence and when it expires, on one line. `nowMs`: the
  * server's time (its `since_ms` is on the server's clock); this host's clock when not known.
  */
 export function describeHolder(holder: Holder, pttlMs?: number, nowMs: number = Date.now()): string {
+  // A hold (no process): who, why and until when; its fence.
+  if (holder.hold && !holder.forcedMs)
+    return `${holdText(holder, nowMs)}${holder.fence ? `, fence ${printable(holder.fence)}` : ''}`;
   const how = MODES[holder.kind].holderSuffix(holder.slot);
   // A --no-keeper hold stores no pid (processText says why): none is named.
   const pid = printable(holder.pid) || (isNoKeeper(holder) ? '' : '?');
   const who = `${printable(holder.host) || 'unknown host'}${pid && ` pid ${pid}`}${how}`;
-  const parts = [holder.forcedMs ? `closed by release --force (was held by ${who})` : `held by ${who}`];
+  const why = reasonPart(holder.reason);
+  const parts = [holder.forcedMs ? `closed by release --force (was held by ${who}${why})` : `held by ${who}${why}`];
   if (holder.sinceMs !== undefined) parts.push(`for ${formatDuration(nowMs - holder.sinceMs)}`);
   if (holder.fence) parts.push(`fence ${printable(holder.fence)}`);
   // Dead, or --no-keeper: the note says when it expires.

@@ -27,8 +27,12 @@ export function publicHolder(holder: Holder, ttlMs: number | undefined) {
     since: since === null ? null : new Date(since).toISOString(),
     since_ms: since,
     ttl_ms: holder.ttlMs ?? null,
-    ttl_left_ms: ttlMs ?? null,
+    // Negative: the hash has no expiry (a hold until unhold; a hash dlock did not write).
+    ttl_left_ms: ttlMs === undefined || ttlMs < 0 ? null : ttlMs,
     fence: holder.fence,
+    ...(holder.reason === undefined ? {} : { reason: holder.reason }),
+    ...(holder.user === undefined ? {} : { user: holder.user }),
+    ...(holder.hold ? { hold: true as const, until_ms: holder.untilMs ?? null } : {}),
     ...(holder.maxHoldMs === undefined ? {} : { max_hold_ms: holder.maxHoldMs }),
     ...(holder.beatMs === undefined ? {} : { last_heartbeat_ms: holder.beatMs }),
     ...(isClosed(holder) ? { closed: true } : {}),
@@ -46,6 +50,9 @@ export function publicWaiter(waiter: Waiter, place: number) {
     waited_ms: waiter.waitedMs ?? null,
     priority: waiter.priority,
     supersede: waiter.supersede,
+    ...(waiter.reason === undefined ? {} : { reason: waiter.reason }),
+    ...(waiter.user === undefined ? {} : { user: waiter.user }),
+    ...(waiter.hold ? { hold: true as const } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ import {
 import { cut, printable, toJson } from '../untrusted.js';
 import { pidCell, pidShown, processText } from './dead-pid.js';
 import { publicHolder, publicView, publicWaiter } from './instance-views.js';
+import { untilPart } from './hold-text.js';
 
 /**
  * The holder as status shows it; every field from the hash is escaped (it may be forged). `nowMs`:
@@ -30,18 +31,37 @@ export function describe(key: string, holder: Holder, pttlMs: number, nowMs: num
     holder.sinceMs === undefined
       ? 'unknown'
       : `${new Date(holder.sinceMs).toISOString()} (${formatDuration(nowMs - holder.sinceMs)} ago)`;
+  const title = isClosed(holder)
+    ? 'closed by release --force until this lease runs out'
+    : holder.hold
+      ? 'held by a hold (dlock hold): no process holds it'
+      : 'held';
   const lines = [
-    `${printable(key)}: ${isClosed(holder) ? 'closed by release --force until this lease runs out' : 'held'}`,
+    `${printable(key)}: ${title}`,
     `  host     ${printable(holder.host)}`,
     `  pid      ${pidShown(holder)}${pidNote(holder, pttlMs)}`,
     `  command  ${printable(holder.cmd)}`,
     `  since    ${since}`,
-    `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
-      `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
+    holder.hold && holder.untilMs === undefined
+      ? `  ttl left none: until dlock unhold`
+      : `  ttl left ${pttlMs >= 0 ? formatDuration(pttlMs) : 'none'} of ` +
+        `${holder.ttlMs === undefined ? 'unknown' : formatDuration(holder.ttlMs)}`,
     `  fence    ${printable(holder.fence)}`,
+    ...purposeLines(holder, nowMs),
     ...boundLines(holder, nowMs),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** A hold's end, the --reason and who took it, when stored (escaped: they may be forged). */
+function purposeLines(holder: Holder, nowMs: number): string[] {
+  const lines: string[] = [];
+  if (holder.hold && holder.untilMs !== undefined)
+    lines.push(`  until    ${new Date(holder.untilMs).toISOString()} (${untilPart(holder.untilMs, nowMs)})`);
+  if (holder.reason !== undefined) lines.push(`  reason   '${printable(holder.reason)}'`);
+  if (holder.user !== undefined && (holder.hold || holder.reason !== undefined))
+    lines.push(`  user     ${printable(holder.user)}`);
+  return lines;
 }
 
 /**
@@ -91,6 +111,8 @@ export function describeHolders(key: string, state: LockState, nowMs: number = D
 export function describeLine(state: LockState): string {
   const priorities = state.line.some(({ priority }) => priority !== 0);
   const superseding = state.line.some(({ supersede }) => supersede);
+  // A REASON column when a waiter gave one (a hold always does).
+  const why = state.line.some((waiter) => waiter.reason !== undefined);
   const cells = [
     [
       'PLACE',
@@ -101,6 +123,7 @@ export function describeLine(state: LockState): string {
       'PID',
       'WAITED',
       'COMMAND',
+      ...(why ? ['REASON'] : []),
     ],
   ].concat(
     state.line.map((waiter, i) => [
@@ -109,9 +132,10 @@ export function describeLine(state: LockState): string {
       ...(priorities ? [String(waiter.priority)] : []),
       ...(superseding ? [waiter.supersede ? 'yes' : 'no'] : []),
       printable(waiter.host),
-      printable(waiter.pid),
+      waiter.hold ? 'none (hold)' : printable(waiter.pid),
       waiter.waitedMs === undefined ? 'unknown' : formatDuration(waiter.waitedMs),
       printable(waiter.cmd),
+      ...(why ? [waiter.reason === undefined ? '' : `'${printable(waiter.reason)}'`] : []),
     ]),
   );
   const more = state.lineLength > state.line.length ? `  … and ${state.lineLength - state.line.length} more\n` : '';

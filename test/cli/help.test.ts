@@ -12,6 +12,8 @@ const COMMANDS = [
   'heartbeat',
   'status',
   'release',
+  'hold',
+  'unhold',
   'history',
   'doctor',
   'metrics',

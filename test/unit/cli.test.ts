@@ -243,7 +243,7 @@ describe('status, release, renew, completion', () => {
   test.each<[string[], RegExp]>([
     [
       ['help', 'bogus'],
-      /^unknown command "bogus" \(commands: run, acquire, renew, heartbeat, status, release, history, doctor, metrics, serve, completion, help\)$/,
+      /^unknown command "bogus" \(commands: run, acquire, renew, heartbeat, status, release, hold, unhold, history, doctor, metrics, serve, completion, help\)$/,
     ],
     [['doctor', '--ttl', '50ms'], /^--ttl: must be at least 100ms/],
     [['doctor', 'extra'], /^too many arguments/],
@@ -386,7 +386,7 @@ describe("a bad option value is named before a missing key or command (issue 31'
   // `dlock acquire -w k`: -w takes "k", and no key is left. The option's value is the mistake to name.
   const COMMANDS = ['run', 'acquire', 'renew', 'release', 'status', 'history', 'metrics', 'doctor', 'heartbeat'];
   /** Options for which "k" is a valid value: another value that is not. */
-  const BAD: Record<string, string> = { '--prefix': 'a{b', '--on-event': '' };
+  const BAD: Record<string, string> = { '--prefix': 'a{b', '--on-event': '', '--reason': '' };
   const program = buildProgram({}, () => {});
   const cases = COMMANDS.flatMap((name) => {
     const command = program.commands.find((candidate) => candidate.name() === name)!;

@@ -3,6 +3,11 @@
 
 import { describe, expect, test } from 'vitest';
 import {
+  checkedReason,
+  holdConfig,
+  reasonOf,
+  unholdConfig,
+  untilTime,
   acquireConfig,
   connectionConfig,
   doctorConfig,
@@ -454,5 +459,62 @@ describe("each command's config", () => {
     for (const make of [renewConfig, releaseConfig, statusConfig, historyConfig]) {
       expect(usageError(() => make('a b', { token: T }, {})).message).toMatch(/^key: /);
     }
+  });
+});
+
+describe('--reason, hold and unhold (config/reason.ts, config/hold.ts)', () => {
+  const at = new Date(2026, 11, 7, 16, 0, 0); // 16:00 local
+  test.each([
+    ['release 4.2 freeze', 'release 4.2 freeze'],
+    ['ü'.repeat(512), 'ü'.repeat(512)],
+    ['🔒'.repeat(512), '🔒'.repeat(512)],
+  ])('reason %#: kept as given', (text, kept) => expect(checkedReason('--reason', text)).toBe(kept));
+  test.each([
+    ['', /must not be empty/],
+    ['   ', /must not be empty/],
+    ['x'.repeat(513), /at most 512 characters \(got 513\)/],
+    ['a\nb', /without control characters/],
+    ['a\x1bb', /without control characters/],
+    ['a\u202eb', /without control characters/],
+    ['a\u2028b', /without control characters/],
+  ])('reason %j: 64', (text, message) => {
+    expect(usageError(() => checkedReason('--reason', text)).message).toMatch(message);
+  });
+  test('DLOCK_REASON is read for run; on a Redlock quorum the variable is left unused and the option refused', () => {
+    const one = connectionConfig({}, {}).caps;
+    expect(reasonOf({}, { DLOCK_REASON: 'ci' }, one)).toBe('ci');
+    expect(reasonOf({ reason: 'opt' }, { DLOCK_REASON: 'ci' }, one)).toBe('opt');
+    const quorum = connectionConfig({ redis: ['redis://a', 'redis://b', 'redis://c'] }, {}).caps;
+    expect(reasonOf({}, { DLOCK_REASON: 'ci' }, quorum)).toBeUndefined();
+    expect(usageError(() => reasonOf({ reason: 'x' }, {}, quorum)).message).toMatch(/^--reason needs one Redis/);
+  });
+  test.each([
+    ['18:00', new Date(2026, 11, 7, 18, 0).getTime()],
+    ['15:30', new Date(2026, 11, 8, 15, 30).getTime()],
+    ['2026-12-24T18:00', new Date(2026, 11, 24, 18, 0).getTime()],
+    ['2026-12-24T18:00:00Z', Date.UTC(2026, 11, 24, 18, 0)],
+  ])('--until %s', (text, ms) => expect(untilTime(text, at)).toBe(ms));
+  test.each([
+    ['2026-12-07T15:00', /is in the past/],
+    ['25:00', /not a time/],
+    ['tomorrow', /not a time/],
+    ['2028-01-01T00:00', /at most 366 days ahead/],
+  ])('--until %s: 64', (text, message) => expect(usageError(() => untilTime(text, at)).message).toMatch(message));
+  test('hold: --reason required; --for or --until; no wait unless --wait; exclusive, no keeper', () => {
+    expect(usageError(() => holdConfig('k', {}, {})).message).toMatch(/^hold needs --reason/);
+    expect(usageError(() => holdConfig('k', { reason: 'x', for: '1h', until: '18:00' }, {})).message).toBe(
+      '--for and --until: choose one',
+    );
+    const forever = holdConfig('k', { reason: 'x', wait: true }, { DLOCK_WAIT: '5m' });
+    expect(forever).toMatchObject({ forever: true, untilMs: undefined, waitMs: 0, keeper: false, reason: 'x' });
+    const twoHours = holdConfig('k', { reason: 'x', for: '2h', wait: '10m' }, {});
+    expect(twoHours).toMatchObject({ forever: false, ttlMs: 7_200_000, waitMs: 600_000 });
+    const until = holdConfig('k', { reason: 'x', until: '18:00', wait: '5h' }, {}, at);
+    // A wait never outlasts --until.
+    expect(until).toMatchObject({ forever: false, untilMs: new Date(2026, 11, 7, 18).getTime(), waitMs: 7_200_000 });
+    const quorum = { redis: ['redis://a', 'redis://b', 'redis://c'], reason: 'x' };
+    expect(usageError(() => holdConfig('k', quorum, {})).message).toMatch(/^hold needs one Redis/);
+    expect(usageError(() => unholdConfig('k', quorum, {})).message).toMatch(/^unhold needs one Redis/);
+    expect(unholdConfig('k', { force: true }, {})).toMatchObject({ key: 'k', force: true });
   });
 });

@@ -144,6 +144,7 @@ function etcdCapabilities(endpoints: number): Capabilities {
     oncePer: false,
     priority: false,
     supersede: true,
+    holds: false,
     syncReplicas: false,
     doctor: true,
     // A waiter watches its predecessor's key: a release is heard at once, a watch that ends is re-made.
@@ -167,6 +168,9 @@ const ETCD_REFUSALS: Capabilities['refusals'] = {
     "is not built on etcd: etcd's mutex serves waiters by their keys' create revisions, the order etcdctl lock " +
     'keeps too; use one Redis (a server, redis+sentinel:// or redis+cluster://) for --priority',
   history: "is not kept on etcd: a lock there has no history, its holder's key goes with its release",
+  holds:
+    'is not built on etcd yet: a hold and its reason are recorded in the history, which etcd does not keep; ' +
+    'use one Redis (a server, redis+sentinel:// or redis+cluster://) for holds and --reason',
   syncReplicas: 'is not needed on etcd: every write is committed by a majority of the cluster before it answers',
 };
 

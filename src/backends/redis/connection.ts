@@ -42,7 +42,15 @@ function redisCapabilities(instances: number): Capabilities {
   const common = { store: 'Redis', full: FULL, members: MEMBERS, total: Math.max(1, instances) };
   const polling = { pollCapMs: POLL_CAP_MS, notifyDenied: NOTIFY_DENIED, doctor: true, syncReplicas: true };
   if (instances <= 1) {
-    const all = { line: true, kinds: KINDS, history: true, oncePer: true, priority: true, supersede: true };
+    const all = {
+      line: true,
+      kinds: KINDS,
+      history: true,
+      oncePer: true,
+      priority: true,
+      supersede: true,
+      holds: true,
+    };
     return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
   const none = {
@@ -52,6 +60,7 @@ function redisCapabilities(instances: number): Capabilities {
     oncePer: false,
     priority: false,
     supersede: false,
+    holds: false,
   };
   const name = `a Redlock quorum of ${instances}`;
   const refusals = redlockRefusals(name);
@@ -71,6 +80,9 @@ function redlockRefusals(name: string): Capabilities['refusals'] {
     history: `needs ${FULL}: with ${name}: no history is kept`,
     priority: `needs ${FULL}, not ${name}: a Redlock quorum has no line, its waiters race each other`,
     supersede: `needs a store with a line (${FULL}, or etcd), not ${name}: a Redlock quorum has no line`,
+    holds:
+      `needs ${FULL}, not ${name}: a hold and its reason are recorded in the key's history and read back by ` +
+      'status from one store; a quorum keeps no history, and its instances may disagree on the holder',
   };
 }
 

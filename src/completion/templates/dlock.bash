@@ -78,8 +78,8 @@ _dlock() {
         fi
         return
     fi
-    # The list may be wrapped over lines: a newline separates words as a space does.
-    [[ " ${_dlock_commands//$'\n'/ } " == *" $cmd "* ]] || return
+    # The list may be wrapped over lines: a command is a word between any blanks.
+    [[ " ${_dlock_commands//[[:space:]]/ } " == *" $cmd "* ]] || return
     local opts_name=_dlock_opts_${cmd//-/_} values_name=_dlock_value_opts_${cmd//-/_}
     local opts=${!opts_name} value_opts=${!values_name}
     value_opts=" ${value_opts//$'\n'/ } "

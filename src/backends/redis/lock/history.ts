@@ -25,6 +25,11 @@ export async function readHistory(
 }
 
 const MS_MAX = 8.64e15;
+
+/** `{ [name]: text }`, or nothing when the entry has no such field (or an empty one). */
+function optionalText<K extends string>(name: K, text: string | undefined): { [P in K]?: string } {
+  return text === undefined || text === '' ? {} : ({ [name]: text } as { [P in K]?: string });
+}
 const PID_MAX = 2 ** 31 - 1;
 
 /**
@@ -62,12 +67,22 @@ export function historyEvent({ id, fields }: StreamEntry): HistoryEvent {
     host: take('host'),
     pid: count('pid', 1, PID_MAX),
     cmd: take('cmd'),
+    ...optionalText('user', take('user')),
     extra: rest,
   };
   const event = fields.event ?? '';
   switch (event) {
     case 'acquired':
-      return { ...base, event, waitedMs: ms('waited_ms'), fence: fence(), slot: slot() };
+      return {
+        ...base,
+        event,
+        waitedMs: ms('waited_ms'),
+        fence: fence(),
+        slot: slot(),
+        ...optionalText('reason', take('reason')),
+        hold: read('hold', (text) => (text === '1' ? true : undefined)),
+        untilMs: read('until_ms', (text) => (text === '' ? null : parseCount(text, 0, MS_MAX))),
+      };
     case 'released':
       return {
         ...base,
@@ -80,6 +95,8 @@ export function historyEvent({ id, fields }: StreamEntry): HistoryEvent {
         heldMs: ms('held_ms'),
         reason: read('reason', word('max-hold', 'heartbeat-missed')),
         commandExit: count('command_exit', 0, 255),
+        ...optionalText('byUser', take('by_user')),
+        ...optionalText('byHost', take('by_host')),
       };
     case 'lost':
       return { ...base, event, fence: fence(), why: read('why', word('expired', 'forced', 'taken')) };
@@ -91,6 +108,7 @@ export function historyEvent({ id, fields }: StreamEntry): HistoryEvent {
         slot: slot(),
         byHost: take('by_host'),
         byPid: count('by_pid', 1, PID_MAX),
+        ...optionalText('byUser', take('by_user')),
         now: read('now', (text) => (text === 'true' ? true : text === 'false' ? false : undefined)),
       };
     case 'busy':

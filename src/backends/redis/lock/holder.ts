@@ -6,7 +6,14 @@
 
 import { cut, parseCount } from '../../../untrusted.js';
 import { isHolderKind, MODES, type HoldMode, type HolderKind } from '../../../backend/mode.js';
-import { MAX_SLOTS, parsePriority, type Holder, type HolderFields, type Waiter } from '../../../backend/holder.js';
+import {
+  MAX_SLOTS,
+  parsePriority,
+  REASON_MAX,
+  type Holder,
+  type HolderFields,
+  type Waiter,
+} from '../../../backend/holder.js';
 
 /** The latest time a Date can hold (ms since the epoch). */
 const MAX_DATE_MS = 8.64e15;
@@ -37,6 +44,16 @@ function holderFromFields(fields: Record<string, string | undefined>): HolderFie
     forcedMs: parseCount(fields.forced_ms, 1, MAX_DATE_MS) ?? 0,
     ...optional('maxHoldMs', parseCount(fields.max_hold_ms, 1, MAX_DATE_MS)),
     ...optional('beatMs', parseCount(fields.beat_ms, 1, MAX_DATE_MS)),
+    ...purpose(fields),
+    ...(fields.hold === '1' ? { hold: true, ...optional('untilMs', parseCount(fields.until_ms, 1, MAX_DATE_MS)) } : {}),
+  };
+}
+
+/** --reason and the user, when stored (cut): a holder's or a waiter's. */
+function purpose(fields: Record<string, string | undefined>): { reason?: string; user?: string } {
+  return {
+    ...(fields.reason === undefined || fields.reason === '' ? {} : { reason: cut(fields.reason, REASON_MAX) }),
+    ...(fields.user === undefined || fields.user === '' ? {} : { user: cut(fields.user) }),
   };
 }
 
@@ -117,6 +134,9 @@ export function waiterFromDetails(raw: unknown, nowMs: number): Waiter {
     sinceMs,
     waitedMs: sinceMs === undefined ? undefined : Math.max(0, nowMs - sinceMs),
     priority: parsePriority(details.priority),
-    supersede: details.supersede === '1',
+    // With --supersede, its ticket (enter.lua).
+    supersede: /^[1-9][0-9]{0,15}$/.test(details.supersede ?? ''),
+    ...purpose(details),
+    ...(details.hold === '1' ? { hold: true } : {}),
   };
 }

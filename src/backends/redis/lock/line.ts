@@ -54,6 +54,21 @@ export function lossArgs(record: LossRecord | undefined): (string | number)[] {
   return record ? ['1', record.host, record.pid, record.cmd, record.fence] : ['0', '', '', '', ''];
 }
 
+/** ENTER's ARGV[13]: the holder's --reason, user and hold, as JSON of strings ("{}": none). */
+export function holderExtras(meta: HolderMeta): string {
+  return JSON.stringify({
+    ...(meta.reason ? { reason: meta.reason } : {}),
+    ...(meta.user ? { user: meta.user } : {}),
+    ...(meta.hold
+      ? {
+          hold: '1',
+          ...(meta.hold.forever ? { forever: '1' } : {}),
+          ...(meta.hold.untilMs === undefined ? {} : { until_ms: String(Math.round(meta.hold.untilMs)) }),
+        }
+      : {}),
+  });
+}
+
 /** lua/enter.lua: take the lock in line order, or keep (or get) a place in line. */
 export const enterScript = defineScript({
   name: 'enter',
@@ -84,6 +99,7 @@ export const enterScript = defineScript({
     k.wakePrefix,
     Math.round(i.waitedMs),
     Math.round(i.keyOptions.oncePerMs ?? 0),
+    holderExtras(i.meta),
     i.keyOptions.priority ?? 0,
     i.keyOptions.supersede ? (i.ticket ?? '0') : '',
   ],

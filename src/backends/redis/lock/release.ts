@@ -27,6 +27,8 @@ export interface ReleaseRecord {
   reason?: string;
   /** The command's own status when dlock ended it (`exitStatus` is then 124): `command_exit`; "" or none: no field. */
   commandExit?: string;
+  /** `dlock unhold`: who ends the hold; `forced`: another user's hold, recorded as `forced` (a steal). */
+  by?: { user: string; host: string; forced: boolean };
 }
 
 export interface ReleaseInput {
@@ -52,6 +54,13 @@ export const releaseScript = defineScript({
       ? ['1', record.exitStatus, Math.round(record.oncePerMs), record.reason ?? '', record.commandExit ?? '']
       : ['0', '', 0, '', '']),
     fence ?? '',
+    record?.by
+      ? JSON.stringify({
+          by_user: record.by.user,
+          by_host: record.by.host,
+          ...(record.by.forced ? { forced: '1' } : {}),
+        })
+      : '',
   ],
   parse: parseReleaseReply,
 });

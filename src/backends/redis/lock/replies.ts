@@ -4,7 +4,8 @@
 // Replies arrive as ioredis gives them: bulk strings as strings, integers as numbers, nil null.
 
 import { MalformedReplyError } from '../client/describe.js';
-import { cut, parseCount } from '../../../untrusted.js';
+import { cut, parseCount, SHOWN_MAX } from '../../../untrusted.js';
+import { REASON_MAX } from '../../../backend/holder.js';
 import { detailsOf, holderFromDetails, holderFromReply, holdersFromReply, waiterFromDetails } from './holder.js';
 import { isHolderKind, MODES, slotsOf, type HoldMode, type HolderKind } from '../../../backend/mode.js';
 import { MAX_SLOTS, type DoneMark, type Holder, type Superseder, type Waiter } from '../../../backend/holder.js';
@@ -355,7 +356,9 @@ export function parseHistoryReply(reply: unknown): StreamEntry[] {
     throw new MalformedReplyError(`it answered XREVRANGE with ${shape(reply)} (expected a list of {id, fields})`);
   return reply.map(([id, flat]) => {
     const fields: Record<string, string> = Object.create(null);
-    for (let i = 0; i < flat.length; i += 2) fields[cut(flat[i], 64)] = cut(flat[i + 1]);
+    // A --reason may be longer than other fields (REASON_MAX): it is cut to that.
+    for (let i = 0; i < flat.length; i += 2)
+      fields[cut(flat[i], 64)] = cut(flat[i + 1], flat[i] === 'reason' ? REASON_MAX : SHOWN_MAX);
     return { id, fields };
   });
 }

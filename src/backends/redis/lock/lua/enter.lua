@@ -25,8 +25,15 @@
 -- ARGV[10] wake channel prefix
 -- ARGV[11] ms this dlock has waited so far (history)
 -- ARGV[12] --once-per window ms ("0": none)
--- ARGV[13] --priority (an integer, -PRIORITY_MAX … PRIORITY_MAX; higher enters first, arrival order among equals)
--- ARGV[14] --supersede: this waiter's ticket ("0" before it has one), else "": joining, it takes a ticket
+-- ARGV[13] the holder's extras (JSON of strings, "" or "{}": none): `reason` (--reason), `user` (the OS
+--          user), `hold` ("1": `dlock hold`, a holder with no process) and `forever` ("1": a hold without an
+--          end, until `dlock unhold`: its hash is written without an expiry, and a late retry sets none), or
+--          `until_ms` (a hold's end as ms since the epoch: its lease is cut to end then on the server's
+--          clock). reason, user and hold are stored in the exclusive holder's hash, the h:<owner> JSON and the
+--          waiter's QD JSON, and in the `acquired` history entry; a hold's hash also gets `until_ms` (server
+--          time; "" when forever).
+-- ARGV[14] --priority (an integer, -PRIORITY_MAX … PRIORITY_MAX; higher enters first, arrival order among equals)
+-- ARGV[15] --supersede: this waiter's ticket ("0" before it has one), else "": joining, it takes a ticket
 --          from S and the places of every older --supersede waiter; a waiter whose ticket is not the
 --          last S gave is superseded, in line or out of it (its place lapsed while it was stopped)
 --
@@ -81,15 +88,30 @@ if refused then return refused end
 local L, F, HX, Q, QX, QD = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local D, H, T = KEYS[7], KEYS[8], KEYS[9]
 local owner, ttl, mode, n = ARGV[1], tonumber(ARGV[2]), ARGV[6], tonumber(ARGV[7])
-local priority, supersede = priority_of(ARGV[13]), ARGV[14] ~= ''
+local priority, supersede = priority_of(ARGV[14]), ARGV[15] ~= ''
 local S = KEYS[10]
 local me = {'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5], 'waited_ms', ARGV[11]}
+-- The holder's extras (ARGV[13]): only the known names, only strings; flat for HSET and the history.
+local extras, extra = {}, decoded(ARGV[13])
+for _, name in ipairs({'reason', 'user', 'hold'}) do
+  if type(extra[name]) == 'string' and extra[name] ~= '' then
+    extras[#extras + 1] = name
+    extras[#extras + 1] = extra[name]
+  end
+end
+local forever = extra.hold == '1' and extra.forever == '1'
+local hold_until = extra.hold == '1' and tonumber(extra.until_ms) or nil
+-- Its fields in a waiter's or a --slots/--shared holder's JSON.
+local function with_extras(t)
+  for i = 1, #extras, 2 do t[extras[i]] = extras[i + 1] end
+  return t
+end
 if (tonumber(ARGV[12]) or 0) > 0 then
   refused = check_keys({7, 'string'})
   if refused then return refused end
 end
 if redis.call('HGET', L, 'owner') == owner then
-  redis.call('PEXPIRE', L, ttl)
+  if not forever then redis.call('PEXPIRE', L, ttl) end
   return {1, redis.call('HGET', L, 'fence'), -1}
 end
 local now = clock()
@@ -105,7 +127,7 @@ end
 -- one that is not S's last was superseded, whether we are still in line or our place lapsed meanwhile.
 local ticket = 0
 if supersede then
-  ticket = ticket_of(ARGV[14])
+  ticket = ticket_of(ARGV[15])
   if ticket == 0 and redis.call('ZSCORE', Q, owner) then ticket = ticket_of(waiter(QD, owner).supersede) end
   if ticket > 0 and ticket_of(redis.call('HGET', S, 'seq')) > ticket then
     if redis.call('ZSCORE', Q, owner) then
@@ -166,10 +188,24 @@ local function take()
   redis.call('INCR', F)
   local fence = redis.call('GET', F)
   if mode == 'exclusive' then
-    local failed = write_holder(L, ttl, 'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4],
-      'cmd', ARGV[5], 'since_ms', tostring(now), 'ttl_ms', ARGV[2], 'taken_ms', tostring(now))
-    if failed then return failed end
-    record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1')
+    local held, lease = {}, ttl
+    for i = 1, #extras do held[i] = extras[i] end
+    if hold_until then lease = math.max(1, math.floor(hold_until - now)) end
+    if extra.hold == '1' then
+      held[#held + 1] = 'until_ms'
+      held[#held + 1] = forever and '' or string.format('%d', now + lease)
+    end
+    local fields = {'owner', owner, 'fence', fence, 'host', ARGV[3], 'pid', ARGV[4], 'cmd', ARGV[5],
+      'since_ms', tostring(now), 'ttl_ms', forever and '' or string.format('%d', lease), 'taken_ms', tostring(now),
+      unpack(held)}
+    -- A hold until `dlock unhold` has no expiry: the hash (absent until now) is written without one.
+    if forever then redis.call('HSET', L, unpack(fields))
+    else
+      local failed = write_holder(L, lease, unpack(fields))
+      if failed then return failed end
+    end
+    record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence, 'slot', '-1',
+      unpack(held))
     return {1, fence, -1}
   end
   local slot = -1
@@ -180,9 +216,9 @@ local function take()
     if slot < 0 then return nil end
     redis.call('HSET', L, 's:' .. slot, owner)
   end
-  redis.call('HSET', L, 'mode', mode, 'slots', ARGV[7], 'h:' .. owner, cjson.encode({fence = fence,
+  redis.call('HSET', L, 'mode', mode, 'slots', ARGV[7], 'h:' .. owner, cjson.encode(with_extras({fence = fence,
     slot = tostring(slot), host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = tostring(now), ttl_ms = ARGV[2],
-    taken_ms = tostring(now)}))
+    taken_ms = tostring(now)})))
   redis.call('ZADD', HX, now + ttl, owner)
   local expired = redis.pcall('PEXPIRE', L, ttl)
   if type(expired) == 'table' and expired.err then
@@ -194,7 +230,7 @@ local function take()
   -- Shared holders enter together, slots fill up: whoever may now enter too is told.
   wake(ARGV[10], entrants(L, HX, Q, QD))
   record(H, T, 'acquired', me[1], me[2], me[3], me[4], me[5], me[6], me[7], me[8], 'fence', fence,
-    'slot', tostring(slot))
+    'slot', tostring(slot), unpack(extras))
   return {1, fence, slot}
 end
 
@@ -224,8 +260,8 @@ end
 local function details(since)
   local supersedes = nil
   if supersede then supersedes = string.format('%d', ticket) end
-  return cjson.encode({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4], cmd = ARGV[5], since_ms = since,
-    priority = tostring(priority), supersede = supersedes})
+  return cjson.encode(with_extras({mode = mode, slots = ARGV[7], host = ARGV[3], pid = ARGV[4], cmd = ARGV[5],
+    since_ms = since, priority = tostring(priority), supersede = supersedes}))
 end
 if not queued then
   -- --supersede, joining the first time: the next ticket, and every older --supersede waiter leaves the line

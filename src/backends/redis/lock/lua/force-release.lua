@@ -27,7 +27,8 @@
 -- taken, its renewal is refused). While any hold is closed, the key admits no new holder of any
 -- kind (line-lib's closure). A hold closed before is listed again (its details carry forced_ms):
 -- "close" leaves it closed, "now" removes it too. A hash without an expiry (not one dlock wrote)
--- is deleted: it would stay closed forever. "now" deletes and wakes the waiters that may now enter.
+-- is deleted: it would stay closed forever; so is a hold (`dlock hold`): no process holds it, none is to be
+-- stopped. "now" deletes and wakes the waiters that may now enter.
 
 local refused = check_keys({1, 'hash', 3, 'zset', 4, 'zset', 5, 'zset', 6, 'hash'})
 if refused then return refused end
@@ -51,7 +52,8 @@ if redis.call('HEXISTS', L, 'mode') == 0 or redis.call('HEXISTS', L, 'owner') ==
   for i = 1, #holder, 2 do h[holder[i]] = holder[i + 1] end
   record(KEYS[7], KEYS[8], 'forced', 'host', h.host or '', 'pid', h.pid or '', 'cmd', h.cmd or '',
     'fence', h.fence or '', 'slot', '-1', 'by_host', ARGV[4], 'by_pid', ARGV[5], 'now', tostring(ARGV[1] == 'now'))
-  if ARGV[1] ~= 'now' and pttl > 0 then
+  -- A hold (`dlock hold`, field `hold`) has no process to stop: removed at once, never kept closed.
+  if ARGV[1] ~= 'now' and pttl > 0 and h.hold ~= '1' then
     redis.call('HSET', L, 'owner', '', 'forced_ms', tostring(now))
     return {pttl, holder, {}, now}
   end

@@ -22,6 +22,9 @@
 -- ARGV[8]  the command's own status when dlock ended it ("143" after SIGTERM; "": not known, or not
 --          ended by dlock), recorded as the entry's `command_exit` (`exit` is then dlock's 124)
 -- ARGV[9]  the owner's fence ("": not known), to tell its hold closed by `release --force`
+-- ARGV[10] who ends it, for `dlock unhold` (JSON of strings; "" or "{}": the owner itself): `by_user`,
+--          `by_host`, and `forced` ("1": unhold --force by another user, recorded as `forced` with by_user,
+--          by_host, instead of `released`)
 --
 -- Returns 1 when the owner held it (the exclusive hash, or one holder of --slots/--shared) and
 -- its hold is deleted, the waiters that may now enter woken (unless ARGV[2] is "0"); 2 when it
@@ -40,7 +43,9 @@ local held, exclusive
 if redis.call('HGET', L, 'owner') == ARGV[1] then
   exclusive = true
   held = {}
-  for _, f in ipairs({'host', 'pid', 'cmd', 'fence', 'taken_ms'}) do held[f] = redis.call('HGET', L, f) or '' end
+  for _, f in ipairs({'host', 'pid', 'cmd', 'fence', 'taken_ms', 'reason', 'user'}) do
+    held[f] = redis.call('HGET', L, f) or ''
+  end
   held.slot = '-1'
 elseif redis.call('HEXISTS', L, 'h:' .. ARGV[1]) == 1 then
   held = decoded(redis.call('HGET', L, 'h:' .. ARGV[1]))
@@ -63,7 +68,7 @@ end
 if exclusive and redis.call('HEXISTS', L, 'mode') == 1 then
   -- Holders of --slots/--shared beside our fields (forged data): remove only ours.
   redis.call('HDEL', L, 'owner', 'fence', 'host', 'pid', 'cmd', 'since_ms', 'ttl_ms', 'taken_ms', 'forced_ms',
-    'max_hold_ms', 'beat_ms')
+    'max_hold_ms', 'beat_ms', 'reason', 'user', 'hold', 'until_ms')
   settle_holders(L, HX, now)
 elseif exclusive then
   redis.call('DEL', L)
@@ -71,7 +76,22 @@ else
   drop_holder(L, HX, ARGV[1])
   settle_holders(L, HX, now)
 end
-if ARGV[4] == '1' then
+local by = {}
+if ARGV[10] and ARGV[10] ~= '' then by = decoded(ARGV[10]) end
+local function by_fields(fields)
+  for _, f in ipairs({'by_user', 'by_host'}) do
+    if type(by[f]) == 'string' then
+      table.insert(fields, f)
+      table.insert(fields, by[f])
+    end
+  end
+  return fields
+end
+if ARGV[4] == '1' and by.forced == '1' then
+  record(H, KEYS[9], 'forced', unpack(by_fields({'host', tostring(held.host or ''), 'pid', tostring(held.pid or ''),
+    'cmd', tostring(held.cmd or ''), 'fence', tostring(held.fence or ''), 'slot', tostring(held.slot or '-1'),
+    'user', tostring(held.user or ''), 'now', 'true'})))
+elseif ARGV[4] == '1' then
   local ms = ''
   if started then ms = tostring(now - started) end
   local fields = {'host', tostring(held.host or ''), 'pid', tostring(held.pid or ''),
@@ -85,7 +105,11 @@ if ARGV[4] == '1' then
     table.insert(fields, 'command_exit')
     table.insert(fields, ARGV[8])
   end
-  record(H, KEYS[9], 'released', unpack(fields))
+  if held.user and held.user ~= '' then
+    table.insert(fields, 'user')
+    table.insert(fields, tostring(held.user))
+  end
+  record(H, KEYS[9], 'released', unpack(by_fields(fields)))
 end
 if ARGV[2] == '0' then return 1 end
 local told = true
