@@ -94,3 +94,26 @@ test('--priority is refused on etcd with 64 and the reason; --supersede with -n 
   const noWait = await dlock(['run', '--redis', etcd.url, '-n', '--supersede', 'p', '--', 'true']);
   expect(noWait.code).toBe(64);
 });
+
+test('a superseded waiter stopped until its lease ran out never runs when it comes back, nor supersedes the newer', async () => {
+  const file = join(tempDir(), 'order');
+  const holder = hold('stalled', { redis: etcd.url });
+  await holder.child();
+  const older = appender('stalled', file, 'older', ['--supersede', '--ttl', '2s']);
+  await inLine(older);
+  older.process.kill('SIGSTOP');
+  try {
+    // Its lease runs out while it is stopped (its key goes); a newer one joins and runs when the holder ends.
+    await waitUntil('the stopped waiter out of line', async () => (await lineOf(etcd, 'dlock:stalled')).length === 1);
+    const newer = appender('stalled', file, 'newer', ['--supersede']);
+    await inLine(newer);
+    holder.stop();
+    expect((await newer.result).code).toBe(0);
+  } finally {
+    older.process.kill('SIGCONT');
+  }
+  const result = await older.result;
+  expect(result.code, result.stderr).toBe(75);
+  expect(eventOf(result, 'superseded').message).toMatch(/superseded in line by .*running sh -c echo newer/);
+  expect(order(file)).toEqual(['newer']);
+});

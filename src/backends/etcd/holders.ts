@@ -20,24 +20,21 @@ export function holderValue(meta: HolderMeta, ttlMs: number, supersede = false):
   });
 }
 
-/** A --supersede waiter's key as a newer one marks it: its own details, and who took its place. */
-export function supersededValue(kv: Kv, by: HolderMeta): string {
-  const who = { host: by.host, pid: String(by.pid), cmd: by.cmd, at_ms: String(Math.round(epochMs())) };
-  return JSON.stringify({ ...details(kv), superseded_by: who });
+/** The register's value (supersede.ts): who joined last with --supersede, and when (this host's clock). */
+export function registerValue(by: HolderMeta): string {
+  return JSON.stringify({ host: by.host, pid: String(by.pid), cmd: by.cmd, at_ms: String(Math.round(epochMs())) });
 }
 
-/** Whether a key's details say it waits with --supersede, and is not yet superseded. */
+/** Whether a key's details say it waits with --supersede. */
 export function supersedes(kv: Kv): boolean {
-  const d = details(kv);
-  return d.supersede === '1' && d.superseded_by === undefined;
+  return details(kv).supersede === '1';
 }
 
-/** Who superseded the waiter of this key, when a newer --supersede waiter marked it (forged: only shown). */
-export function supersededBy(kv: Kv): Superseder | undefined {
-  const by = details(kv).superseded_by;
-  if (!isObject(by)) return undefined;
-  const atMs = ms(by.at_ms);
-  return { host: text(by.host), pid: text(by.pid), cmd: text(by.cmd), ...(atMs ? { atMs } : {}) };
+/** Who the register says joined last (forged: only shown). */
+export function registerBy(kv: Kv): Superseder {
+  const d = details(kv);
+  const atMs = ms(d.at_ms);
+  return { host: text(d.host), pid: text(d.pid), cmd: text(d.cmd), ...(atMs ? { atMs } : {}) };
 }
 
 /** The details of a hold that release --force closed: its own, and when it was closed. */

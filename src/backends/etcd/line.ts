@@ -29,7 +29,10 @@ export interface Joined {
   first: Kv | undefined;
 }
 
-/** Put `key` on `lease` unless it exists, and read the first key of the line, in one txn. */
+/**
+ * Put `key` on `lease` unless it exists, and read the first key of the line, in one txn; with
+ * `register` (a --supersede waiter's first join), put that key too, in the same revision.
+ */
 export async function join(
   gateway: Gateway,
   lockPrefix: string,
@@ -37,13 +40,15 @@ export async function join(
   lease: string,
   value: string,
   timeoutMs: number,
+  register?: { key: string; value: string },
 ): Promise<Joined> {
   const first = { request_range: lineRange(lockPrefix, 1) };
+  const registered = register ? [{ request_put: { key: b64(register.key), value: b64(register.value) } }] : [];
   const reply = await gateway.call(
     '/v3/kv/txn',
     {
       compare: [{ target: 'CREATE', key: b64(key), result: 'EQUAL', create_revision: '0' }],
-      success: [{ request_put: { key: b64(key), value: b64(value), lease } }, first],
+      success: [{ request_put: { key: b64(key), value: b64(value), lease } }, ...registered, first],
       failure: [{ request_range: { key: b64(key) } }, first],
     },
     timeoutMs,
@@ -55,7 +60,7 @@ export async function join(
   const own = reply.succeeded === true ? revision : kvsOf(range(0))[0]?.createRevision;
   if (revision === undefined || own === undefined)
     throw lie(gateway, 'the txn that joins the line answered without revisions');
-  return { myRev: own, revision, first: kvsOf(range(1))[0] };
+  return { myRev: own, revision, first: kvsOf(range(reply.succeeded === true ? 1 + registered.length : 1))[0] };
 }
 
 export interface Ahead {

@@ -3,8 +3,10 @@
 // taken, one keepalive and one read check that the lease and the key are still there (etcd 3.4's
 // mutex does not: a waiter whose lease ran out still ran its command). A waiter that lost its
 // place (its lease ran out in an outage, or release --force removed it) joins again at the end.
-// With --supersede (supersede.ts) it marks the older --supersede waiters when it joins, and watches
-// the whole line for its own mark while it waits (at most one --supersede waiter is ever in line).
+// With --supersede (supersede.ts) its first join puts the lock's register (its ticket: that
+// revision) and deletes the older --supersede waiters' keys; while it waits it watches its whole line
+// (at most one --supersede waiter is ever in line) and reads the register each time it wakes and
+// before it rejoins or starts: a newer ticket there and it leaves with the conflict code.
 
 import type { NotObtained, ObtainOptions, Obtained } from '../../backend/backend.js';
 import type { MemberFailure } from '../../backend/failure.js';
@@ -13,8 +15,8 @@ import { now, sleep } from '../../clock.js';
 import { instanceTimeoutMs } from '../../timing.js';
 import { WATCH_RENEW_MS } from './connection.js';
 import { GatewayError } from './gateway.js';
-import { holderValue, supersededBy } from './holders.js';
-import { supersedeOlder } from './supersede.js';
+import { holderValue, registerValue } from './holders.js';
+import { dropOlder, registerKey, supersededSince } from './supersede.js';
 import { grant, keepAlive } from './lease.js';
 import { ahead, deleted, join, readKey } from './line.js';
 import { leave, type EtcdHold } from './release.js';
@@ -39,6 +41,10 @@ export async function obtain(
   let lastWatched: string | undefined;
   let reportedDeleted: string | undefined;
   const supersede = options.keyOptions.supersede === true;
+  /** --supersede: the revision of the first join, which put the register; undefined until then. */
+  let ticket: string | undefined;
+  const superseded = async () =>
+    ticket === undefined ? undefined : supersededSince(hold.gateway, hold.lockPrefix, ticket, hold.timeoutMs);
 
   // A lease granted, or a grant or join that got no answer (it may have made the lease, and a place in line).
   let maybeMade = false;
@@ -63,15 +69,31 @@ export async function obtain(
         keeper?.stop();
         keeper = new LeaseKeeper(hold, sentAt);
         value ??= holderValue(meta, hold.ttlMs, supersede);
-        const joined = await join(hold.gateway, hold.lockPrefix, hold.holdKey, hold.lease, value, hold.timeoutMs);
+        // A waiter that lost its place joins again only while no newer --supersede waiter came.
+        const by = await superseded();
+        if (by) return giveUp({ kind: 'superseded', by, waitedMs: waited(), unreleased: [] });
+        const register =
+          supersede && ticket === undefined
+            ? { key: registerKey(hold.lockPrefix), value: registerValue(meta) }
+            : undefined;
+        const joined = await join(
+          hold.gateway,
+          hold.lockPrefix,
+          hold.holdKey,
+          hold.lease,
+          value,
+          hold.timeoutMs,
+          register,
+        );
         inLine = true;
         hold.myRev = joined.myRev;
+        if (register) ticket = joined.myRev;
         if (joined.first?.createRevision === joined.myRev) {
           keeper.stop();
           return acquired(hold, joined.revision, keeper.renewedAt, waited());
         }
         if (options.waitMs === 0) return giveUp({ kind: 'busy', waitedMs: waited(), unreleased: [] });
-        if (supersede) await supersedeOlder(hold.gateway, hold.lockPrefix, joined.myRev, meta, hold.timeoutMs);
+        if (register) await dropOlder(hold.gateway, hold.lockPrefix, joined.myRev, hold.timeoutMs);
       }
       if (keeper?.lost) {
         // The lease ran out while waiting (an outage, a frozen process): join again, at the end.
@@ -79,12 +101,11 @@ export async function obtain(
         keeper.stop();
         continue;
       }
-      // A --supersede waiter reads its own key each time it wakes: a newer one may have marked it.
-      const [line, mine] = await Promise.all([
+      // A --supersede waiter reads the register each time it wakes: a newer one may have joined.
+      const [line, by] = await Promise.all([
         ahead(hold.gateway, hold.lockPrefix, hold.myRev!, hold.timeoutMs),
-        supersede ? readKey(hold.gateway, hold.holdKey, hold.timeoutMs) : undefined,
+        superseded(),
       ]);
-      const by = mine && supersededBy(mine);
       if (by) return giveUp({ kind: 'superseded', by, waitedMs: waited(), unreleased: [] });
       // Over once the store answers all a step asks: first in line, that is the check below too.
       const over = () => {
@@ -95,13 +116,13 @@ export async function obtain(
       if (!line.predecessor) {
         // First in line: the lease and the key must still be there before the command starts.
         const checkedAt = now();
-        const [ttl, own] = await Promise.all([
+        const [ttl, own, by] = await Promise.all([
           keepAlive(hold.gateway, hold.lease, hold.timeoutMs),
           readKey(hold.gateway, hold.holdKey, hold.timeoutMs),
+          superseded(),
         ]);
         over();
-        const marked = own && supersededBy(own);
-        if (marked) return giveUp({ kind: 'superseded', by: marked, waitedMs: waited(), unreleased: [] });
+        if (by) return giveUp({ kind: 'superseded', by, waitedMs: waited(), unreleased: [] });
         if (ttl !== undefined && own?.createRevision === hold.myRev) {
           keeper!.stop();
           return acquired(hold, line.revision, checkedAt, waited());
