@@ -1,8 +1,10 @@
 // docs/images/board.png: the board (dlock serve) of a real redis-server with sample locks, as
 // Debian's chromium shows it (puppeteer-core, no browser download). Run after `npm run build`:
 //   node scripts/board-screenshot.mjs [out.png]
-// A held deploy with three waiters, a report job on --slots 3, a migration under --max-hold and
-// --heartbeat, and a nightly backup done for the day (--once-per), named so the board shows it free.
+// A held deploy with a line (newest wins with --supersede, a hotfix with --priority), a freeze with a
+// reason queued behind it (dlock hold), a staging freeze, a report job on --slots 3, a migration
+// under --max-hold and --heartbeat, and a nightly backup done for the day (--once-per), named so
+// the board shows it free.
 
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,8 +48,15 @@ try {
   }
   await dlock(['run', '--once-per', '24h', 'nightly-backup', '--', './backup.sh', '--full']);
   await dlock(['run', '-t', '2m', 'deploy-prod', '--', './deploy.sh', 'v4.2.1'], '"acquired"');
-  for (const version of ['v4.2.2', 'v4.2.3', 'v4.3.0'])
-    await dlock(['run', '-t', '2m', 'deploy-prod', '--', './deploy.sh', version], '"waiting"');
+  for (const version of ['v4.2.2', 'v4.2.3'])
+    await dlock(['run', '-t', '2m', '--supersede', 'deploy-prod', '--', './deploy.sh', version], '"waiting"');
+  await dlock(
+    ['run', '-t', '2m', '--priority', '10', 'deploy-prod', '--', './deploy.sh', 'hotfix-4.2.1a'],
+    '"waiting"',
+  );
+  const freeze = ['hold', '--wait', '1h', '--reason', 'release 4.3 freeze', '--for', '4h', 'deploy-prod'];
+  await dlock(freeze, '"waiting"');
+  await dlock(['hold', '--reason', 'load test until the evening', '--until', '18:00', 'deploy-staging']);
   for (const region of ['eu', 'us'])
     await dlock(['run', '--slots', '3', 'report-workers', '--', './report.sh', region], '"acquired"');
   // A short lease: its first renewal (ttl/3) stores --max-hold and the heartbeat for the board.
@@ -67,6 +76,7 @@ try {
     await page.emulateTimezone('Europe/Berlin');
     await page.goto(`http://127.0.0.1:${port}/`);
     await page.waitForSelector('section.lock[data-key="deploy-prod"] table.line tbody tr:nth-child(3)');
+    await page.waitForSelector('section.lock[data-key="deploy-staging"] td.c-reason');
     await page.waitForSelector('section.lock[data-key="db-migrate"] td.c-max-hold');
     await page.screenshot({ path: out, fullPage: true });
     console.log(`wrote ${out}`);

@@ -8,11 +8,13 @@
 // stale, says since when, and shows fresh data once the store is back.
 
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import type { Redis } from 'ioredis';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { events, hold, spawnDlock, type Held } from '../fixtures/observe.js';
 import { inLine } from '../helpers/line.js';
+import { dlock } from '../helpers/cli.js';
 import { useRedisServer } from '../helpers/server.js';
 import { freePort, type RedisServer } from '../../support/redis-server.mjs';
 
@@ -66,8 +68,18 @@ function rows(page: Page, key: string, table: string): Promise<Record<string, st
 test('a held lock, a line of three and forged holders, each as text in its place; a hold ends within a refresh; an outage', async () => {
   const held = hold('b-deploy', { redis: redis.url, flags: ['-t', '1m'] });
   await held.waitFor('"event":"acquired"');
-  // TODO(lead): once `dlock hold` is merged, add `dlock hold b-freeze --reason 'release 4.2 freeze' --for 1h` and
-  // check the holder row's Reason, User and Until cells.
+  // A hold with a reason (a deploy freeze), an hour long.
+  const frozen = await dlock([
+    'hold',
+    '--redis',
+    redis.url,
+    '--reason',
+    'release 4.2 freeze',
+    '--for',
+    '1h',
+    'b-freeze',
+  ]);
+  expect(frozen.code, frozen.stderr).toBe(0);
   // A line of three joining with priorities 0, 5 and 9: served 9, 5, 0.
   const joined: Held[] = [];
   for (const priority of ['0', '5', '9']) {
@@ -116,6 +128,11 @@ test('a held lock, a line of three and forged holders, each as text in its place
   expect(line.map((row) => row.priority)).toEqual(['9', '5', '0']);
   expect(line.map((row) => row.pid)).toEqual(waiters.map((waiter) => String(waiter.process.pid)));
   line.forEach((row, i) => expect(row.command).toContain(waiters[i].dir));
+
+  // The hold: its kind, reason, who and until when, in their cells.
+  const [freeze] = await rows(page, 'b-freeze', 'holders');
+  expect(freeze).toMatchObject({ kind: 'hold', reason: 'release 4.2 freeze', user: userInfo().username });
+  expect(freeze.until).toMatch(/, (59m|1h)[^,]* left$/);
 
   // The forged holder: its markup is the text of the cells, and made no element.
   const forged = await rows(page, 'b-forged', 'holders');
