@@ -48,7 +48,8 @@ export const BINARY_PASS: Record<string, string> = {
   'topology/etcd.etcdctl':
     "the etcd gateway client over Bun's fetch beside etcdctl: refused and stalled members, a lost lease, SIGTERM",
   'topology/etcd.interop': "the etcd gateway client over Bun's fetch, its watch streamed, in one line with etcdctl",
-  'topology/etcd.supersede': "--supersede's marks through Bun's fetch, a waiter's watch of its whole line streamed",
+  'topology/etcd.supersede': "--supersede's register through Bun's fetch, a waiter's watch of its whole line streamed",
+  'topology/etcd.hold': "a hold's lease granted through Bun's fetch and left behind; unhold's revoke as another user",
   'topology/etcd.rows':
     "the lock rows on etcd: Bun's fetch (the binary's gateway client) for grant, txn, keepalive and the watch",
   'topology/etcd.failover':
@@ -164,7 +165,8 @@ export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/line.fifo': [14, 12],
   'cli/line.deploy-queue': [4, 3],
   'topology/etcd.rows': [14, 12],
-  'topology/etcd.supersede': [4, 4],
+  'topology/etcd.supersede': [6, 6],
+  'topology/etcd.hold': [4, 4],
   'topology/redlock-loss': [13, 12],
   'cli/doctor': [13, 7],
   'cli/output': [12, 9],

@@ -38,6 +38,11 @@ export interface Capabilities {
    * holder and its place in line, recorded in the history.
    */
   readonly holds: boolean;
+  /**
+   * `dlock hold --wait`: a hold that waits in line for its turn. Where a place is the hold's own lease (etcd), a
+   * hold that died while waiting would keep its place for the whole hold: refused there.
+   */
+  readonly holdInLine: boolean;
   /** --sync-replicas: wait until replicas have the hold. */
   readonly syncReplicas: boolean;
   /** dlock doctor checks it. */
@@ -65,7 +70,7 @@ export interface Capabilities {
 
 /** The features a store may lack, each refused with 64 and a reason (Capabilities.refusals). */
 export type Refusable =
-  'kinds' | 'oncePer' | 'priority' | 'supersede' | 'history' | 'syncReplicas' | 'doctor' | 'holds';
+  'kinds' | 'oncePer' | 'priority' | 'supersede' | 'history' | 'syncReplicas' | 'doctor' | 'holds' | 'holdInLine';
 
 /** Why `can` refuses `feature`: the usage error's text after the option or command ("--once-per ", "history "). */
 export function refusal(can: Capabilities, feature: Refusable): string {
@@ -81,4 +86,5 @@ const NEUTRAL: Record<Refusable, (can: Capabilities) => string> = {
   syncReplicas: (can) => `needs a store that can wait for its replicas, not ${can.name}`,
   doctor: (can) => `has no checks for ${can.store} (${can.name})`,
   holds: (can) => `needs ${can.full}, not ${can.name}`,
+  holdInLine: (can) => `needs ${can.full}, not ${can.name}`,
 };

@@ -47,6 +47,9 @@ export function holdConfig(
     untilMs = untilTime(raw.until, at);
     ttlMs = untilMs - at.getTime();
   }
+  if (typeof raw.wait === 'string' && !connection.caps.holdInLine) {
+    throw new UsageError(`hold --wait ${refusal(connection.caps, 'holdInLine')}`);
+  }
   // Without --wait a hold does not wait (busy at once): a freeze never queues by surprise; DLOCK_WAIT is not read.
   const lock = {
     ttl: `${ttlMs}ms`,

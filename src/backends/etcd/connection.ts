@@ -144,7 +144,8 @@ function etcdCapabilities(endpoints: number): Capabilities {
     oncePer: false,
     priority: false,
     supersede: true,
-    holds: false,
+    holds: true,
+    holdInLine: false,
     syncReplicas: false,
     doctor: true,
     // A waiter watches its predecessor's key: a release is heard at once, a watch that ends is re-made.
@@ -168,9 +169,9 @@ const ETCD_REFUSALS: Capabilities['refusals'] = {
     "is not built on etcd: etcd's mutex serves waiters by their keys' create revisions, the order etcdctl lock " +
     'keeps too; use one Redis (a server, redis+sentinel:// or redis+cluster://) for --priority',
   history: "is not kept on etcd: a lock there has no history, its holder's key goes with its release",
-  holds:
-    'is not built on etcd yet: a hold and its reason are recorded in the history, which etcd does not keep; ' +
-    'use one Redis (a server, redis+sentinel:// or redis+cluster://) for holds and --reason',
+  holdInLine:
+    "is not built on etcd: a waiter's place there is its hold's own lease, which a hold that died while waiting " +
+    'would keep for the whole hold; hold without --wait (busy when held), or use one Redis for a freeze that queues',
   syncReplicas: 'is not needed on etcd: every write is committed by a majority of the cluster before it answers',
 };
 

@@ -3,21 +3,54 @@
 // JSON; etcdctl writes none, and anyone with write access may write anything: every field is cut
 // and checked here, and a value that is not dlock's reads as unknown details, never as an error.
 
-import type { Holder, HolderMeta, Superseder, Waiter } from '../../backend/holder.js';
+import { REASON_MAX, type Holder, type HolderMeta, type Superseder, type Waiter } from '../../backend/holder.js';
 import { epochMs } from '../../clock.js';
 import { cut, parseCount } from '../../untrusted.js';
 import { isObject, type Kv } from './codec.js';
 
-/** The details dlock writes into its key (the value etcdctl leaves empty); `supersede` "1" with --supersede. */
+/**
+ * The details dlock writes into its key (the value etcdctl leaves empty): who, since when (this host's clock),
+ * the lease; `supersede` "1" with --supersede; --reason and the user; a hold's `hold` "1" and its end
+ * (`until_ms`, none until `dlock unhold`).
+ */
 export function holderValue(meta: HolderMeta, ttlMs: number, supersede = false): string {
+  const sinceMs = Math.round(epochMs());
+  const hold = meta.hold && {
+    hold: '1',
+    ...(meta.hold.forever ? {} : { until_ms: String(Math.round(meta.hold.untilMs ?? sinceMs + ttlMs)) }),
+  };
   return JSON.stringify({
     host: meta.host,
     pid: meta.pid,
     cmd: meta.cmd,
-    since_ms: Math.round(epochMs()),
+    since_ms: sinceMs,
     ttl_ms: ttlMs,
     ...(supersede ? { supersede: '1' } : {}),
+    ...(meta.reason ? { reason: meta.reason } : {}),
+    ...(meta.user ? { user: meta.user } : {}),
+    ...hold,
   });
+}
+
+/** What a waiter shows of them: a hold begins only when its turn comes, so its end is not shown yet. */
+function waiting({ reason, user, hold }: ReturnType<typeof purpose>): Pick<Waiter, 'reason' | 'user' | 'hold'> {
+  return {
+    ...(reason === undefined ? {} : { reason }),
+    ...(user === undefined ? {} : { user }),
+    ...(hold ? { hold } : {}),
+  };
+}
+
+/** Why and by whom, as the details say (cut); a hold's flag and end. */
+function purpose(d: Record<string, unknown>): Pick<Holder, 'reason' | 'user' | 'hold' | 'untilMs'> {
+  const reason = typeof d.reason === 'string' && d.reason !== '' ? cut(d.reason, REASON_MAX) : undefined;
+  const user = typeof d.user === 'string' && d.user !== '' ? cut(d.user) : undefined;
+  const untilMs = ms(d.until_ms);
+  return {
+    ...(reason === undefined ? {} : { reason }),
+    ...(user === undefined ? {} : { user }),
+    ...(d.hold === '1' ? { hold: true, ...(untilMs ? { untilMs } : {}) } : {}),
+  };
 }
 
 /** The register's value (supersede.ts): who joined last with --supersede, and when (this host's clock). */
@@ -80,6 +113,7 @@ export function holderOf(kv: Kv, owner: string): Holder {
     ...(sinceMs !== undefined && sinceMs > 0 ? { sinceMs } : {}),
     ...(ttlMs !== undefined && ttlMs > 0 ? { ttlMs } : {}),
     forcedMs,
+    ...purpose(d),
   };
 }
 
@@ -96,5 +130,6 @@ export function waiterOf(kv: Kv, nowMs: number = Date.now()): Waiter {
     // etcd's line orders by create revision alone (what etcdctl lock shares): no priority.
     priority: 0,
     supersede: d.supersede === '1',
+    ...waiting(purpose(d)),
   };
 }

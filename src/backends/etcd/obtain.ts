@@ -27,6 +27,8 @@ export async function obtain(
   options: ObtainOptions,
 ): Promise<Obtained | NotObtained> {
   const start = now();
+  // A hold without an end (until `dlock unhold`): etcd's longest lease, as no process keeps it alive.
+  if (meta.hold?.forever) hold.ttlMs = FOREVER_TTL_MS;
   const deadline = options.waitMs === undefined ? Infinity : start + options.waitMs;
   const waited = () => Math.round(now() - start);
   // Once in line, a wait longer than --connect-timeout rides out an outage (a restart, a leader
@@ -243,7 +245,9 @@ class LeaseKeeper {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.renew(), Math.max(1, Math.floor(this.hold.ttlMs / 3)));
+    // Capped to what a timer takes (2^31 − 1 ms): a hold's lease may be years long.
+    const every = Math.min(2 ** 31 - 1, Math.max(1, Math.floor(this.hold.ttlMs / 3)));
+    this.timer = setTimeout(() => void this.renew(), every);
   }
 
   private async renew(): Promise<void> {
@@ -273,6 +277,9 @@ class LeaseKeeper {
     clearTimeout(this.timer);
   }
 }
+
+/** The lease of a hold without an end: etcd's longest (9e9 s, about 285 years). */
+const FOREVER_TTL_MS = 9_000_000_000_000;
 
 /** How long undoing an attempt that got no answer may add to the --connect-timeout it ran out. */
 const UNDO_MS = 250;

@@ -50,6 +50,7 @@ function redisCapabilities(instances: number): Capabilities {
       priority: true,
       supersede: true,
       holds: true,
+      holdInLine: true,
     };
     return { name: 'one Redis', ...common, quorum: 1, ...all, ...polling, placeLeaseMs: PLACE_LEASE_MS, refusals: {} };
   }
@@ -61,6 +62,7 @@ function redisCapabilities(instances: number): Capabilities {
     priority: false,
     supersede: false,
     holds: false,
+    holdInLine: false,
   };
   const name = `a Redlock quorum of ${instances}`;
   const refusals = redlockRefusals(name);
