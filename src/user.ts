@@ -4,14 +4,16 @@ import { userInfo } from 'node:os';
 
 let known: string | undefined;
 
-/** The OS user name (the passwd entry of this process's uid; else $USER or $LOGNAME); "" when none can be told. */
-export function osUser(env: Record<string, string | undefined> = process.env): string {
+/**
+ * The OS user name (the passwd entry of this process's uid); for a uid without one (a container's `--user
+ * 1234`), "uid 1234": the same uid unholds its own hold, and $USER, which anyone can set, is never trusted.
+ */
+export function osUser(): string {
   if (known !== undefined) return known;
   try {
     known = userInfo().username;
   } catch {
-    // A uid without a passwd entry (a container's): the environment's word, else nothing.
-    known = env.USER || env.LOGNAME || '';
+    known = typeof process.getuid === 'function' ? `uid ${process.getuid()}` : '';
   }
   return known;
 }

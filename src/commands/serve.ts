@@ -39,7 +39,9 @@ export async function serve({ config, keys, host, port }: ServeConfig): Promise<
  * another site whose name was pointed at 127.0.0.1 (DNS rebinding). On another address: undefined, any.
  */
 function loopbackHosts(host: string, port: number): Set<string> | undefined {
-  const loopback = host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+  // An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is loopback too.
+  const v4 = host.toLowerCase().replace(/^::ffff:/, '');
+  const loopback = host === 'localhost' || host === '::1' || (isIPv4(v4) && v4.startsWith('127.'));
   if (!loopback) return undefined;
   const names = ['localhost', '127.0.0.1', '[::1]', host.includes(':') ? `[${host}]` : host];
   return new Set(names.map((name) => `${name}:${port}`));

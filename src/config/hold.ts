@@ -82,6 +82,13 @@ export const HOLD_CMD = 'dlock hold';
  * --until: an ISO 8601 date-time (2026-12-24T18:00, with seconds, Z or an offset; without a zone: local time), or
  * HH:MM (its next occurrence, local time). In the past, or more than 366 days ahead: 64.
  */
+/** The date part names a day the month has (Date.parse rolls 2027-02-30 over to March 2). */
+function realDate(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 export function untilTime(text: string, at: Date): number {
   const clock = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(text);
   let ms: number;
@@ -92,7 +99,7 @@ export function untilTime(text: string, at: Date): number {
     ms = next.getTime();
   } else if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?$/.test(text)) {
     ms = Date.parse(text.replace(' ', 'T'));
-    if (Number.isNaN(ms)) throw new UsageError(`--until: not a date-time (got ${toJson(text)})`);
+    if (Number.isNaN(ms) || !realDate(text)) throw new UsageError(`--until: not a date-time (got ${toJson(text)})`);
   } else {
     throw new UsageError(
       `--until: not a time; use HH:MM (local, the next one) or an ISO 8601 date-time such as 2026-12-24T18:00 ` +

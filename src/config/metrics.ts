@@ -74,5 +74,7 @@ export function listenAddress(value: string): { host: string; port: number } {
     throw badOption('--listen', value, 'expected a port (on 127.0.0.1) or address:port, e.g. 9464 or 0.0.0.0:9464');
   const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
   if (match[1]?.startsWith('[') && isIP(host) !== 6) throw badOption('--listen', value, 'not an IPv6 address');
+  // Digits and dots only is meant as an IPv4 address: 256.0.0.1 or 1.2.3.4.5 is a typo, not a host name.
+  if (/^[\d.]+$/.test(host) && isIP(host) !== 4) throw badOption('--listen', value, 'not an IPv4 address');
   return { host, port };
 }

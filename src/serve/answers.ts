@@ -40,7 +40,7 @@ export function boardAnswer<T extends { storeMs: number }>(
         stale: value !== undefined,
         error: failureMessage(failing.error),
         unreachable_since: new Date(failing.sinceMs).toISOString(),
-        unreachable_since_ms: failing.sinceMs,
+        unreachable_since_ms: Math.round(failing.sinceMs),
       }
     : { stale: false };
   return { status: failing ? 503 : 200, body: `${toJson({ ...extra, ...outage, ...data })}\n` };

@@ -124,7 +124,7 @@ function board(win: any): void {
       w.place,
       w.mode,
       w.host,
-      w.pid ?? '',
+      w.hold === true ? 'none (hold)' : (w.pid ?? ''),
       w.cmd,
       typeof w.waited_ms === 'number' ? duration(w.waited_ms + sinceRead()) : '?',
       w.priority ?? '',
@@ -140,7 +140,10 @@ function board(win: any): void {
     if (typeof e.held_ms === 'number') parts.push(`held ${duration(e.held_ms)}`);
     if (typeof e.waited_ms === 'number') parts.push(`waited ${duration(e.waited_ms)}`);
     if (e.reason !== undefined) parts.push(`reason ${e.reason}`);
-    if (e.by_host !== undefined) parts.push(`by ${e.by_host} pid ${e.by_pid ?? '?'}`);
+    // Who did it: a user (unhold, a steal by unhold --force), else a process (release --force, --supersede).
+    if (e.by_user !== undefined) parts.push(`by ${e.by_user}@${e.by_host ?? '?'}`);
+    else if (e.by_host !== undefined) parts.push(`by ${e.by_host} pid ${e.by_pid ?? '?'}`);
+    if (e.by_cmd !== undefined) parts.push(`(${e.by_cmd})`);
     if (e.by !== undefined) parts.push(`by ${e.by}`);
     if (typeof e.until_ms === 'number') parts.push(`until ${time(e.until_ms)}`);
     return parts.join(', ');

@@ -252,3 +252,18 @@ test('status --json and history --json of holds, waiting holds and --reason are 
   expect(validate(schema, schema.$defs.status, listed)).toEqual([]);
   expect(validate(schema, schema.$defs.history, await history('h-schema'))).toEqual([]);
 });
+
+test('a uid with no user name (a container\'s --user 65000) is stored as "uid 65000" and unholds its own hold', async () => {
+  const asUid = ['setpriv', '--reuid=65000', '--regid=65000', '--clear-groups'];
+  const env = cleanEnv({ USER: 'root', LOGNAME: 'root' });
+  const held = await dlock(['hold', '--redis', redis.url, '--reason', 'container freeze', 'h-uid'], {
+    via: asUid,
+    env,
+  });
+  expect(held.code, held.stderr).toBe(0);
+  expect(held.stdout).toMatch(/^h-uid: held by uid 65000@\S+ for 'container freeze'/);
+  // $USER says root: never trusted, so root (another user) still needs --force.
+  expect((await dlock(['unhold', '--redis', redis.url, 'h-uid'])).code).toBe(64);
+  const own = await dlock(['unhold', '--redis', redis.url, 'h-uid'], { via: asUid, env });
+  expect(own.code, own.stderr).toBe(0);
+});

@@ -499,6 +499,8 @@ describe('--reason, hold and unhold (config/reason.ts, config/hold.ts)', () => {
     ['25:00', /not a time/],
     ['tomorrow', /not a time/],
     ['2028-01-01T00:00', /at most 366 days ahead/],
+    ['2027-02-30T10:00', /not a date-time/],
+    ['2027-04-31 10:00', /not a date-time/],
   ])('--until %s: 64', (text, message) => expect(usageError(() => untilTime(text, at)).message).toMatch(message));
   test('hold: --reason required; --for or --until; no wait unless --wait; exclusive, no keeper', () => {
     expect(usageError(() => holdConfig('k', {}, {})).message).toMatch(/^hold needs --reason/);

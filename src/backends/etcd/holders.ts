@@ -24,7 +24,8 @@ export function holderValue(meta: HolderMeta, ttlMs: number, supersede = false):
     pid: meta.pid,
     cmd: meta.cmd,
     since_ms: sinceMs,
-    ttl_ms: ttlMs,
+    // A hold until `dlock unhold` has no lease length to show (its lease is etcd's longest).
+    ...(meta.hold?.forever ? {} : { ttl_ms: ttlMs }),
     ...(supersede ? { supersede: '1' } : {}),
     ...(meta.reason ? { reason: meta.reason } : {}),
     ...(meta.user ? { user: meta.user } : {}),

@@ -13,6 +13,7 @@ import type {
 } from '../../backend/backend.js';
 import { unavailable } from '../../backend/failure.js';
 import type { Capabilities } from '../../backend/capabilities.js';
+import type { Holder } from '../../backend/holder.js';
 import { epochMs } from '../../clock.js';
 import { UnavailableError } from '../../errors.js';
 import { cut } from '../../untrusted.js';
@@ -32,6 +33,11 @@ function ownerOfKey(hold: Pick<EtcdHold, 'lockPrefix'>, kv: Kv): string {
   return ownerOfSuffix(kv.key.slice(hold.lockPrefix.length));
 }
 
+/** A hold until `dlock unhold`: its lease (etcd's longest) is no end to show; it has none, as on Redis. */
+function endless(holder: Holder): boolean {
+  return holder.hold === true && holder.untilMs === undefined;
+}
+
 export async function readLock(hold: EtcdHold): Promise<LockRead> {
   const label = hold.gateway.label;
   try {
@@ -45,8 +51,8 @@ export async function readLock(hold: EtcdHold): Promise<LockRead> {
     const lineLength = Math.max(0, Math.max(countOf(reply), kvs.length) - 1);
     const holder = first ? holderOf(first, ownerOfKey(hold, first)) : undefined;
     const lease = first?.lease ? await timeToLive(hold.gateway, first.lease, hold.connectTimeoutMs) : undefined;
-    const ttlLeftMs = lease?.leftMs ?? -1;
-    if (holder && holder.ttlMs === undefined && lease) holder.ttlMs = lease.grantedMs;
+    const ttlLeftMs = holder && endless(holder) ? -1 : (lease?.leftMs ?? -1);
+    if (holder && holder.ttlMs === undefined && lease && !endless(holder)) holder.ttlMs = lease.grantedMs;
     const view: MemberView = {
       label: hold.gateway.label,
       held: holder !== undefined,
@@ -141,8 +147,9 @@ export async function listLocks(gateway: Gateway, prefix: string, timeoutMs: num
         const holder = holderOf(first, owner);
         try {
           const lease = first.lease ? await timeToLive(gateway, first.lease, timeoutMs) : undefined;
-          if (lease && holder.ttlMs === undefined) holder.ttlMs = lease.grantedMs;
-          return { held: { key: name, holder, ttlMs: lease?.leftMs ?? -1, all: [holder], waiting: count - 1 } };
+          if (lease && holder.ttlMs === undefined && !endless(holder)) holder.ttlMs = lease.grantedMs;
+          const ttlMs = endless(holder) ? -1 : (lease?.leftMs ?? -1);
+          return { held: { key: name, holder, ttlMs, all: [holder], waiting: count - 1 } };
         } catch (error) {
           if (!(error instanceof GatewayError)) throw error;
           return { unreadable: { key: name, error: `${error.failure.label}: ${error.failure.reason}` } };
