@@ -39,7 +39,8 @@ export function boardAnswer<T extends { storeMs: number }>(
     ? {
         stale: value !== undefined,
         error: failureMessage(failing.error),
-        unreachable_since: new Date(failing.sinceMs).toISOString(),
+        // Whole ms, as every *_ms field: the same instant in both.
+        unreachable_since: new Date(Math.round(failing.sinceMs)).toISOString(),
         unreachable_since_ms: Math.round(failing.sinceMs),
       }
     : { stale: false };

@@ -166,7 +166,7 @@ describe('before and around the subcommand', () => {
     const result = await dlock(['help', 'bogus']);
     expect(result.code).toBe(64);
     expect(result.stderr).toBe(
-      'dlock: unknown command "bogus" (commands: run, acquire, renew, heartbeat, status, release, hold, unhold, history, doctor, metrics, completion, help)\n',
+      'dlock: unknown command "bogus" (commands: run, acquire, renew, heartbeat, status, release, hold, unhold, history, doctor, metrics, serve, completion, help)\n',
     );
     expect(result.stdout).toBe('');
   });

@@ -57,21 +57,32 @@ interface BoardJson {
 }
 const boardJson = (response: Response) => response.json() as Promise<BoardJson>;
 
-/** `dlock serve` on a free port (on the test's Redis unless --redis is given); resolves once it says where. */
+/**
+ * `dlock serve` on a free port (on the test's Redis unless --redis is given); resolves once it says where. A
+ * port another test's server took between freePort() and the listen (69, in use) is tried again with another.
+ */
 async function serve(...args: string[]) {
-  const port = await freePort();
-  const serving = spawnDlock([
-    'serve',
-    ...(args.includes('--redis') ? [] : ['--redis', redis.url]),
-    '--connect-timeout',
-    '500ms',
-    '--listen',
-    `${port}`,
-    ...args,
-  ]);
-  const url = `http://127.0.0.1:${port}`;
-  await serving.waitFor(`dlock: serving the board on ${url}/\n`);
-  return { ...serving, url };
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const serving = spawnDlock([
+      'serve',
+      ...(args.includes('--redis') ? [] : ['--redis', redis.url]),
+      '--connect-timeout',
+      '500ms',
+      '--listen',
+      `${port}`,
+      ...args,
+    ]);
+    const url = `http://127.0.0.1:${port}`;
+    const up = serving.waitFor(`dlock: serving the board on ${url}/\n`).then(
+      () => undefined,
+      () => serving.result,
+    );
+    const ended = await Promise.race([up, serving.result]);
+    if (ended === undefined) return { ...serving, url };
+    if (attempt < 3 && ended.code === 69 && /EADDRINUSE/.test(ended.stderr)) continue;
+    throw new Error(`dlock serve exited ${ended.code}: ${ended.stderr}`);
+  }
 }
 
 /** `status --json` as the API says it: ttl_left_ms runs on between two reads, so only its type is compared. */

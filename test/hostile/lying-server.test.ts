@@ -99,9 +99,11 @@ describe('enter (acquire on one instance) replies of the wrong shape: the instan
     ['a status reply "ok"', { simple: 'ok' }, /with "ok"/],
     ['{2, ...}', [2, '7'], /an array of 2 \(integer, string\)/],
     ['{1, fence} without a slot', [1, '7'], /an array of 2 \(integer, string\)/],
-    ['a negative place', [0, -5, 100], /an array of 3/],
-    ['a place that is an array', [0, ['x'], 100], /an array of 3 \(integer, array, integer\)/],
-    ['an error element', [0, 1, new ErrorReply('ERR x')], /an array of 3/],
+    ['a negative place', [0, -5, 100, '0'], /an array of 4/],
+    ['a place that is an array', [0, ['x'], 100, '0'], /an array of 4 \(integer, array, integer, string\)/],
+    ['an error element', [0, 1, new ErrorReply('ERR x'), '0'], /an array of 4/],
+    ['a --supersede ticket that is not a whole number', [0, 1, 100, '1e9'], /an array of 4/],
+    ["a waiting reply without its ticket (an older dlock's script)", [0, 1, 100], /an array of 3/],
     ['a slot past the most slots', [1, '7', 5000], /an array of 3/],
     ['a mode no dlock uses', [2, 'bogus', 1, 0, 0], /an array of 5/],
     ['a fence with letters', [1, '12abc', -1], /a fencing token of "12abc"/],
@@ -176,7 +178,7 @@ describe('the other scripts', () => {
     'a waiter whose inspect is answered with a malformed holder list (%s): 69 at once, never a wait',
     async ([, flags]) => {
       const fake = await FakeRedis.start(
-        scripted({ enter: [0, 1, 100], inspect: [5000, '3', ['owner'], [], [], 0, 1] }),
+        scripted({ enter: [0, 1, 100, '0'], inspect: [5000, '3', ['owner'], [], [], 0, 1] }),
       );
       try {
         const started = Date.now();
@@ -326,7 +328,7 @@ describe('the connection, pub/sub, Cluster and Sentinel', () => {
     (subscribe: Script): Script =>
     (argv, conn) =>
       argv[0] === 'EVAL' && scriptOf(argv[1]) === 'enter'
-        ? [0, 1, 60_000]
+        ? [0, 1, 60_000, '0']
         : argv[0] === 'EVAL' && scriptOf(argv[1]) === 'inspect'
           ? HELD
           : argv[0] === 'EVAL'
