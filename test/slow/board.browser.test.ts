@@ -161,6 +161,7 @@ test('a held lock, a line of three and forged holders, each as text in its place
     { timeout: 10_000, polling: 'mutation' },
   );
   const goneAfter = Date.now() - released;
+  console.log(`the holder's release → the page without it: ${Math.round(goneAfter)} ms (refresh ${REFRESH_MS} ms)`);
   // A page asks every refresh; the store is read every half refresh: 1.5 refreshes, and the read's own time.
   expect(goneAfter).toBeLessThan(REFRESH_MS * 1.5 + 1000);
   const after = await rows(page, 'b-deploy', 'holders');
