@@ -61,9 +61,10 @@ export interface Capabilities {
   readonly placeLeaseMs: number | undefined;
   /**
    * Why the store refuses each feature it lacks (a kind not in `kinds`, `oncePer`, `history`, `syncReplicas`,
-   * `priority`, `supersede`, `doctor`, `holds` false), in its own words: the usage error's text after the option or command, e.g. for --once-per
-   * "needs one Redis (…), not a Redlock quorum of 3: the done mark is written by the release, which may reach
-   * only some instances". A feature it lacks without a reason here is refused in refusal()'s neutral words.
+   * `priority`, `supersede`, `doctor`, `holds`, `holdInLine` false), in its own words: the usage error's text
+   * after the option or command, e.g. for --once-per "needs one Redis (…), not a Redlock quorum of 3: the done
+   * mark is written by the release, which may reach only some instances". A feature it lacks without a reason
+   * here is refused in refusal()'s neutral words.
    */
   readonly refusals: Readonly<Partial<Record<Refusable, string>>>;
 }

@@ -182,8 +182,8 @@ export function syncReplicas(value: string | undefined, can: Capabilities): numb
 }
 
 /**
- * --priority n (−PRIORITY_MAX … PRIORITY_MAX) and --supersede: the order of the line, where the store keeps one that
- * can (--priority: one Redis; --supersede: one Redis or etcd). --supersede waits in line, so never with -n.
+ * --priority n (−PRIORITY_MAX … PRIORITY_MAX) and --supersede: the order of the line, where the store keeps one
+ * that can (--priority: one Redis; --supersede: one Redis or etcd). --supersede waits in line, so never with -n.
  */
 export function lineOrder(
   raw: Pick<RawOptions, 'priority' | 'supersede'>,

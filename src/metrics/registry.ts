@@ -135,7 +135,8 @@ function lockMetrics(registry: Registry) {
     turnedAway: new Counter({
       name: 'dlock_lock_turned_away_total',
       help:
-        'Attempts turned away: held or line (-n), wait (--wait ran out), done (--once-per), superseded (--supersede), other' +
+        'Attempts turned away: held or line (-n), wait (--wait ran out), done (--once-per), ' +
+        'superseded (--supersede), other' +
         TOTAL,
       labelNames: ['key', 'prefix', 'reason'] as const,
       registers,

@@ -70,10 +70,11 @@ function redisCapabilities(instances: number): Capabilities {
 }
 
 /**
- * Why a Redlock quorum has no --shared/--slots, --once-per, history, --priority or --supersede (no line at all): a majority cannot bound how many
- * hold at once (n holders on each of 3 instances can make 3n/2 majorities) nor keep shared and exclusive
- * holders fair without a line; the done mark would be one more value a quorum must agree on, and a
- * release that reached only some instances would leave it on a minority (the job then runs twice, or never).
+ * Why a Redlock quorum has no --shared/--slots, --once-per, history, --priority or --supersede (no line at all):
+ * a majority cannot bound how many hold at once (n holders on each of 3 instances can make 3n/2 majorities)
+ * nor keep shared and exclusive holders fair without a line; the done mark would be one more value a quorum
+ * must agree on, and a release that reached only some instances would leave it on a minority (the job then
+ * runs twice, or never).
  */
 function redlockRefusals(name: string): Capabilities['refusals'] {
   return {

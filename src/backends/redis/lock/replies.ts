@@ -108,8 +108,9 @@ function superseder(raw: string): Superseder {
 }
 
 /**
- * ENTER: {1, fence, slot} | {0, place, ms, --supersede ticket} | {2, kind, n, holders, waiters} | {3, done mark JSON,
- * ms left, server ms} | {4, superseder JSON}. `mode`: how this dlock asked to hold, which bounds the slot a grant may carry.
+ * ENTER: {1, fence, slot} | {0, place, ms, --supersede ticket} | {2, kind, n, holders, waiters} | {3, done mark
+ * JSON, ms left, server ms} | {4, superseder JSON}. `mode`: how this dlock asked to hold, which bounds the slot a
+ * grant may carry.
  */
 export function parseEnterReply(reply: unknown, mode: HoldMode): EnterReply {
   if (Array.isArray(reply) && reply.length === 2 && reply[0] === 4 && isField(reply[1])) {
