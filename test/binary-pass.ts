@@ -129,7 +129,7 @@ export const NPM_ONLY: Record<string, string> = {
  */
 export const SECONDS: Record<string, readonly [number, number]> = {
   'cli/wait-status': [65, 64],
-  'cli/hold': [5, 5],
+  'cli/hold': [8, 5],
   'slow/chaos': [46, 45],
   'slow/binaries': [35, 0],
   'slow/deb': [24, 0],

@@ -114,7 +114,8 @@ export class WaitDisplay {
         : Math.max(0, storeNow(this.snapshot!.clock, now) - since);
     const ends = !holder
       ? 'command'
-      : isClosed(holder) || pidAlive(holder) === false
+      : // A `dlock hold` (a freeze) is no job of the usual length: its end, or an unhold no one can foresee.
+        isClosed(holder) || pidAlive(holder) === false || holder.hold === true
         ? 'lease'
         : hasNoProcess(holder)
           ? 'release-or-lease'

@@ -267,3 +267,17 @@ test('a uid with no user name (a container\'s --user 65000) is stored as "uid 65
   const own = await dlock(['unhold', '--redis', redis.url, 'h-uid'], { via: asUid, env });
   expect(own.code, own.stderr).toBe(0);
 });
+
+test("a wait behind a hold estimates its turn by the hold's end, not by the key's usual hold time", async () => {
+  const on = ['--redis', redis.url];
+  // The key's usual hold: 2 s (one run), far longer than the hold has lasted when the wait reads it.
+  expect((await dlock(['run', ...on, 'h-turn', '--', 'sleep', '2'])).code).toBe(0);
+  expect((await dlock(['hold', ...on, '--reason', 'freeze', '--for', '1m', 'h-turn'])).code).toBe(0);
+  const waited = await dlock(['run', ...on, '--log-format', 'json', '--wait', '300ms', 'h-turn', '--', 'true'], {
+    env: cleanEnv({ CI: 'true' }),
+  });
+  expect(waited.code).toBe(75);
+  // Not "about 2 s" from the usual hold: the freeze lasts until its end (or an unhold nobody can foresee).
+  expect(onlyEvent(waited.stderr, 'wait-status').turn_ms).toBeGreaterThanOrEqual(50_000);
+  expect((await dlock(['unhold', ...on, 'h-turn'])).code).toBe(0);
+});
