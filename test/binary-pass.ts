@@ -30,7 +30,7 @@ export const BINARY_PASS: Record<string, string> = {
   'cli/acquire.bounds': 'the keeper signalling a shell that is not its child',
   'cli/shell-idioms': "acquire's statuses in real shells: SIGINT/SIGTERM while waiting, a SIGKILLed keeper",
   'cli/dead-pid': "a SIGKILLed dlock; pid and host name as Bun's os reports them",
-  'cli/hold': "the OS user name from Bun's os.userInfo (unhold compares it), run as another uid under setpriv",
+  'cli/hold': "the OS user name (the uid's passwd entry: Bun's os.userInfo answers $USER), another uid under setpriv",
   'cli/complete-keys': 'silent on a Redis down or stalled: connect timeouts and no output under Bun',
   'cli/output': "closed and broken stdout/stderr, pipes, the spinner on a pseudo-terminal (Bun's tty)",
   'cli/on-event': 'hooks spawned with /bin/sh and JSON on stdin; a hanging hook',
